@@ -1,0 +1,3 @@
+from roofline.cli.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,5 @@
+"""Pure roofline analysis over a kernel table: no I/O, no plotting.
+
+``analyze(table, machine, by=...)`` returns an :class:`Analysis` whose ``frame`` has
+every kernel-table column plus the columns declared in :mod:`roofline.analysis.columns`.
+"""

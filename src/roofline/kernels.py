@@ -1,0 +1,220 @@
+"""The kernel table: one declared schema that every reader returns.
+
+A kernel table is a :class:`pandas.DataFrame` with one row per kernel launch (or,
+after :func:`aggregate`, per kernel name or per phase and name). Every column is
+declared below with its dtype, its SI unit and what it means; readers build it,
+:func:`validate` checks it, and analysis and views read only these columns.
+
+Unknown is not zero: a quantity whose counter was not collected is NaN (or
+``<NA>``), and ``flops_partial`` says when the FLOP total lacks a component.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import InputError
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str
+    unit: str
+    description: str
+
+
+#: The declared columns of a kernel table, in display order.
+COLUMNS: tuple[Column, ...] = (
+    Column("launch_id", "Int64", "", "launch number in the profile (ncu's ID); <NA> after aggregation"),
+    Column("kernel_name", "string", "", "kernel name, demangled (C++ templates and all)"),
+    Column("phase", "string", "", "NVTX range (e.g. forward, backward, optimizer) the launch ran in; <NA> when unknown"),
+    Column("process_id", "Int64", "", "operating-system process id"),
+    Column("device", "Int64", "", "GPU index (CUDA device ordinal)"),
+    Column("compute_capability", "string", "", "SM architecture, e.g. '7.0', '9.0'"),
+    Column("grid", "string", "", "grid size '(x, y, z)' where known"),
+    Column("block", "string", "", "block size '(x, y, z)' where known"),
+    Column("stream", "Int64", "", "CUDA stream id"),
+    Column("launches", "Int64", "", "number of launches in the row (1 per launch)"),
+    Column("time_s", "float64", "s", "GPU time of the launch (gpu__time_duration.sum, else cycles / clock)"),
+    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at (sm__cycles_elapsed.avg.per_second)"),
+    Column("fp64_flops", "float64", "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma (thread instructions)"),
+    Column("fp32_flops", "float64", "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma"),
+    Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
+    Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs (OPs for integer types)"),
+    Column("tensor_precision", "string", "", "tensor input type when known: fp64, tf32, fp16, bf16, fp8, int8"),
+    Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
+    Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
+    Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
+    Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
+    Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
+    Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
+    Column("source", "string", "", "input file(s) the row came from"),
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+DTYPES: dict[str, str] = {c.name: c.dtype for c in COLUMNS}
+FLOP_COLUMNS = ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops")
+BYTE_COLUMNS = {"l1": "l1_bytes", "l2": "l2_bytes", "dram": "dram_bytes"}
+#: Columns summed when launches are aggregated (NaN in any launch makes the sum NaN).
+SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", "l1_bytes", "l2_bytes", "dram_bytes")
+
+FP16_CONVENTIONS = ("ncu", "paper")
+GroupBy = Literal["launch", "name", "phase"]
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """What a reader returns: the kernel table plus what came with it.
+
+    ``frame`` follows :data:`COLUMNS`. ``metrics`` holds the raw profiler metrics
+    (one row per launch, same index as ``frame``, SI units, the tool's metric names)
+    for analyses that need more than the table, e.g. Speed-of-Light percentages.
+    """
+
+    frame: pd.DataFrame
+    metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sources: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    fp16_convention: str = "ncu"
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def empty_frame(n: int = 0) -> pd.DataFrame:
+    """A table of ``n`` rows with every column unknown (launches = 1, flags False)."""
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        if c.dtype == "float64":
+            data[c.name] = np.full(n, np.nan)
+        else:
+            data[c.name] = pd.array([pd.NA] * n, dtype=c.dtype)
+    frame = pd.DataFrame(data)
+    frame["launches"] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
+    frame["flops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    frame["estimated"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    return frame
+
+
+def from_records(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Build a validated table from dicts; absent keys are unknown. ``flops`` is derived when absent."""
+    rows = list(records)
+    frame = empty_frame(len(rows))
+    if rows:
+        given = pd.DataFrame(rows)
+        unknown = [c for c in given.columns if c not in DTYPES]
+        if unknown:
+            raise ValueError(f"unknown kernel-table columns: {', '.join(unknown)}")
+        for col in given.columns:
+            frame[col] = given[col].to_numpy()
+        if "flops" not in given.columns:
+            frame = with_total_flops(frame)
+    if frame["launch_id"].isna().all():
+        frame["launch_id"] = pd.array(np.arange(len(frame)), dtype="Int64")
+    return validate(frame)
+
+
+def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
+    """Set ``flops`` (sum of known components) and ``flops_partial`` from the component columns."""
+    parts = frame[list(FLOP_COLUMNS)].to_numpy(dtype=float)
+    known = ~np.isnan(parts)
+    any_known = known.any(axis=1)
+    total = np.where(any_known, np.nansum(np.where(known, parts, 0.0), axis=1), np.nan)
+    out = frame.copy()
+    out["flops"] = total
+    out["flops_partial"] = pd.array(any_known & ~known.all(axis=1), dtype="boolean")
+    return out
+
+
+def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
+    """Check and coerce a frame to the declared schema; returns the frame in column order.
+
+    Raises :class:`InputError` when columns are missing or values are impossible
+    (negative times or counts). Extra columns are dropped.
+    """
+    missing = [c for c in COLUMN_NAMES if c not in frame.columns]
+    if missing:
+        raise InputError(f"kernel table lacks columns: {', '.join(missing)}", path=where)
+    out = pd.DataFrame(index=frame.index)
+    for c in COLUMNS:
+        col = frame[c.name]
+        try:
+            out[c.name] = col.astype(c.dtype) if str(col.dtype) != c.dtype else col
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
+    numeric = ["time_s", "sm_clock_hz", *FLOP_COLUMNS, "flops", "l1_bytes", "l2_bytes", "dram_bytes"]
+    values = out[numeric].to_numpy(dtype=float)
+    if (values < 0).any():
+        bad = [n for n, neg in zip(numeric, (values < 0).any(axis=0)) if neg]
+        raise InputError(f"negative values in {', '.join(bad)}", path=where)
+    return out
+
+
+def _group_keys(by: GroupBy) -> list[str]:
+    if by == "name":
+        return ["kernel_name"]
+    if by == "phase":
+        return ["phase", "kernel_name"]
+    raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+
+
+def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
+    """Sum launches into one row per kernel name (``by='name'``) or per phase and name.
+
+    Sums keep unknowns unknown: a quantity missing in any launch of a group is NaN
+    for the group. ``sm_clock_hz`` is the time-weighted mean; ``launch_id`` is <NA>;
+    descriptive columns keep their value when all launches agree, else <NA>
+    (``phase`` lists the phases, comma-separated, under ``by='name'``).
+    Rows are sorted by time, longest first.
+    """
+    if by == "launch":
+        return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+    keys = _group_keys(by)
+    work = frame.copy()
+    for k in keys:
+        work[k] = work[k].astype("string").fillna("(none)")
+    g = work.groupby(keys, sort=False, dropna=False)
+    sums = g[list(SUMMED)].sum(min_count=1)
+    nan_any = work[list(SUMMED)].isna().groupby([work[k] for k in keys], sort=False).any()
+    sums = sums.mask(nan_any)
+    t = work["time_s"].to_numpy(dtype=float)
+    clk = work["sm_clock_hz"].to_numpy(dtype=float)
+    weighted = pd.DataFrame({"wt": np.where(np.isnan(clk) | np.isnan(t), np.nan, t * clk),
+                             "tw": np.where(np.isnan(clk) | np.isnan(t), np.nan, t)}, index=work.index)
+    wg = weighted.groupby([work[k] for k in keys], sort=False).sum(min_count=1)
+    sums["sm_clock_hz"] = wg["wt"] / wg["tw"]
+    sums["flops_partial"] = g["flops_partial"].any()
+    sums["estimated"] = g["estimated"].any()
+    for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
+        nun = g[col].nunique(dropna=False)
+        first = g[col].first()
+        sums[col] = first.where(nun == 1)
+    sums["source"] = g["source"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
+    if by == "name":
+        sums["phase"] = g["phase"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
+    out = sums.reset_index()
+    if by == "phase":
+        out["phase"] = out["phase"].replace("(none)", pd.NA)
+    out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")
+    out = validate(out)
+    return out.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+
+
+def describe_columns() -> str:
+    """The schema as a Markdown table (used by the docs)."""
+    lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" for c in COLUMNS]
+    return "\n".join(lines)
+
+
+def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack kernel tables (e.g. measurements and profiles) into one validated table."""
+    if not frames:
+        return empty_frame(0)
+    return validate(pd.concat([validate(f) for f in frames], ignore_index=True))

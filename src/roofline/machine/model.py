@@ -1,0 +1,181 @@
+"""The `Machine`: a named set of ceilings, the seam between benchmarks and analysis.
+
+A machine has memory ceilings (bytes per second, one per level of the memory
+hierarchy) and compute ceilings (FLOP/s, or OP/s for integer tensor cores), the
+SM (or core) clock they apply at, and where they came from. What a machine lacks
+is absent, never zero.
+
+JSON layout (schema ``roofline.machine/1``)::
+
+    {"schema": "roofline.machine/1", "name": "V100-SXM2", "source": "measured",
+     "sm_clock_hz": 1.53e9,
+     "memory":  {"l1": 1.4e13, "l2": 3.0e12, "dram": 8.3e11},
+     "compute": {"fp64": 7.0e12, "fp32": 1.4e13, "tensor_fp16": 1.1e14},
+     "spread":  {"dram": 0.004},            # optional: relative spread of repeats
+     "metadata": {...}}                      # optional, free form (GPU, driver, sizes)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from roofline.errors import MachineError
+
+SCHEMA = "roofline.machine/1"
+
+#: Where a machine's numbers come from.
+SOURCES = ("measured", "theoretical", "from-profile")
+
+#: Memory levels we know, innermost first. Other names are kept (ordered after these).
+MEMORY_LEVELS = ("l1", "l2", "l3", "dram")
+#: Aliases accepted on input and mapped to our level names.
+MEMORY_ALIASES = {"hbm": "dram", "mem": "dram", "memory": "dram", "gmem": "dram", "llc": "l3"}
+
+#: Compute ceilings we know. Tensor keys name the input type; int8 is OP/s.
+COMPUTE_KEYS = (
+    "fp64", "fp32", "fp16", "bf16",
+    "tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_int8",
+)
+
+#: Which ceilings scale with the SM (core) clock. DRAM bandwidth does not.
+CLOCK_SCALED_MEMORY = ("l1", "l2", "l3")
+
+
+def _frozen(d: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType(dict(d))
+
+
+def level_order(names: list[str] | tuple[str, ...]) -> list[str]:
+    """Order memory level names innermost first (known levels, then others alphabetically)."""
+    known = [n for n in MEMORY_LEVELS if n in names]
+    return known + sorted(n for n in names if n not in MEMORY_LEVELS)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Ceilings of one machine, SI units (B/s, FLOP/s, Hz)."""
+
+    name: str
+    source: str
+    memory: Mapping[str, float]
+    compute: Mapping[str, float]
+    sm_clock_hz: float | None = None
+    spread: Mapping[str, float] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise MachineError(f"machine source must be one of {', '.join(SOURCES)}, not {self.source!r}")
+        memory = {MEMORY_ALIASES.get(k.lower(), k.lower()): float(v) for k, v in self.memory.items()}
+        compute = {k.lower(): float(v) for k, v in self.compute.items()}
+        for kind, values, unit in (("memory", memory, "B/s"), ("compute", compute, "FLOP/s")):
+            for key, value in values.items():
+                if not math.isfinite(value) or value <= 0:
+                    raise MachineError(
+                        f"machine {self.name!r}: {kind} ceiling {key!r} must be a positive {unit}, not {value!r}",
+                        hint="leave a ceiling out when the machine lacks it; never write 0",
+                    )
+        if not memory and not compute:
+            raise MachineError(f"machine {self.name!r} has no ceilings")
+        if self.sm_clock_hz is not None and not (math.isfinite(self.sm_clock_hz) and self.sm_clock_hz > 0):
+            raise MachineError(f"machine {self.name!r}: sm_clock_hz must be positive, not {self.sm_clock_hz!r}")
+        object.__setattr__(self, "memory", _frozen({k: memory[k] for k in level_order(list(memory))}))
+        object.__setattr__(self, "compute", _frozen(compute))
+        object.__setattr__(self, "spread", _frozen({k: float(v) for k, v in self.spread.items()}))
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+    # -- queries -----------------------------------------------------------------
+    @property
+    def levels(self) -> list[str]:
+        """Memory levels, innermost first."""
+        return list(self.memory)
+
+    @property
+    def peak_flops(self) -> float | None:
+        """The highest non-tensor compute ceiling (FP32 where present), or None."""
+        scalar = {k: v for k, v in self.compute.items() if not k.startswith("tensor")}
+        if not scalar:
+            return None
+        return scalar.get("fp32", max(scalar.values()))
+
+    def scaled_to_clock(self, sm_clock_hz: float) -> Machine:
+        """Ceilings at another SM clock: compute and on-chip caches scale, DRAM does not.
+
+        A machine without a recorded clock is returned unchanged.
+        """
+        if self.sm_clock_hz is None or sm_clock_hz is None or not math.isfinite(sm_clock_hz):
+            return self
+        r = sm_clock_hz / self.sm_clock_hz
+        memory = {k: (v * r if k in CLOCK_SCALED_MEMORY else v) for k, v in self.memory.items()}
+        compute = {k: v * r for k, v in self.compute.items()}
+        meta = dict(self.metadata)
+        meta["scaled_from_sm_clock_hz"] = self.sm_clock_hz
+        return replace(self, memory=memory, compute=compute, sm_clock_hz=sm_clock_hz, metadata=meta)
+
+    # -- JSON ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "schema": SCHEMA,
+            "name": self.name,
+            "source": self.source,
+            "sm_clock_hz": self.sm_clock_hz,
+            "memory": dict(self.memory),
+            "compute": dict(self.compute),
+        }
+        if self.spread:
+            d["spread"] = dict(self.spread)
+        if self.metadata:
+            d["metadata"] = dict(self.metadata)
+        return d
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], *, path: str | Path | None = None) -> Machine:
+        if d.get("schema") != SCHEMA:
+            raise MachineError(
+                f"not a roofline machine file (schema {d.get('schema')!r}, expected {SCHEMA!r})", path=path
+            )
+        try:
+            return cls(
+                name=str(d["name"]),
+                source=str(d["source"]),
+                memory=dict(d.get("memory") or {}),
+                compute=dict(d.get("compute") or {}),
+                sm_clock_hz=d.get("sm_clock_hz"),
+                spread=dict(d.get("spread") or {}),
+                metadata=dict(d.get("metadata") or {}),
+            )
+        except KeyError as exc:
+            raise MachineError(f"machine file lacks the key {exc.args[0]!r}", path=path) from None
+        except MachineError as exc:
+            raise MachineError(exc.message, path=path, hint=exc.hint) from None
+        except (TypeError, ValueError) as exc:
+            raise MachineError(f"malformed machine file: {exc}", path=path) from None
+
+    def save(self, path: str | Path, *, force: bool = False) -> Path:
+        """Write the JSON; refuses to overwrite an existing file unless ``force``."""
+        from roofline.io import write_text
+
+        return write_text(path, self.to_json() + "\n", force=force)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Machine:
+        """Read our JSON (for ERT files use :func:`roofline.readers.read_machine`)."""
+        p = Path(path)
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise MachineError("no such file", path=p) from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise MachineError(f"not JSON ({exc})", path=p) from None
+        if not isinstance(d, dict):
+            raise MachineError("not a roofline machine file (JSON is not an object)", path=p)
+        return cls.from_dict(d, path=p)

@@ -1,0 +1,43 @@
+"""Readers: one module per input format, one written contract.
+
+Every profile reader has the shape of :class:`ProfileReader`: it takes paths and
+returns a :class:`~roofline.kernels.KernelTable` validated against the declared
+schema. Machine readers return a :class:`~roofline.machine.Machine`.
+
+Readers import the model; the model imports no reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import Protocol
+
+from roofline.kernels import KernelTable
+from roofline.machine.model import Machine
+
+PathArg = str | PathLike[str]
+
+
+class ProfileReader(Protocol):
+    def __call__(self, paths: Sequence[PathArg], *, fp16: str = "ncu") -> KernelTable: ...
+
+
+def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:
+    """Read one or more profiler outputs (ncu CSV, .ncu-rep, our kernel-table JSON) into one table.
+
+    Files describing the same launches (one metric per file, several passes) are
+    merged by launch. ``fp16`` picks the FP16 FLOP convention: ``"ncu"`` (Nsight
+    Compute's roofline: 2 hadd + 2 hmul + 4 hfma, counting paired half instructions)
+    or ``"paper"`` (hadd + hmul + 2 hfma, as the Hierarchical Roofline paper).
+    """
+    from roofline.readers.dispatch import read_profile as _read
+
+    return _read(paths, fp16=fp16)
+
+
+def read_machine(path: PathArg) -> Machine:
+    """Read ceilings from our JSON, an ERT ``roofline.json``, an ERT ``sum`` file or NERSC plotting input."""
+    from roofline.readers.machine_files import read_machine as _read
+
+    return _read(path)
