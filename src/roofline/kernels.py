@@ -93,8 +93,8 @@ def empty_frame(n: int = 0) -> pd.DataFrame:
     for c in COLUMNS:
         if c.dtype == "float64":
             data[c.name] = np.full(n, np.nan)
-        else:
-            data[c.name] = pd.array([pd.NA] * n, dtype=c.dtype)
+        else:  # all-missing extension array, built without a Python list of n NAs (fast for 1e6 rows)
+            data[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
     frame = pd.DataFrame(data)
     frame["launches"] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
     frame["flops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
@@ -164,6 +164,20 @@ def _group_keys(by: GroupBy) -> list[str]:
     raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
 
 
+def _joined_distinct(values: pd.Series, gid: np.ndarray, ngroups: int) -> pd.Series:
+    """Per group: the distinct non-missing values, sorted and comma-joined; <NA> when none.
+
+    Works on the distinct (group, value) pairs, so it costs one pass over the rows, not a
+    Python call per row.
+    """
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    pairs = pd.DataFrame({"g": gid, "v": codes})
+    pairs = pairs[pairs["v"] >= 0].drop_duplicates()
+    names = np.asarray(uniques, dtype=object)
+    joined = pairs.groupby("g", sort=True)["v"].agg(lambda s: ",".join(sorted(names[s.to_numpy()])))
+    return joined.reindex(range(ngroups)).astype("string")
+
+
 def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     """Sum launches into one row per kernel name (``by='name'``) or per phase and name.
 
@@ -176,18 +190,21 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     if by == "launch":
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
     keys = _group_keys(by)
-    work = frame.copy()
-    for k in keys:
-        work[k] = work[k].astype("string").fillna("(none)")
-    g = work.groupby(keys, sort=False, dropna=False)
+    frame = frame.reset_index(drop=True)
+    key_frame = pd.DataFrame({k: frame[k].astype("string").fillna("(none)") for k in keys})
+    # Group ids in order of first appearance, computed once; every reduction below groups on
+    # these integers instead of hashing the (long) kernel names again (1e6 launches).
+    gid = key_frame.groupby(keys, sort=False).ngroup().to_numpy()
+    ngroups = int(gid.max()) + 1 if len(gid) else 0
+    g = frame.groupby(gid, sort=True)
     sums = g[list(SUMMED)].sum(min_count=1)
-    nan_any = work[list(SUMMED)].isna().groupby([work[k] for k in keys], sort=False).any()
+    nan_any = frame[list(SUMMED)].isna().groupby(gid, sort=True).any()
     sums = sums.mask(nan_any)
-    t = work["time_s"].to_numpy(dtype=float)
-    clk = work["sm_clock_hz"].to_numpy(dtype=float)
+    t = frame["time_s"].to_numpy(dtype=float)
+    clk = frame["sm_clock_hz"].to_numpy(dtype=float)
     weighted = pd.DataFrame({"wt": np.where(np.isnan(clk) | np.isnan(t), np.nan, t * clk),
-                             "tw": np.where(np.isnan(clk) | np.isnan(t), np.nan, t)}, index=work.index)
-    wg = weighted.groupby([work[k] for k in keys], sort=False).sum(min_count=1)
+                             "tw": np.where(np.isnan(clk) | np.isnan(t), np.nan, t)})
+    wg = weighted.groupby(gid, sort=True).sum(min_count=1)
     sums["sm_clock_hz"] = wg["wt"] / wg["tw"]
     sums["flops_partial"] = g["flops_partial"].any()
     sums["estimated"] = g["estimated"].any()
@@ -195,10 +212,13 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
         nun = g[col].nunique(dropna=False)
         first = g[col].first()
         sums[col] = first.where(nun == 1)
-    sums["source"] = g["source"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
+    sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
     if by == "name":
-        sums["phase"] = g["phase"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
-    out = sums.reset_index()
+        sums["phase"] = _joined_distinct(frame["phase"], gid, ngroups)
+    first_rows = np.unique(gid, return_index=True)[1]
+    for k in keys:
+        sums[k] = key_frame[k].to_numpy()[first_rows] if ngroups else key_frame[k].to_numpy()
+    out = sums.reset_index(drop=True)
     if by == "phase":
         out["phase"] = out["phase"].replace("(none)", pd.NA)
     out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")

@@ -17,7 +17,7 @@ import pandas as pd
 
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, empty_frame, validate, with_total_flops
+from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, validate, with_total_flops
 from roofline.readers.merge import merge_profiles
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import RawProfile
@@ -58,13 +58,29 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     except InputError as exc:
         raise InputError(exc.message, path=where, hint=exc.hint) from None
     n = len(profile)
-    frame = empty_frame(n)
-    for col in profile.ids.columns:
-        frame[col] = profile.ids[col].to_numpy()
-    for col, values in counted.columns.items():
-        frame[col] = values
-    frame["source"] = pd.array([label] * n, dtype="string")
-    frame = with_total_flops(frame)
+    ids = profile.ids.reset_index(drop=True)
+    data: dict[str, object] = {}
+    for c in COLUMNS:  # one DataFrame built at once: no per-column block consolidation (1e6 rows)
+        if c.name in counted.columns:
+            data[c.name] = counted.columns[c.name]
+        elif c.name in ids.columns:
+            data[c.name] = ids[c.name].astype(c.dtype)
+        elif c.name == "source":
+            data[c.name] = pd.array([label], dtype="string").take(np.zeros(n, dtype=np.intp))
+        elif c.name == "launches":
+            data[c.name] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
+        elif c.dtype == "boolean":
+            data[c.name] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+        elif c.dtype == "float64":
+            data[c.name] = np.full(n, np.nan)
+        else:
+            data[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
+    # flops and flops_partial by the kernel table's own rule, applied to the FLOP columns only
+    # (with_total_flops copies what it is given; the whole table would be 1e6 x 24 values).
+    flop_part = with_total_flops(pd.DataFrame({c: data[c] for c in FLOP_COLUMNS}))
+    data["flops"] = flop_part["flops"].to_numpy()
+    data["flops_partial"] = flop_part["flops_partial"].array
+    frame = pd.DataFrame(data)
     known_time = not np.isnan(frame["time_s"].to_numpy()).all()
     known_flops = not frame[list(FLOP_COLUMNS)].isna().all().all()
     known_bytes = not frame[["l1_bytes", "l2_bytes", "dram_bytes"]].isna().all().all()
