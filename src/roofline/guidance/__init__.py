@@ -8,12 +8,12 @@
 
 from __future__ import annotations
 
-from roofline.guidance.advise import advice_table, advise, limiter_shares
+from roofline.guidance.advise import advice_renderable, advice_table, advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
-from roofline.guidance.explain import explain, explain_text, find_kernel
+from roofline.guidance.explain import explain, explain_renderable, explain_text, find_kernel
 from roofline.guidance.rules import LIMITERS, RULES, Finding, Rule
 
 __all__ = [
     "Diagnoses", "Finding", "KernelDiagnosis", "LIMITERS", "RULES", "Rule",
-    "advice_table", "advise", "diagnose", "explain", "explain_text", "find_kernel", "limiter_shares",
+    "advice_renderable", "advice_table", "explain_renderable", "advise", "diagnose", "explain", "explain_text", "find_kernel", "limiter_shares",
 ]

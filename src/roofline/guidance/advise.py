@@ -28,7 +28,7 @@ def _col(frame: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(np.nan, index=frame.index)
 
 
-def advise(analysis: Any, table: KernelTable | None = None, *, diagnoses: Diagnoses | None = None,
+def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, diagnoses: Diagnoses | None = None,
            top: int | None = None) -> pd.DataFrame:
     """Rank the analysis rows by ``savable_time_s`` (s), largest first, with one sentence of advice each.
 
@@ -105,3 +105,9 @@ def advice_table(advice: pd.DataFrame, *, top: int | None = 10, title: str | Non
                       f"{share:.1%}" if np.isfinite(share) else "-", format_time(r["savable_time_s"]),
                       Text(str(r["limiter_label"])), Text(helps))
     return table
+
+
+def advice_renderable(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, top: int = 5,
+                      diagnoses: Diagnoses | None = None) -> Any:
+    """The terminal's "what to work on" table for ``roofline analyze`` (rich renderable)."""
+    return advice_table(advise(analysis, table, diagnoses=diagnoses), top=top)

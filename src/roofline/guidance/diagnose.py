@@ -156,17 +156,46 @@ def pick_limiter(findings: Sequence[Finding]) -> str | None:
     return named[0] if named else None
 
 
-def diagnose(analysis: Any, table: KernelTable | None = None, *, rules: Sequence[Rule] = RULES) -> Diagnoses:
+def as_table(analysis: Any, metrics: KernelTable | pd.DataFrame | None) -> tuple[KernelTable | None, str | None]:
+    """The per-launch table whose metrics feed the rules, and a warning when metrics cannot be used.
+
+    ``metrics`` is the :class:`KernelTable` the analysis came from (preferred), or its
+    ``metrics`` frame: that is matched to kernels through the analysis's own table
+    (``analysis.table``) when it has one, or through ``kernel_name``/``time_s`` columns
+    in the frame itself.
+    """
+    if metrics is None or isinstance(metrics, KernelTable):
+        return metrics, None
+    if isinstance(metrics, pd.DataFrame):
+        if metrics.empty:
+            return None, None
+        source = getattr(analysis, "table", None)
+        if isinstance(source, KernelTable) and source.metrics.index.equals(metrics.index):
+            return KernelTable(frame=source.frame, metrics=metrics), None
+        if {"kernel_name", "time_s"} <= set(metrics.columns):
+            launches = metrics.copy()
+            for col in ("phase", "launch_id"):
+                if col not in launches.columns:
+                    launches[col] = pd.NA
+            return KernelTable(frame=launches, metrics=metrics), None
+        return None, ("ncu metrics were given without their kernel table, so they could not be matched to "
+                      "kernels; pass the KernelTable to use them")
+    raise TypeError(f"metrics must be a KernelTable, a DataFrame or None, not {type(metrics).__name__}")
+
+
+def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
+             rules: Sequence[Rule] = RULES) -> Diagnoses:
     """Diagnose every row of ``analysis`` (a ``roofline.analysis.Analysis``).
 
     ``table`` is the per-launch :class:`KernelTable` the analysis came from; its
-    ``metrics`` feed the rules that read raw ncu metrics. Without it (or without those
-    metrics) only the rules over the roofline columns run, and the others say which
-    metrics would enable them.
+    ``metrics`` feed the rules that read raw ncu metrics (see :func:`as_table` for what
+    else is accepted). Without it (or without those metrics) only the rules over the
+    roofline columns run, and the others say which metrics would enable them.
     """
     frame: pd.DataFrame = analysis.frame
     by = getattr(analysis, "by", "name")
     levels = list(getattr(analysis, "levels", []) or [])
+    table, problem = as_table(analysis, table)
     per_row = m.metrics_per_row(frame, by, table)
     kernels = []
     runs: dict[str, int] = {r.id: 0 for r in rules}
@@ -186,7 +215,7 @@ def diagnose(analysis: Any, table: KernelTable | None = None, *, rules: Sequence
             index=idx, kernel_name=str(values.get("kernel_name")), phase=str(phase) if _has(phase) else None,
             findings=tuple(findings), limiter=pick_limiter(findings),
             bound=str(values.get("bound")) if _has(values.get("bound")) else None))
-    warnings = []
+    warnings = [problem] if problem else []
     for r in rules:
         if runs[r.id] == 0 and len(frame):
             names = [n for n in missing_names.get(r.id, ()) if "__" in n]

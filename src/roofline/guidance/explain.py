@@ -101,7 +101,7 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
     return Group(Panel(head, title="kernel"), rules)
 
 
-def explain(analysis: Any, table: KernelTable | None, kernel: str, *, diagnoses: Diagnoses | None = None) -> Any:
+def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, diagnoses: Diagnoses | None = None) -> Any:
     """A rich renderable with the full diagnosis of the kernel matching ``kernel`` (all its rows)."""
     from rich.console import Group
 
@@ -112,7 +112,7 @@ def explain(analysis: Any, table: KernelTable | None, kernel: str, *, diagnoses:
     return Group(*parts)
 
 
-def explain_text(analysis: Any, table: KernelTable | None, kernel: str, *, width: int = 100,
+def explain_text(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, width: int = 100,
                  diagnoses: Diagnoses | None = None) -> str:
     """:func:`explain` rendered as plain text (no colour)."""
     from rich.console import Console
@@ -120,3 +120,8 @@ def explain_text(analysis: Any, table: KernelTable | None, kernel: str, *, width
     console = Console(file=io.StringIO(), width=width, color_system=None, record=True)
     console.print(explain(analysis, table, kernel, diagnoses=diagnoses))
     return console.export_text()
+
+
+def explain_renderable(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str) -> Any:
+    """``roofline analyze --explain KERNEL``: same as :func:`explain`."""
+    return explain(analysis, table, kernel)
