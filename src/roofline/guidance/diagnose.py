@@ -67,8 +67,20 @@ class KernelDiagnosis:
             return "Not enough data to say what limits this kernel."
         limits = info.limits
         if self.limiter == "memory" and self.bound and self.limiter_label != info.label:
-            limits = f"{limits} ({self.bound.upper()})"
+            limits = f"{self.bound.upper()} bandwidth"
         return f"Limited by {limits}; {info.helps}."
+
+    @property
+    def reason(self) -> str:
+        """The evidence for the limiter in a few words (the naming finding's brief), or ''."""
+        if self.limiter is None:
+            return ""
+        named = [f for f in self.fired if f.limiter == self.limiter]
+        richer = [f for f in named if f.rule != "roofline"]
+        if not named:
+            return ""
+        best = (richer or named)[0]
+        return best.brief or best.message
 
 
 @dataclass(frozen=True)

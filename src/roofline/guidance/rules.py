@@ -50,7 +50,8 @@ class Finding:
 
     ``status`` is ``"fired"`` (the rule found something), ``"ok"`` (it ran and found
     nothing to fix) or ``"missing"`` (it could not run; ``missing`` names the metrics
-    that would enable it). ``limiter`` is a key of :data:`LIMITERS` or None.
+    that would enable it). ``limiter`` is a key of :data:`LIMITERS` or None; ``brief``
+    is the evidence in a few words, for tables.
     """
 
     rule: str
@@ -62,6 +63,7 @@ class Finding:
     values: Mapping[str, float] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
     source: str = ""
+    brief: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ LIMITERS: dict[str, Limiter] = {
                            "fix coalescing: make neighbouring threads touch neighbouring addresses (change the data layout or stage through shared memory)"),
     "latency": Limiter("latency", "neither compute nor memory is busy: warps wait on latency",
                        "put more work in flight: more independent instructions per thread, higher occupancy, fewer dependent loads"),
-    "memory": Limiter("memory bandwidth", "memory bandwidth at the binding level",
+    "memory": Limiter("memory bandwidth", "memory bandwidth",
                       "raise arithmetic intensity: reuse data from cache or shared memory (tiling), fuse kernels that pass data through memory, use smaller data types"),
     "fp64": Limiter("FP64 throughput", "FP64 arithmetic, which runs at a fraction of the FP32 rate on most GPUs",
                     "move FP64 to FP32 (or mixed precision) where the science allows"),
@@ -165,22 +167,25 @@ def check_speed_of_light(v: RowValues, r: Rule) -> Finding:
     sm, mem, waves = v.get(m.SM_THROUGHPUT), v.get(m.MEMORY_THROUGHPUT), v.get(m.WAVES_PER_SM)
     vals = {"compute_pct": sm, "memory_pct": mem, "waves_per_sm": waves}
     where = f"compute {_pct(sm)} and memory {_pct(mem)} of peak"
+    brief = f"SOL: compute {_pct(sm)}, memory {_pct(mem)}"
     if sm >= r.t("bound_pct") or mem >= r.t("bound_pct"):
         unit = "compute" if sm >= mem else "memory"
         return r.finding("fired", f"Throughput-bound on {unit} ({where}): further gains need work moved off the "
                          f"busiest unit.", severity="medium", limiter="compute" if unit == "compute" else "memory",
-                         values=vals)
+                         values=vals, brief=brief)
     if sm < r.t("latency_pct") and mem < r.t("latency_pct"):
         if math.isfinite(waves) and waves < r.t("waves"):
             return r.finding("fired", f"Grid too small: {waves:.2f} waves of blocks per SM, so the GPU is never "
-                             f"full ({where}).", severity="high", limiter="small-grid", values=vals)
+                             f"full ({where}).", severity="high", limiter="small-grid", values=vals,
+                             brief=f"{waves:.2f} waves/SM; {brief}")
         note = "" if math.isfinite(waves) else (f" (grid size not checked: {m.WAVES_PER_SM} was not collected)")
         return r.finding("fired", f"Latency problem: {where}, both under {r.t('latency_pct'):.0f}%; look at "
-                         f"scheduler and warp-state statistics{note}.", severity="high", limiter="latency", values=vals)
+                         f"scheduler and warp-state statistics{note}.", severity="high", limiter="latency", values=vals,
+                         brief=brief)
     if abs(sm - mem) >= r.t("balanced_pct"):
         unit = "compute" if sm > mem else "memory"
         return r.finding("fired", f"{unit.capitalize()} is the more heavily used unit ({where}).", severity="info",
-                         limiter="compute" if unit == "compute" else "memory", values=vals)
+                         limiter="compute" if unit == "compute" else "memory", values=vals, brief=brief)
     return r.finding("ok", f"Compute and memory are balanced ({where}): both work and traffic must shrink to go "
                      f"faster.", values=vals)
 
@@ -214,7 +219,9 @@ def _coalescing(v: RowValues, r: Rule, sectors_name: str, requests_name: str, wh
         return r.finding("fired", f"Global {what}s use {spr:.1f} sectors per request where {ideal:.0f} would do "
                          f"({basis}): {format_si(excess * m.SECTOR_BYTES, 'B')} of excess traffic "
                          f"({vals['excess_share']:.0%} of the {what} sectors).",
-                         severity="high" if high else "medium", limiter="uncoalesced", values=vals)
+                         severity="high" if high else "medium", limiter="uncoalesced", values=vals,
+                         brief=f"{what}s: {spr:.1f} sectors/request (ideal {ideal:.0f}), "
+                               f"{format_si(excess * m.SECTOR_BYTES, 'B')} excess")
     return r.finding("ok", f"Global {what}s are coalesced: {spr:.1f} sectors per request (ideal {ideal:.0f}, {basis}).",
                      values=vals)
 
@@ -240,7 +247,7 @@ def check_uncoalesced_source(v: RowValues, r: Rule) -> Finding:
         return r.finding("fired", f"Uncoalesced global accesses cost {excess:,.0f} excess sectors "
                          f"({format_si(excess * m.SECTOR_BYTES, 'B')}){of}; ncu's Source Counters show the lines.",
                          severity="high" if math.isfinite(share) and share >= r.t("high_share") else "medium",
-                         limiter="uncoalesced", values=vals)
+                         limiter="uncoalesced", values=vals, brief=f"{excess:,.0f} excess global sectors{of}")
     return r.finding("ok", "No excess sectors from global accesses.", values=vals)
 
 
@@ -256,7 +263,7 @@ def check_sector_use(v: RowValues, r: Rule) -> Finding:
     text = "Bytes used per sector: " + ", ".join(parts) + "."
     if low:
         return r.finding("fired", text + f" Under {r.t('low_pct'):.0f}% of each sector fetched is used.",
-                         severity="medium", limiter="uncoalesced", values=vals)
+                         severity="medium", limiter="uncoalesced", values=vals, brief=", ".join(parts) + " used")
     return r.finding("ok", text, values=vals)
 
 
@@ -267,7 +274,8 @@ def check_hit_rates(v: RowValues, r: Rule) -> Finding:
     bound = v.text("bound")
     if math.isfinite(l2) and l2 < r.t("low_l2_pct") and bound == "dram":
         return r.finding("fired", text + f" Bound by DRAM with most L2 lookups missing: blocking the working set "
-                         f"to fit L2 would cut DRAM traffic.", severity="medium", limiter="memory", values=vals)
+                         f"to fit L2 would cut DRAM traffic.", severity="medium", limiter="memory", values=vals,
+                         brief=f"DRAM-bound, L2 hit rate {_pct(l2)}")
     return r.finding("ok", text, values=vals)
 
 
@@ -287,7 +295,8 @@ def check_bandwidth(v: RowValues, r: Rule) -> Finding:
     text = "Effective bandwidth: " + ", ".join(parts) + "."
     if top >= r.t("near_ceiling"):
         return r.finding("fired", text + f" {top_level.upper()} runs at {top:.0%} of its ceiling: "
-                         f"bandwidth-bound there.", severity="medium", limiter="memory", values=vals)
+                         f"bandwidth-bound there.", severity="medium", limiter="memory", values=vals,
+                         brief=f"{top_level.upper()} at {top:.0%} of its bandwidth ceiling")
     return r.finding("ok", text, values=vals)
 
 
@@ -305,11 +314,12 @@ def check_roofline(v: RowValues, r: Rule) -> Finding:
         limiter = "poor-use"
     else:
         limiter = "compute"
+    brief = f"{pct:.0%} of its {level} roofline ({region})"
     if pct < r.t("near_roofline"):
         return r.finding("fired", text, severity="high" if pct < r.t("far_from_roofline") else "medium",
-                         limiter="poor-use" if region == "poor" else limiter, values=vals)
+                         limiter="poor-use" if region == "poor" else limiter, values=vals, brief=brief)
     return r.finding("fired", text + " It is near the roofline: only less work or a higher ceiling helps.",
-                     severity="info", limiter=limiter, values=vals)
+                     severity="info", limiter=limiter, values=vals, brief=brief)
 
 
 _LOCALITY_TEXT = {
@@ -337,7 +347,7 @@ def check_fp64(v: RowValues, r: Rule) -> Finding:
     region = v.text("region")
     if math.isfinite(share) and share >= r.t("fp64_share") and region == "compute-bound":
         return r.finding("fired", f"{share:.0%} of the FLOPs are FP64 and the kernel is compute-bound.",
-                         severity="medium", limiter="fp64", values=vals)
+                         severity="medium", limiter="fp64", values=vals, brief=f"{share:.0%} of FLOPs in FP64")
     return r.finding("ok", f"FP64 share of FLOPs: {share:.0%}." if math.isfinite(share) else "No FLOPs.", values=vals)
 
 
@@ -351,7 +361,8 @@ def check_tensor_cores(v: RowValues, r: Rule) -> Finding:
     if (math.isfinite(share) and share < r.t("tensor_share") and math.isfinite(low_share)
             and low_share >= r.t("scalar_share") and use >= r.t("compute_use")):
         return r.finding("fired", f"Compute-heavy ({use:.0%} of its compute ceiling) with {share:.0%} of FLOPs on "
-                         f"tensor cores.", severity="medium", limiter="tensor-cores", values=vals)
+                         f"tensor cores.", severity="medium", limiter="tensor-cores", values=vals,
+                         brief=f"{use:.0%} of compute peak, {share:.0%} of FLOPs on tensor cores")
     return r.finding("ok", f"Tensor-core share of FLOPs: {share:.0%}." if math.isfinite(share) else "No FLOPs.",
                      values=vals)
 
@@ -363,7 +374,7 @@ def check_short_kernel(v: RowValues, r: Rule) -> Finding:
     if math.isfinite(per) and per < r.t("short_launch_s"):
         return r.finding("fired", f"{n:,.0f} launch(es) of {format_time(per)} each: launch overhead and "
                          f"ramp-up are a large part of such short kernels.", severity="medium", limiter="short-kernel",
-                         values=vals)
+                         values=vals, brief=f"{n:,.0f} launches of {format_time(per)}")
     return r.finding("ok", f"{format_time(per)} per launch.", values=vals)
 
 

@@ -146,7 +146,8 @@ def _bars(values: dict[str, float], total: float, *, time_values: bool) -> str:
 def _advice_section(advice: pd.DataFrame, anchors: dict[Any, str]) -> str:
     top = advice.head(TOP_ADVICE)
     out = ["<table><thead><tr><th class='num'>#</th><th>kernel</th><th class='num'>time</th>"
-           "<th class='num'>savable</th><th>limited by</th><th>what usually helps</th></tr></thead><tbody>"]
+           "<th class='num'>% of roofline</th><th class='num'>savable</th><th>limited by</th><th>evidence</th>"
+           "<th>what usually helps</th></tr></thead><tbody>"]
     for _, r in top.iterrows():
         anchor = anchors.get(r["row"])
         name = _e(display_name(str(r["kernel_name"])))
@@ -154,8 +155,10 @@ def _advice_section(advice: pd.DataFrame, anchors: dict[Any, str]) -> str:
         phase = f" <span class='pill'>{_e(r['phase'])}</span>" if _str(r["phase"]) else ""
         out.append(f"<tr><td class='num'>{int(r['rank'])}</td><td class='name'>{link}{phase}</td>"
                    f"<td class='num'>{_e(format_time(r['time_s']))}</td>"
+                   f"<td class='num'>{_e(_pct(r['pct_of_roofline']))}</td>"
                    f"<td class='num'>{_e(format_time(r['savable_time_s']))}</td>"
-                   f"<td>{_e(r['limiter_label'])}</td><td>{_e(r['advice'])}</td></tr>")
+                   f"<td><b>{_e(r['limiter_label'])}</b></td><td class='why'>{_e(r['reason'] or '-')}</td>"
+                   f"<td class='why'>{_e(r['helps'] or '-')}</td></tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -228,6 +231,11 @@ def _fmt_finding_value(key: str, value: float) -> str:
     return _fmt_value(key, value)
 
 
+#: How a fired finding's severity reads in the report.
+SEVERITY_WORD = {"high": "problem", "medium": "warning", "info": "note"}
+SEVERITY_ORDER = {"high": 0, "medium": 1, "info": 2}
+
+
 def _diagnosis(d: KernelDiagnosis, rank: int, row: pd.Series, anchor: str) -> str:
     phase = f" <span class='pill'>{_e(d.phase)}</span>" if d.phase else ""
     head = (f"<summary><b>#{rank}</b> <span class='name'>{_e(display_name(d.kernel_name))}</span>{phase} "
@@ -236,12 +244,19 @@ def _diagnosis(d: KernelDiagnosis, rank: int, row: pd.Series, anchor: str) -> st
             f"</summary>")
     body = [f"<p class='name'>{_e(d.kernel_name)}</p>", f"<p class='advice'>{_e(d.sentence)}</p>",
             "<table><thead><tr><th>rule</th><th>status</th><th>finding</th></tr></thead><tbody>"]
-    for f in d.findings:
+    order = {"fired": 0, "ok": 1}
+    ran = sorted((f for f in d.findings if f.status != "missing"),
+                 key=lambda f: (order.get(f.status, 2), SEVERITY_ORDER.get(f.severity, 3)))
+    for f in ran:
         cls = f"status-{f.status}" + (f" sev-{f.severity}" if f.status == "fired" else "")
-        status = f.status if f.status != "fired" else f"{f.status} ({f.severity})"
+        status = SEVERITY_WORD.get(f.severity, f.severity) if f.status == "fired" else f.status
         body.append(f"<tr><td>{_e(f.title)}</td><td class='{_e(cls)}'>{_e(status)}</td>"
                     f"<td>{_e(f.message)}<div class='src'>{_e(f.source)}</div></td></tr>")
     body.append("</tbody></table>")
+    missing = [f.title for f in d.findings if f.status == "missing"]
+    if missing:
+        body.append(f"<p class='notes'>Not evaluated for lack of metrics: {_e(', '.join(missing))} "
+                    f"(see Notes for the ncu metrics that enable them).</p>")
     return f"<details id='{_e(anchor)}'>{head}{''.join(body)}</details>"
 
 
