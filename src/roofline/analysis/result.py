@@ -71,7 +71,8 @@ class Analysis:
         ``time_by_phase`` (s), ``share_by_bound`` and ``share_by_region`` (fractions of
         the total time), ``zero_flop_time_s`` and ``zero_flop_share`` (kernels without
         FLOPs), ``unknown_flop_time_s`` (kernels whose FLOPs were not counted),
-        ``savable_time_s`` (sum of time above the roofline, over kernels where known).
+        ``savable_time_s`` (sum of time above the roofline over kernels where known; NaN
+        when unknown for all, e.g. without a machine).
         """
         f = self.frame
         time = f["time_s"].to_numpy(dtype=float)
@@ -99,5 +100,11 @@ class Analysis:
             "zero_flop_time_s": zero_time,
             "zero_flop_share": zero_time / total if total > 0 else float("nan"),
             "unknown_flop_time_s": float(np.nansum(np.where(np.isnan(flops), time, 0.0))),
-            "savable_time_s": float(np.nansum(f["savable_time_s"].to_numpy(dtype=float))),
+            "savable_time_s": _nansum_or_nan(f["savable_time_s"].to_numpy(dtype=float)),
         }
+
+
+def _nansum_or_nan(values: np.ndarray) -> float:
+    """Sum of the known values; NaN when none is known (unknown is not zero)."""
+    known = values[~np.isnan(values)]
+    return float(known.sum()) if known.size else float("nan")
