@@ -194,7 +194,7 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
             ai = np.where(zero & (nbytes >= 0), 0.0, ai)  # 0 FLOPs over any bytes is 0 FLOP/B
             bw = nbytes / time
             ceiling = machine.memory[lv] if machine is not None else np.nan
-            attainable_l = np.where(zero & np.isfinite(ai), 0.0, np.minimum(peak, ai * ceiling))
+            attainable_l = np.where(zero & np.isfinite(ai) & np.isfinite(ceiling), 0.0, np.minimum(peak, ai * ceiling))
             new[f"ai_{lv}"] = ai
             new[f"bw_{lv}"] = bw
             new[f"attainable_{lv}"] = attainable_l
@@ -225,7 +225,7 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         attainable = np.where(np.isfinite(attain_stack).any(axis=1),
                               np.nanmin(np.where(np.isfinite(attain_stack), attain_stack, np.inf), axis=1), np.nan) \
             if n else np.zeros(0)
-        compute_use = np.where(zero & np.isfinite(time), 0.0, flop_rate / peak)
+        compute_use = np.where(zero & np.isfinite(time) & (machine is not None), 0.0, flop_rate / peak)
         bw_stack = np.column_stack([new[f"bw_use_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
         bw_use = np.where(np.isfinite(bw_stack).any(axis=1),
                           np.nanmax(np.where(np.isfinite(bw_stack), bw_stack, -np.inf), axis=1), np.nan) \

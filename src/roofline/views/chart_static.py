@@ -153,13 +153,13 @@ def roofline_figure(
                 ang = angle_of(x_t, bw * x_t, x_t * 10, bw * x_t * 10)
                 ax.text(x_t, bw * x_t * 1.25, memory_ceiling_label(lv, bw, level_labels), rotation=ang,
                         rotation_mode="anchor", ha="left", va="bottom", fontsize=fs - 0.5,
-                        color=level_color(lv), zorder=3)
+                        color=level_color(lv), zorder=3, gid=f"{GID_MEMORY}-label:{lv}")
         for i, (key, peak) in enumerate(sorted(comp.items(), key=lambda kv: -kv[1])):
             x_start = peak / bw_max
             ax.plot([x_start, x_hi], [peak, peak], color="0.15", linewidth=1.2,
                     linestyle="-" if i == 0 else (0, (5, 2)), zorder=2, gid=f"{GID_COMPUTE}:{key}")
             ax.text(x_hi / 1.15, peak * 1.08, compute_ceiling_label(key, peak), ha="right", va="bottom",
-                    fontsize=fs - 0.5, color="0.15", zorder=3,
+                    fontsize=fs - 0.5, color="0.15", zorder=3, gid=f"{GID_COMPUTE}-label:{key}",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85})
 
     # -- kernels -----------------------------------------------------------------------
@@ -172,7 +172,7 @@ def roofline_figure(
         xs = [shown[f"ai_{lv}"].iloc[k] for lv in draw_levels]
         xs = [x for x in xs if np.isfinite(x) and x > 0]
         if len(xs) > 1:
-            ax.plot([min(xs), max(xs)], [rates[k]] * 2, color="0.6", linewidth=0.5, zorder=3)
+            ax.plot([min(xs), max(xs)], [rates[k]] * 2, color="0.6", linewidth=0.5, zorder=3, gid="kernel-link")
     for lv in draw_levels:
         x = shown[f"ai_{lv}"].to_numpy(dtype=float)
         ok = np.isfinite(x) & (x > 0)
