@@ -130,49 +130,55 @@ def _apply_clock(frame: pd.DataFrame, machine: Machine | None, notes: list[str])
 
 
 def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing) and the key."""
+    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing) and the key.
+
+    Keys are handled as integer codes into ``names`` (fast on millions of rows).
+    """
     n = len(frame)
     parts = frame[list(FLOP_COLUMNS)].to_numpy(dtype=float)
     used = parts > 0  # NaN compares False: unknown components cannot be weighted
-    keys = np.empty((n, len(FLOP_COLUMNS)), dtype=object)
+    tcol = FLOP_COLUMNS.index("tensor_flops")
+    tprec = pd.Categorical(frame["tensor_precision"].astype("string").str.lower())
+    no_prec = np.asarray(tprec.codes) < 0
+    names = [PRECISION_KEYS[c] for c in FLOP_COLUMNS if c in PRECISION_KEYS]
+    names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in tprec.categories]
+    codes = np.empty((n, len(FLOP_COLUMNS)), dtype=np.int64)
     for j, col in enumerate(FLOP_COLUMNS):
         if col in PRECISION_KEYS:
-            keys[:, j] = PRECISION_KEYS[col]
-    tprec = frame["tensor_precision"].astype("string").str.lower()
-    no_prec = tprec.isna().to_numpy()
-    tkeys = ("tensor_" + tprec.fillna(TENSOR_DEFAULT[len("tensor_"):])).to_numpy(dtype=object)
-    keys[:, FLOP_COLUMNS.index("tensor_flops")] = tkeys
-    tensor_used = used[:, FLOP_COLUMNS.index("tensor_flops")]
-    if (tensor_used & no_prec).any():
-        notes.append(f"{int((tensor_used & no_prec).sum())} kernel(s) use tensor cores of unknown input type: "
+            codes[:, j] = names.index(PRECISION_KEYS[col])
+    default_code = names.index(TENSOR_DEFAULT)
+    codes[:, tcol] = np.where(no_prec, default_code, np.asarray(tprec.codes) + default_code + 1)
+    # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
+    peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
+    if (used[:, tcol] & no_prec).any():
+        notes.append(f"{int((used[:, tcol] & no_prec).sum())} kernel(s) use tensor cores of unknown input type: "
                      f"held to the {TENSOR_DEFAULT} ceiling")
-
-    peaks = np.full(parts.shape, np.nan)
-    for key in pd.unique(keys.ravel()):
-        if key in machine.compute:
-            peaks[keys == key] = machine.compute[key]
+    peaks = peak_of[codes]
     lacking = used & np.isnan(peaks)
     if lacking.any():
-        missing = sorted(set(keys[lacking]))
+        missing = sorted({names[c] for c in np.unique(codes[lacking])})
         notes.append(f"the machine lacks the compute ceiling(s) {', '.join(missing)} used by "
                      f"{int(lacking.any(axis=1).sum())} kernel(s): their compute peak, bound and region are unknown")
 
     with np.errstate(divide="ignore", invalid="ignore"):
-        known = np.where(used, parts, 0.0).sum(axis=1)
+        flops_used = np.where(used, parts, 0.0)
+        known = flops_used.sum(axis=1)
         denom = np.where(used, parts / peaks, 0.0).sum(axis=1)
-        peak = np.where(used.any(axis=1) & ~lacking.any(axis=1), known / denom, np.nan)
-        share = np.where(used, parts, 0.0) / known[:, None]
-    dominant = np.argmax(np.nan_to_num(share, nan=-1.0), axis=1)
-    top_share = share[np.arange(n), dominant] if n else np.zeros(0)
-    key = np.where(top_share >= DOMINANT_PRECISION_SHARE, keys[np.arange(n), dominant], "mixed")
-    key = np.where(used.any(axis=1), key, None)
-    return peak, key
+        any_used = used.any(axis=1)
+        peak = np.where(any_used & ~lacking.any(axis=1), known / denom, np.nan)
+        dominant = np.argmax(flops_used, axis=1)
+        rows = np.arange(n)
+        top_share = flops_used[rows, dominant] / known
+    label_names = np.array([*names, "mixed", None], dtype=object)
+    key_code = np.where(top_share >= DOMINANT_PRECISION_SHARE, codes[rows, dominant], len(names))
+    key_code = np.where(any_used, key_code, len(names) + 1)
+    return peak, label_names[key_code]
 
 
 def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list[str],
                       notes: list[str]) -> pd.DataFrame:
     n = len(frame)
-    out = frame.copy()
+    out = frame
     time = frame["time_s"].to_numpy(dtype=float)
     flops = frame["flops"].to_numpy(dtype=float)
     zero = flops == 0
@@ -217,9 +223,10 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
             if n else np.zeros((0, len(levels) + 1))
         arg = np.argmax(terms, axis=1) if n else np.zeros(0, dtype=int)
         is_compute = arg == len(levels)
-        names = np.array([*levels, ""], dtype=object)[arg] if n else np.zeros(0, dtype=object)
-        bound = np.where(is_compute, key, names)
-        bound = np.where(ok & (roof_time > 0), bound, None)
+        names = np.array([*levels, None], dtype=object)[arg] if n else np.zeros(0, dtype=object)
+        names[is_compute] = key[is_compute]
+        names[~(ok & (roof_time > 0))] = None
+        bound = names
 
         attain_stack = np.column_stack([new[f"attainable_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
         attainable = np.where(np.isfinite(attain_stack).any(axis=1),
@@ -235,8 +242,8 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
 
         known_region = pd.notna(bound) & np.isfinite(time) & np.isfinite(compute_use) & np.isfinite(bw_use)
         poor = (compute_use < POOR_COMPUTE_USE) & (bw_use < POOR_BW_USE)
-        region = np.where(~known_region, "unknown",
-                          np.where(poor, "poor", np.where(is_compute, "compute-bound", "memory-bound")))
+        region_code = np.where(~known_region, 0, np.where(poor, 1, np.where(is_compute, 2, 3)))
+        region = np.array(["unknown", "poor", "compute-bound", "memory-bound"], dtype=object)[region_code]
         total = float(np.nansum(time))
         time_share = time / total if total > 0 else np.full(n, np.nan)
 
@@ -276,8 +283,8 @@ def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
     known = ~np.isnan(gap_l1) & ~np.isnan(gap_l2)
     r1 = gap_l1 >= LOCALITY_GAP
     r2 = gap_l2 >= LOCALITY_GAP
-    label = np.where(r1 & r2, "l1-l2-reuse", np.where(r1, "l1-reuse", np.where(r2, "l2-reuse", "streaming")))
-    return np.where(known, label, None)
+    code = np.where(~known, 4, r1.astype(np.int8) + 2 * r2.astype(np.int8))
+    return np.array(["streaming", "l1-reuse", "l2-reuse", "l1-l2-reuse", None], dtype=object)[code]
 
 
 def _flag_notes(frame: pd.DataFrame, notes: list[str]) -> None:
