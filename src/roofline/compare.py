@@ -157,7 +157,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    from roofline.guidance.advise import display_name
+    from roofline.views.names import short_names
     from roofline.units import format_si, format_time
 
     t = Table(title="Changes (before -> after)", show_footer=True)
@@ -173,8 +173,9 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
         t.add_column(f"AI {lv.upper()}", justify="right")
     t.add_column("limiter")
     rows = comp.frame if top is None else comp.frame.head(top)
-    for _, r in rows.iterrows():
-        name = display_name(str(r["kernel_name"]))
+    labels = short_names([str(n) for n in rows["kernel_name"]])
+    for label, (_, r) in zip(labels, rows.iterrows()):
+        name = label
         if "phase" in comp.keys and isinstance(r["phase"], str):
             name = f"[{r['phase']}] {name}"
         change = r["time_change_pct"]

@@ -14,10 +14,11 @@ import pandas as pd
 from roofline.guidance.diagnose import Diagnoses, diagnose
 from roofline.kernels import KernelTable
 from roofline.units import format_time
+from roofline.views.names import short_names
 
 #: Columns of the frame :func:`advise` returns.
 ADVICE_COLUMNS = (
-    "rank", "kernel_name", "phase", "launches", "time_s", "time_share", "savable_time_s", "pct_of_roofline",
+    "rank", "kernel_name", "label", "phase", "launches", "time_s", "time_share", "savable_time_s", "pct_of_roofline",
     "bound", "limiter", "limiter_label", "reason", "helps", "advice",
 )
 
@@ -34,13 +35,15 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
 
     Rows whose savable time is unknown come last, ordered by time. ``diagnoses`` may be
     passed when already computed (else :func:`diagnose` runs on ``analysis`` and ``table``).
-    ``top`` keeps the first rows only. Columns: :data:`ADVICE_COLUMNS`.
+    ``top`` keeps the first rows only. Columns: :data:`ADVICE_COLUMNS` (``label`` is the
+    short kernel name, distinct for distinct kernels).
     """
     diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
     frame = analysis.frame
     by_index = {k.index: k for k in diag.kernels}
     out = pd.DataFrame({
         "kernel_name": frame["kernel_name"].astype("string"),
+        "label": short_names([str(n) for n in frame["kernel_name"]]),
         "phase": _col(frame, "phase").astype("string"),
         "launches": _col(frame, "launches"),
         "time_s": _col(frame, "time_s").astype(float),
@@ -62,15 +65,6 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     if top is not None:
         out = out.head(top)
     return out
-
-
-def display_name(name: str) -> str:
-    """The kernel name as views show it (``roofline.views.names.short_name`` once that view exists)."""
-    try:
-        from roofline.views.names import short_name
-    except ImportError:  # the names view lands with the analysis work; until then show the full name
-        return name
-    return str(short_name(name))
 
 
 def limiter_shares(advice: pd.DataFrame) -> pd.Series:
@@ -99,7 +93,7 @@ def advice_table(advice: pd.DataFrame, *, top: int | None = 10, title: str | Non
     from roofline.guidance.rules import LIMITERS
 
     for _, r in rows.iterrows():
-        name = display_name(str(r["kernel_name"]))
+        name = str(r["label"])
         if isinstance(r["phase"], str) and r["phase"]:
             name = f"[{r['phase']}] {name}"
         share = r["time_share"]

@@ -123,7 +123,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     """Plotly Figure: both runs on one log-log roofline, arrows before -> after, names in hover (escaped)."""
     import plotly.graph_objects as go
 
-    from roofline.guidance.advise import display_name
+    from roofline.views.names import short_names
 
     rows = _rows(comp, top)
     x_lo, x_hi = _x_range(comp, rows)
@@ -134,7 +134,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
             name = html.escape(f"{label + ': ' if label else ''}{line['label']}")
             fig.add_trace(go.Scatter(x=line["x"], y=line["y"], mode="lines", name=name, hoverinfo="name",
                                      line={"color": color, "dash": style, "width": 2}))
-    names = [html.escape(display_name(str(n))) for n in rows["kernel_name"]]
+    names = [html.escape(n) for n in short_names([str(n) for n in rows["kernel_name"]])]
     for lv in comp.levels:
         c = _color(lv)
         xb, yb = rows[f"ai_{lv}_before"].to_numpy(float), rows["flop_rate_before"].to_numpy(float)

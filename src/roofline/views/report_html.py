@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from roofline.guidance.advise import advise, display_name, limiter_shares
+from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.units import format_si, format_time
 from roofline.views.report_assets import CSS, JS
@@ -150,7 +150,7 @@ def _advice_section(advice: pd.DataFrame, anchors: dict[Any, str]) -> str:
            "<th>what usually helps</th></tr></thead><tbody>"]
     for _, r in top.iterrows():
         anchor = anchors.get(r["row"])
-        name = _e(display_name(str(r["kernel_name"])))
+        name = _e(r["label"])
         link = f"<a href='#{anchor}' title='{_e(r['kernel_name'])}'>{name}</a>" if anchor else name
         phase = f" <span class='pill'>{_e(r['phase'])}</span>" if _str(r["phase"]) else ""
         out.append(f"<tr><td class='num'>{int(r['rank'])}</td><td class='name'>{link}{phase}</td>"
@@ -190,7 +190,7 @@ def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str]) -> 
         src = frame.loc[a["row"]]
         row: dict[str, Any] = {
             "id": int(a["rank"]), "rank": int(a["rank"]), "kernel_name": str(a["kernel_name"]),
-            "display_name": display_name(str(a["kernel_name"])), "phase": _str(a["phase"]),
+            "display_name": str(a["label"]), "phase": _str(a["phase"]),
             "launches": _num(a["launches"]), "time_s": _num(a["time_s"]), "time_share": _num(a["time_share"]),
             "flop_rate": _num(src.get("flop_rate")), "bound": _str(a["bound"]), "limiter": _str(a["limiter_label"]),
             "limiter_label": _str(a["limiter_label"]), "pct_of_roofline": _num(a["pct_of_roofline"]),
@@ -236,9 +236,9 @@ SEVERITY_WORD = {"high": "problem", "medium": "warning", "info": "note"}
 SEVERITY_ORDER = {"high": 0, "medium": 1, "info": 2}
 
 
-def _diagnosis(d: KernelDiagnosis, rank: int, row: pd.Series, anchor: str) -> str:
+def _diagnosis(d: KernelDiagnosis, rank: int, label: str, row: pd.Series, anchor: str) -> str:
     phase = f" <span class='pill'>{_e(d.phase)}</span>" if d.phase else ""
-    head = (f"<summary><b>#{rank}</b> <span class='name'>{_e(display_name(d.kernel_name))}</span>{phase} "
+    head = (f"<summary><b>#{rank}</b> <span class='name'>{_e(label)}</span>{phase} "
             f"<span class='pill'>{_e(d.limiter_label)}</span> "
             f"time {_e(format_time(_num(row.get('time_s'))))}, savable {_e(format_time(_num(row.get('savable_time_s'))))}"
             f"</summary>")
@@ -291,7 +291,8 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     for _, r in advice.head(MAX_DIAGNOSES).iterrows():
         anchor = f"k-{int(r['rank'])}"
         anchors[r["row"]] = anchor
-        diag_html.append(_diagnosis(diag.for_index(r["row"]), int(r["rank"]), analysis.frame.loc[r["row"]], anchor))
+        diag_html.append(_diagnosis(diag.for_index(r["row"]), int(r["rank"]), str(r["label"]),
+                                    analysis.frame.loc[r["row"]], anchor))
     more = len(advice) - len(diag_html)
 
     columns = _table_columns(levels)
