@@ -149,7 +149,7 @@ def _arrow(before: Any, after: Any, fmt: Any) -> str:
     b, a = _clean(before), _clean(after)
     if b is None and a is None:
         return "-"
-    return f"{fmt(b) if b is not None else '-'} -> {fmt(a) if a is not None else '-'}"
+    return f"{fmt(b) if b is not None else '-'} → {fmt(a) if a is not None else '-'}"
 
 
 def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
@@ -160,17 +160,18 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
     from roofline.views.names import short_names
     from roofline.units import format_si, format_time
 
-    t = Table(title="Changes (before -> after)", show_footer=True)
     tot = comp.totals()
+    t = Table(title="Changes (before → after)", show_footer=True,
+              caption=f"{tot['matched']} kernels matched, {tot['new']} new, {tot['vanished']} vanished")
     t.add_column("kernel", overflow="fold", max_width=44, footer="total")
-    t.add_column("status", footer=f"{tot['matched']} matched, {tot['new']} new, {tot['vanished']} vanished")
-    t.add_column("time", justify="right",
-                 footer=f"{format_time(tot['time_s_before'])} -> {format_time(tot['time_s_after'])}")
+    t.add_column("status")
+    t.add_column("time", justify="right", no_wrap=True,
+                 footer=f"{format_time(tot['time_s_before'])} → {format_time(tot['time_s_after'])}")
     pct = tot["time_change_pct"]
     t.add_column("change", justify="right", footer=f"{pct:+.1f}%" if math.isfinite(pct) else "-")
-    t.add_column("FLOP/s", justify="right")
+    t.add_column("FLOP/s", justify="right", no_wrap=True)
     for lv in comp.levels:
-        t.add_column(f"AI {lv.upper()}", justify="right")
+        t.add_column(f"AI {lv.upper()}", justify="right", no_wrap=True)
     t.add_column("limiter")
     rows = comp.frame if top is None else comp.frame.head(top)
     labels = short_names([str(n) for n in rows["kernel_name"]])

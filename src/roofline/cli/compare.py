@@ -81,7 +81,10 @@ def register(app: typer.Typer) -> None:
         analysis_a = api.analyze(table_a, ma if ma else None, by=group)
         comp = compare_analyses(analysis_b, analysis_a)
 
-        Console(soft_wrap=False).print(changes_table(comp, top=top))
+        import sys
+
+        # Wide enough for the table in CI logs (not a terminal); a terminal keeps its own width.
+        Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200).print(changes_table(comp, top=top))
         for side, table in (("before", table_b), ("after", table_a)):
             for w in table.warnings:
                 typer.echo(f"warning ({side}): {w}", err=True)

@@ -50,9 +50,15 @@ def find_kernel(frame: pd.DataFrame, kernel: str) -> list[Hashable]:
                      hint="give more of the name; candidates: " + "; ".join(shown) + more)
 
 
-def _fmt_value(key: str, value: float) -> str:
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
+def _fmt_value(key: str, value: Any) -> str:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
         return "-"
+    if not math.isfinite(value):
+        return "-"
+    if key == "launches":
+        return f"{value:,.0f}"
     if key.endswith("_s"):
         return format_time(value)
     if key.startswith("bw_") and not key.startswith("bw_use"):
@@ -94,7 +100,8 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
     rules.add_column("status", no_wrap=True)
     rules.add_column("finding", overflow="fold")
     style = {"fired": "yellow", "ok": "green", "missing": "dim"}
-    for f in diag.findings:
+    order = {"fired": 0, "ok": 1, "missing": 2}
+    for f in sorted(diag.findings, key=lambda f: order.get(f.status, 3)):
         status = f.status if f.status != "fired" else f"{f.status} ({f.severity})"
         rules.add_row(Text(f.title), Text(status, style=style.get(f.status, "")),
                       Text(f.message + (f"\nsource: {f.source}" if f.source else "")))

@@ -263,7 +263,9 @@ def _diagnosis(d: KernelDiagnosis, rank: int, label: str, row: pd.Series, anchor
 def _default_figures(analysis: Any) -> list[tuple[str, Any]]:
     from roofline.views.chart_interactive import roofline_plotly
 
-    return [("Hierarchical roofline", roofline_plotly(analysis))]
+    return [("Hover a point for the kernel; click a legend entry to hide or show a level. "
+             "Each kernel appears once per memory level, at that level's arithmetic intensity.",
+             roofline_plotly(analysis))]
 
 
 def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str | None = None,
