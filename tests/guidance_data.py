@@ -21,8 +21,8 @@ from roofline.kernels import KernelTable, from_records
 from roofline.units import si_factor
 
 DATA = Path(__file__).parent / "data"
-B200 = DATA / "ncu" / "b200_sdpa" / "b200_raw_units_torch_sdpa_flash.csv"
-DEEPCAM_AUTHORS = DATA / "ncu" / "v100_deepcam_authors" / "processed_by_authors_fp32-O1-LAMB-opt.csv"
+B200 = DATA / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+DEEPCAM_AUTHORS = DATA / "ncu" / "deepcam_authors" / "processed_by_authors_fp32-O1-LAMB-opt.csv"
 
 
 @lru_cache(maxsize=4)

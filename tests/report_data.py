@@ -1,7 +1,7 @@
 """A realistic analysis for the report tests, built from the DeepCAM authors' per-kernel table.
 
 Not a test module. Times, launches, FLOPs and per-level intensities are the paper
-authors' (tests/data/ncu/v100_deepcam_authors); the roofline columns are computed here
+authors' (tests/data/ncu/deepcam_authors); the roofline columns are computed here
 from the V100 ERT ceilings (L1 14336, L2 2996.77, HBM 828.758 GB/s; FP32 15.7 TFLOP/s)
 the way the analysis declares them, and one hostile kernel name is added. The figure is
 a minimal plotly scatter for the tests only (the report ships the analysis view's chart).

@@ -109,7 +109,9 @@ def test_static_chart_draws_both_ceilings_and_arrows():
     dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
     assert len(solid) == 3 + 2 and len(dashed) == 3 + 1  # V100: 3 levels + 2 peaks; A100: 3 levels + 1 peak
     labels = [t.get_text() for t in ax.texts]
-    assert any(t.startswith("before: V100") for t in labels) and any(t.startswith("after: A100") for t in labels)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("before: V100") for t in legend) and any(t.startswith("after: A100") for t in legend)
+    assert "DRAM 829 GB/s" in labels and "DRAM 1.55 TB/s" in labels
 
 
 def test_interactive_chart_arrows_and_escaped_names():

@@ -1,6 +1,6 @@
 """Each guidance rule on both sides of each threshold, driven by real ncu rows.
 
-The metric rows come from the B200 raw-page fixture (tests/data/ncu/b200_sdpa). That
+The metric rows come from the B200 raw-page fixture (tests/data/ncu/b200_sdpa_flash). That
 profile lacks Speed-of-Light and memory-table metrics, so the boundary cases EDIT
 copies of its real rows (real waves per SM, times and names; the percentages and
 sector counts set to values on either side of each threshold). Rules over the roofline

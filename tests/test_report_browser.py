@@ -125,3 +125,14 @@ def test_hostile_name_is_text_and_no_dialog(page_report):
     assert page.locator("#diagnoses details[open] p.name").first.text_content() == HOSTILE
     # hover text in the chart: plotly shows the escaped name as text, not markup
     assert events["dialogs"] == [] and events["errors"] == []
+
+
+def test_hostile_name_in_chart_hover_is_text(page_report):
+    page, events, a = page_report
+    _reset(page)
+    row = int(a.frame.index[a.frame["kernel_name"] == HOSTILE][0])
+    point = page.locator("#figure-0 .scatterlayer .trace").first.locator(".point").nth(row)
+    point.hover(force=True)
+    page.wait_for_selector("#figure-0 .hoverlayer .hovertext")
+    assert page.text_content("#figure-0 .hoverlayer .hovertext") == HOSTILE
+    assert events["dialogs"] == []

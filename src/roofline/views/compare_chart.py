@@ -16,12 +16,11 @@ import numpy as np
 from roofline.compare import Comparison
 from roofline.units import format_si
 
-#: Colours per memory level (matplotlib's tab10 blue, orange, green; others grey).
-LEVEL_COLORS = {"l1": "#1f77b4", "l2": "#ff7f0e", "l3": "#9467bd", "dram": "#2ca02c"}
+from roofline.views.style import level_color as _color
+from roofline.views.style import level_label
 
-
-def _color(level: str) -> str:
-    return LEVEL_COLORS.get(level, "#7f7f7f")
+#: Kernels whose time changed by at least this many percent get their name on the chart.
+LABEL_CHANGE_PCT = 1.0
 
 
 def _rows(comp: Comparison, top: int) -> Any:
@@ -38,7 +37,7 @@ def _ceiling_lines(machine: Any, levels: tuple[str, ...], x_lo: float, x_hi: flo
         bw = machine.memory.get(lv)
         if bw:
             out.append({"kind": "memory", "key": lv, "x": [x_lo, top_peak / bw], "y": [bw * x_lo, top_peak],
-                        "label": f"{lv.upper()} {format_si(bw, 'B/s')}"})
+                        "label": f"{level_label(lv)} {format_si(bw, 'B/s')}"})
     bw_max = max([machine.memory[lv] for lv in levels if lv in machine.memory] or [1.0])
     for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1]):
         out.append({"kind": "compute", "key": key, "x": [peak / bw_max, x_hi], "y": [peak, peak],
@@ -90,7 +89,8 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
         for line in _ceiling_lines(machine, comp.levels, x_lo, x_hi):
             color = _color(line["key"]) if line["kind"] == "memory" else "#333333"
             ax.plot(line["x"], line["y"], ls, color=color, lw=1.6, alpha=0.8)
-            ax.annotate(f"{label + ': ' if label else ''}{line['label']}", (line["x"][0], line["y"][0]),
+            # the legend tells the machines apart (solid: before, dashed: after)
+            ax.annotate(line["label"], (line["x"][0], line["y"][0]),
                         fontsize=7, color=color, xytext=(2, 3), textcoords="offset points")
         if label:
             handles.append(Line2D([], [], color="#333333", ls=ls, label=label))
@@ -112,11 +112,34 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     tot = comp.totals()
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
-    ax.set_title(title or f"Before -> after: {format_si(tot['time_s_before'], 's')} -> "
+    ax.set_title(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
                           f"{format_si(tot['time_s_after'], 's')} ({change}), top {len(rows)} kernels")
+    if not _machines(comp):
+        ax.text(0.01, 0.01, "no machine given: ceilings not drawn", transform=ax.transAxes, fontsize=8, color="#555")
+    _label_changed(ax, comp, rows)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(handles=handles, loc="lower right", fontsize=8)
     return fig
+
+
+def _label_changed(ax: Any, comp: Comparison, rows: Any) -> None:
+    """Name the kernels whose time changed, next to their after-point at the outermost level."""
+    from roofline.views.names import short_names
+
+    if not comp.levels:
+        return
+    lv = comp.levels[-1]
+    labels = short_names([str(n) for n in rows["kernel_name"]])
+    for label, (_, r) in zip(labels, rows.iterrows()):
+        change = r["time_change_pct"]
+        x, y = r[f"ai_{lv}_after"], r["flop_rate_after"]
+        if r["status"] == "matched" and not (np.isfinite(change) and abs(change) >= LABEL_CHANGE_PCT):
+            continue
+        if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
+            continue
+        tag = f"{change:+.0f}%" if np.isfinite(change) else str(r["status"])
+        ax.annotate(f"{label} ({tag})", (x, y), xytext=(6, -10), textcoords="offset points", fontsize=7,
+                    color="#333333")
 
 
 def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = None) -> Any:
@@ -160,7 +183,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
     fig.update_layout(
-        title={"text": html.escape(title or f"Before -> after: {format_si(tot['time_s_before'], 's')} -> "
+        title={"text": html.escape(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
                                             f"{format_si(tot['time_s_after'], 's')} ({change})")},
         xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}},
         yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}},

@@ -49,7 +49,8 @@ summary .name { font-weight: 600; }
 .status-ok { color: var(--ok); }
 .status-missing { color: var(--muted); }
 td.why { font-size: 13px; }
-#advice td.name, #kernels td.name { min-width: 260px; }
+#advice td.name { min-width: 260px; }
+#kernels td.name { min-width: 200px; }
 .src { color: var(--muted); font-size: 12px; }
 .notes { color: var(--muted); }
 .chart { border: 1px solid var(--line); border-radius: 6px; }
