@@ -75,3 +75,14 @@ def test_analyze_explain_cli(capsys):
     assert main(["analyze", *files, "--explain", "multi_tensor"]) == 2
     err = capsys.readouterr().err
     assert "matches 3 kernels" in err and "L2NormFunctor" in err
+
+
+def test_analyze_html_writes_the_full_report(tmp_path):
+    files = [str(p) for p in sorted(EXAMPLE.glob("out.*"))]
+    out = tmp_path / "r.html"
+    assert main(["analyze", *files, "--html", str(out)]) == 0
+    page = out.read_text()
+    for section in ("summary", "advice", "chart", "table", "diagnoses"):
+        assert f"<section id='{section}'>" in page
+    assert "multi_tensor_apply_kernel&lt;LAMBStage1Functor&gt;" in page  # the label, escaped
+    assert main(["analyze", *files, "--html", str(out)]) == 2  # exists: refused without --force

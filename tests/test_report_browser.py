@@ -29,27 +29,33 @@ if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
 
 
 @pytest.fixture(scope="module")
-def page_report(tmp_path_factory):
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page_report(tmp_path_factory, browser):
     a = deepcam_analysis()
     path = tmp_path_factory.mktemp("report") / "report.html"
     path.write_text(report_html(a, None, figures=[("test chart", minimal_figure(a))]), encoding="utf-8")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        events = {"console": [], "dialogs": [], "errors": [], "requests": []}
-        page.on("console", lambda m: events["console"].append((m.type, m.text)))
-        page.on("pageerror", lambda e: events["errors"].append(str(e)))
-        page.on("request", lambda r: events["requests"].append(r.url))
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    events = {"console": [], "dialogs": [], "errors": [], "requests": []}
+    page.on("console", lambda m: events["console"].append((m.type, m.text)))
+    page.on("pageerror", lambda e: events["errors"].append(str(e)))
+    page.on("request", lambda r: events["requests"].append(r.url))
 
-        def on_dialog(d):
-            events["dialogs"].append(d.message)
-            d.dismiss()
+    def on_dialog(d):
+        events["dialogs"].append(d.message)
+        d.dismiss()
 
-        page.on("dialog", on_dialog)
-        page.goto(path.as_uri())
-        page.wait_for_selector("#figure-0 .main-svg")
-        yield page, events, a
-        browser.close()
+    page.on("dialog", on_dialog)
+    page.goto(path.as_uri())
+    page.wait_for_selector("#figure-0 .main-svg")
+    yield page, events, a
+    page.close()
 
 
 def _names(page) -> list[str]:
@@ -136,3 +142,24 @@ def test_hostile_name_in_chart_hover_is_text(page_report):
     page.wait_for_selector("#figure-0 .hoverlayer .hovertext")
     assert page.text_content("#figure-0 .hoverlayer .hovertext") == HOSTILE
     assert events["dialogs"] == []
+
+
+def test_report_on_a_real_analysis_with_the_real_chart(tmp_path, browser):
+    from report_data import real_analysis
+
+    analysis, table = real_analysis()
+    path = tmp_path / "real.html"
+    path.write_text(report_html(analysis, table), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems, dialogs = [], []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_selector("#figure-0 .main-svg")
+    assert page.eval_on_selector_all("#figure-0 .scatterlayer .point", "els => els.length") > 0
+    page.select_option("#filter-phase", "forward")
+    assert page.eval_on_selector_all("#kernels tbody tr td.name a", "els => els.map(e => e.title)") == [HOSTILE]
+    assert "forward" in page.text_content("#summary")
+    assert problems == [] and dialogs == []
+    page.close()
