@@ -142,11 +142,12 @@ def architecture(compute_capability: str | float | tuple[int, int]) -> Architect
 
 
 def _required(cc: str) -> list[str]:
+    from roofline.counting import required_metrics
+
     try:
-        from roofline.counting import required_metrics
-    except ImportError:  # the readers' formula table is not there yet
+        return list(required_metrics(cc))
+    except InputError:  # an architecture the formula table does not cover yet (it says so when reading)
         return []
-    return list(required_metrics(cc))
 
 
 def metric_set(compute_capability: str | float | tuple[int, int]) -> list[str]:
