@@ -156,3 +156,18 @@ def test_a_program_without_torch_operators_is_an_input_error(tmp_path: Path) -> 
 
     with pytest.raises(InputError, match="no PyTorch operator"):
         profile(ProfileSettings(command=(sys.executable, "-c", "print(1)"), output=tmp_path / "n", counters=False))
+
+
+def test_saxpy_example_is_2_flops_and_12_bytes_per_element() -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import saxpy
+    finally:
+        sys.path.pop(0)
+    n = 100_000
+    with Recorder() as rec:
+        result = saxpy.run(n, backend="torch", repeat=2)
+    adds = [r for r in rec.rows() if r["kernel_name"] == "aten::add_"]
+    assert len(adds) == 2
+    assert all(r["fp32_flops"] == 2 * n and r["dram_bytes"] == 12 * n for r in adds)
+    assert result["bytes"] == 12 * n and result["flops"] == 2 * n

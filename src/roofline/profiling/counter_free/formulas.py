@@ -95,6 +95,10 @@ SKIPPED = frozenset({
 })
 
 
+#: Ops whose ``alpha`` argument, when not 1, adds a multiply per element.
+_SCALED = frozenset({"add", "add_", "sub", "sub_", "_foreach_add", "_foreach_add_", "_foreach_sub", "_foreach_sub_"})
+
+
 def _is_tensor(x: Any) -> bool:
     import torch
 
@@ -146,6 +150,8 @@ def op_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any)
         return NORMALIZATION[name] * _largest_numel(flatten_tensors(args[:1]))
     if name in PER_ELEMENT:
         per, basis = PER_ELEMENT[name]
+        if name in _SCALED and kwargs.get("alpha", 1) != 1:  # a + alpha * b: a multiply more
+            per += 1.0
         if basis == "in":
             return per * sum(t.numel() for t in flatten_tensors(args[:1]))
         outs = flatten_tensors(out)
