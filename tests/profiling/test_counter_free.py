@@ -171,3 +171,22 @@ def test_saxpy_example_is_2_flops_and_12_bytes_per_element() -> None:
     assert len(adds) == 2
     assert all(r["fp32_flops"] == 2 * n and r["dram_bytes"] == 12 * n for r in adds)
     assert result["bytes"] == 12 * n and result["flops"] == 2 * n
+
+
+def test_interrupt_keeps_the_operators_recorded_so_far(tmp_path: Path) -> None:
+    from roofline.profiling.session import EXIT_INTERRUPTED, profile
+    from roofline.profiling.settings import ProfileSettings
+
+    script = tmp_path / "long.py"
+    script.write_text("import time, torch\nx = torch.randn(128)\ny = x * x\nprint('ready', flush=True)\n"
+                      "time.sleep(60)\n")
+
+    def ctrl_c(line: str, is_ncu: bool) -> None:
+        if line.startswith("ready"):
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C now
+
+    outcome = profile(ProfileSettings(command=(sys.executable, str(script)), output=tmp_path / "i", counters=False),
+                      on_line=ctrl_c)
+    assert outcome.exit_code == EXIT_INTERRUPTED and outcome.status == "interrupted"
+    mul = outcome.table.frame[outcome.table.frame["kernel_name"] == "aten::mul"]
+    assert len(mul) == 1 and mul["fp32_flops"].iloc[0] == 128
