@@ -190,3 +190,22 @@ def test_interrupt_keeps_the_operators_recorded_so_far(tmp_path: Path) -> None:
     assert outcome.exit_code == EXIT_INTERRUPTED and outcome.status == "interrupted"
     mul = outcome.table.frame[outcome.table.frame["kernel_name"] == "aten::mul"]
     assert len(mul) == 1 and mul["fp32_flops"].iloc[0] == 128
+
+
+def test_gpu_matmul_flops_go_to_tensor_cores_by_dtype() -> None:
+    from roofline.profiling.counter_free.recorder import flop_columns
+
+    half = flop_columns("mm", "float16", "cuda", 100.0)
+    assert half["tensor_flops"] == 100.0 and half["tensor_precision"] == "fp16" and half["fp16_flops"] == 0.0
+    assert flop_columns("convolution", "bfloat16", "cuda", 8.0)["tensor_precision"] == "bf16"
+    old = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        assert flop_columns("mm", "float32", "cuda", 5.0)["fp32_flops"] == 5.0
+        torch.backends.cuda.matmul.allow_tf32 = True
+        assert flop_columns("mm", "float32", "cuda", 5.0)["tensor_precision"] == "tf32"
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    assert flop_columns("add", "float16", "cuda", 3.0)["fp16_flops"] == 3.0  # element-wise: no tensor cores
+    assert flop_columns("mm", "float16", "cpu", 3.0)["fp16_flops"] == 3.0
+    assert all(v is None for v in flop_columns("mystery", "float32", "cuda", None).values())

@@ -199,3 +199,32 @@ def test_program_failure_keeps_the_profile_and_exits_3(tmp_path: Path, fake_ncu:
     assert outcome.exit_code == session.EXIT_PROGRAM_FAILED == 3
     assert outcome.status == "program-failed" and outcome.table is not None
     assert any("exit status 9" in n for n in outcome.notes)
+
+
+# -- architecture detection ------------------------------------------------------------------------
+
+def _fake_smi(tmp_path: Path, text: str, rc: int = 0) -> Path:
+    bindir = tmp_path / "smi"
+    bindir.mkdir()
+    exe = bindir / "nvidia-smi"
+    exe.write_text(f"#!/bin/sh\nprintf '{text}'\nexit {rc}\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return bindir
+
+
+def test_compute_capability_from_nvidia_smi_honours_visible_devices(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.ncu_runner import detect_compute_capability
+
+    monkeypatch.setenv("PATH", str(_fake_smi(tmp_path, "9.0\\n8.0\\n")))
+    assert detect_compute_capability({}) == "9.0"
+    assert detect_compute_capability({"CUDA_VISIBLE_DEVICES": "1"}) == "8.0"
+
+
+def test_no_gpu_is_a_typed_error_naming_arch_and_no_counters(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.ncu_runner import detect_compute_capability
+
+    monkeypatch.setenv("PATH", str(_fake_smi(tmp_path, "No devices were found\\n", rc=6)))
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML bindings either
+    with pytest.raises(ToolNotFoundError) as err:
+        detect_compute_capability({})
+    assert "--arch" in err.value.render() and "--no-counters" in err.value.render()
