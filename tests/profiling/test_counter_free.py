@@ -4,6 +4,7 @@ phases, and the whole path through a separate Python process (examples/deepcam_m
 from __future__ import annotations
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -209,3 +210,19 @@ def test_gpu_matmul_flops_go_to_tensor_cores_by_dtype() -> None:
     assert flop_columns("add", "float16", "cuda", 3.0)["fp16_flops"] == 3.0  # element-wise: no tensor cores
     assert flop_columns("mm", "float16", "cpu", 3.0)["fp16_flops"] == 3.0
     assert all(v is None for v in flop_columns("mystery", "float32", "cuda", None).values())
+
+
+def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.session import profile
+    from roofline.profiling.settings import ProfileSettings
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    marker = tmp_path / "marker"
+    (theirs / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(theirs), os.environ.get("PYTHONPATH", "")]))
+    script = tmp_path / "p.py"
+    script.write_text("import torch\ntorch.ones(8).sum()\n")
+    outcome = profile(ProfileSettings(command=(sys.executable, str(script)), output=tmp_path / "s", counters=False))
+    assert marker.read_text() == "ran"
+    assert "aten::sum" in set(outcome.table.frame["kernel_name"])

@@ -38,9 +38,10 @@ def merge_tables(paths: Sequence[str | Path], *, fp16: str = "ncu") -> KernelTab
     """
     if not paths:
         raise InputError("no files to merge")
-    frames, metrics, warnings, sources = [], [], [], []
+    frames, metrics, warnings, sources, conventions = [], [], [], [], set()
     for p in map(Path, paths):
         t = _read(p, fp16)
+        conventions.add(t.fp16_convention)
         f = t.frame.copy()
         f["source"] = pd.array([p.name] * len(f), dtype="string")
         frames.append(f)
@@ -49,7 +50,9 @@ def merge_tables(paths: Sequence[str | Path], *, fp16: str = "ncu") -> KernelTab
         metrics.append(m)
         warnings += [w for w in t.warnings if w not in warnings]
         sources.append(str(p))
-    conventions = {t for t in [fp16]}
+    if len(conventions) > 1:
+        raise InputError(f"the tables count FP16 FLOPs by different conventions ({', '.join(sorted(conventions))})",
+                         hint="re-read the profiles with one --fp16 convention")
     frame = kernels.concat(frames)
     merged_metrics = pd.concat(metrics, ignore_index=True)
     merged_metrics.index = frame.index
