@@ -93,3 +93,10 @@ def test_outputs_are_named_per_rank(tmp_path: Path, fake_ncu: Path, monkeypatch)
     assert code == 0
     assert (tmp_path / "run.rank2.ncu-rep").exists() and (tmp_path / "run.rank2.kernels.json").exists()
     assert (tmp_path / "r.rank2.json").exists()
+
+
+def test_program_not_found_is_exit_2_before_ncu_runs(tmp_path: Path, fake_ncu: Path, capsys) -> None:
+    code = main(["profile", "--arch", "9.0", "-o", str(tmp_path / "run"), "--", "no-such-program-xyz", "--flag"])
+    assert code == 2
+    assert "no-such-program-xyz" in capsys.readouterr().err
+    assert not fake_ncu.exists()

@@ -81,11 +81,14 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
                       on_progress: ProgressSink | None = None) -> Outcome:
     """Profile with Nsight Compute; on a permission error fall back to counter-free mode (unless told not to)."""
     from roofline.profiling import metricsets
-    from roofline.profiling.ncu_runner import detect_compute_capability, export_raw_csv, find_ncu, ncu_command, run_ncu
+    from roofline.profiling.ncu_runner import (
+        detect_compute_capability, export_raw_csv, find_ncu, find_program, ncu_command, run_ncu,
+    )
 
     files = outputs(settings)
     ncu = find_ncu(settings.ncu)
     env = dict(os.environ, **dict(settings.extra_env))
+    find_program(settings.command, env)
     metrics = list(settings.metrics) if settings.metrics else metricsets.metric_set(
         settings.arch or detect_compute_capability(env))
     command = ncu_command(settings, metrics, files["report"], ncu=ncu)
