@@ -75,7 +75,6 @@ def hfma(kind: str, threads: int, iters: int) -> dict:
     if module is None:
         raise SystemExit("hfma targets need CuPy (pip install cupy-cuda12x) to compile the kernel")
     import cupy as cp
-    import torch
 
     block = 256
     grid = threads // block
@@ -96,7 +95,6 @@ def hfma(kind: str, threads: int, iters: int) -> dict:
     with _nvtx("target"):
         fn((grid,), (block,), args)
     cp.cuda.Device().synchronize()
-    del torch
     return {"target": kind, "threads": grid * block, "iters": iters, "flops": per_thread * grid * block,
             "compiler": backend}
 
