@@ -19,6 +19,7 @@ from roofline.errors import RooflineError
 COMMAND_MODULES = (
     "roofline.cli.analyze",
     "roofline.cli.compare",
+    "roofline.cli.profile",
 )
 
 EXIT_BAD_INPUT = 2
