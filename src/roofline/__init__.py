@@ -24,6 +24,11 @@ _LAZY = {
     "RooflineError": "roofline.errors",
     "InputError": "roofline.errors",
     "MachineError": "roofline.errors",
+    "read": "roofline.api",
+    "analyze": "roofline.api",
+    "plot": "roofline.api",
+    "load_machine": "roofline.api",
+    "phase": "roofline.phases",
 }
 
 
