@@ -86,11 +86,14 @@ class _Metric:
 
 
 class _Domain:
-    def __init__(self, ranges):
-        self._ranges = ranges
+    def __init__(self, ranges, start_end=()):
+        self._ranges, self._start_end = ranges, start_end
 
     def push_pop_ranges(self):
         return tuple(self._ranges)
+
+    def start_end_ranges(self):
+        return tuple(self._start_end)
 
 
 class _Nvtx:
@@ -101,6 +104,8 @@ class _Nvtx:
         return (0,)
 
     def domain_by_id(self, i):
+        if self._ranges and self._ranges[0] == "start/end":
+            return _Domain([], self._ranges[1:])
         return _Domain(self._ranges)
 
 
@@ -127,7 +132,7 @@ def _module(actions):
     return SimpleNamespace(load_report=lambda p: report, IAction=SimpleNamespace(NameBase_DEMANGLED=1))
 
 
-def _launch(time_ns, ffma, dims, ranges):
+def _launch(time_ns, ffma, dims, unused):
     m = {
         "gpu__time_duration.sum": _Metric(time_ns, "nsecond"),
         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": _Metric(ffma, "inst"),
@@ -146,8 +151,8 @@ def _launch(time_ns, ffma, dims, ranges):
 
 def test_module_path_maps_metrics_ids_and_nvtx(tmp_path):
     actions = [
-        _Action("_Z4gemmPfS_S_", _launch(1500.0, 1000, (4, 2, 1), ["forward", "aten::mm"]), ["forward", "aten::mm"]),
-        _Action("void relu(float*)", _launch(250.0, 0, (8, 1, 1), ["backward"]), ["backward"]),
+        _Action("_Z4gemmPfS_S_", _launch(1500.0, 1000, (4, 2, 1), None), ["train_step", "forward"]),
+        _Action("void relu(float*)", _launch(250.0, 0, (8, 1, 1), None), ["start/end", "backward"]),
         _Action("void init()", _launch(10.0, 0, (1, 1, 1), None), None),
     ]
     profile = ncu_rep.read_with_module(tmp_path / "x.ncu-rep", _module(actions))

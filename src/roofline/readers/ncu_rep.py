@@ -88,15 +88,22 @@ def _metric_value(metric: Any) -> tuple[object, str]:
     return (None if value is None else str(value)), unit
 
 
-def _outermost_nvtx(action: Any) -> str | None:
+def _nvtx_phase(action: Any) -> str | None:
+    """Innermost push/pop range, else the last start/end range (see roofline.readers.names)."""
     state = action.nvtx_state()
     if state is None:
         return None
+    start_end: str | None = None
     for domain_id in state.domains():
-        ranges = state.domain_by_id(domain_id).push_pop_ranges()
+        domain = state.domain_by_id(domain_id)
+        ranges = domain.push_pop_ranges()
         if ranges:
-            return str(ranges[0])  # push/pop stack, outermost first
-    return None
+            return str(ranges[-1])  # the push/pop stack, outermost first
+        if start_end is None and hasattr(domain, "start_end_ranges"):
+            others = domain.start_end_ranges()
+            if others:
+                start_end = str(others[-1])
+    return start_end
 
 
 def read_with_module(path: Path, module: Any) -> RawProfile:
@@ -116,7 +123,7 @@ def read_with_module(path: Path, module: Any) -> RawProfile:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             names.append(str(action.name(demangled) if demangled is not None else action.name()))
-            phases.append(_outermost_nvtx(action))
+            phases.append(_nvtx_phase(action))
             row: dict[str, object] = {}
             for metric_name in action.metric_names():
                 value, unit = _metric_value(action.metric_by_name(metric_name))
