@@ -188,8 +188,9 @@ def _check_last_line(path: Path, ncols: int) -> None:
                          hint="copy the whole file again, or re-run ncu")
 
 
-_US = re.compile(r"^-?(\d{1,3}(,\d{3})+(\.\d+)?|\d+\.(\d{1,2}|\d{4,}))$")
-_EU = re.compile(r"^-?(\d{1,3}(\.\d{3})+(,\d+)?|\d+,(\d{1,2}|\d{4,}))$")
+# Unambiguous evidence only: "1,234" and "0.125" (one group of three digits) fit both conventions.
+_US = re.compile(r"^-?(\d{1,3}(,\d{3})+\.\d+|\d{1,3}(,\d{3}){2,}|\d+\.(\d{1,2}|\d{4,}))$")
+_EU = re.compile(r"^-?(\d{1,3}(\.\d{3})+,\d+|\d{1,3}(\.\d{3}){2,}|\d+,(\d{1,2}|\d{4,}))$")
 
 
 def _detect_european(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> bool:
@@ -197,9 +198,9 @@ def _detect_european(path: Path, header: list[str], layout: str, sample: list[li
 
     Evidence: a value whose decimal mark can only be ``,`` (``"0,5"``, ``"1.234,5"``)
     counts for European, one whose decimal mark can only be ``.`` (``"12.50"``,
-    ``"1,234.5"``) for the usual convention. Only metric values are looked at (a CC of
-    ``7.0`` says nothing). Values like ``"1,234"`` are ambiguous and count for neither;
-    with no evidence the usual convention is assumed.
+    ``"1,234.5"``, ``"1,234,567"``) for the usual convention. Only metric values are looked
+    at (a CC of ``7.0`` says nothing). ``"1,234"`` and ``"0.125"`` fit both and count for
+    neither; with no evidence the usual convention is assumed.
     """
     if layout == "details":
         cols = [header.index("Metric Value")]
