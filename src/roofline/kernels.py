@@ -227,7 +227,7 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     for col in ("flops_partial", "estimated"):
         flags = frame[col].to_numpy(dtype=bool, na_value=False)
         sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
-    first_rows = np.unique(gid, return_index=True)[1]
+    first_rows = np.flatnonzero(~pd.Series(gid).duplicated().to_numpy())  # ids number first appearances
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
         sums[col] = _common_value(frame[col], gid, first_rows)
     sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
