@@ -24,6 +24,12 @@ _LAZY = {
     "RooflineError": "roofline.errors",
     "InputError": "roofline.errors",
     "MachineError": "roofline.errors",
+    # The measurement API lives in roofline.measuring: a submodule named `measure` would replace
+    # the `measure` function on the package as soon as it is imported.
+    "measure": "roofline.measuring",
+    "measured": "roofline.measuring",
+    "collecting": "roofline.measuring",
+    "Collector": "roofline.measuring",
 }
 
 
