@@ -9,9 +9,11 @@
 - checks in the same run: FP64 ceiling / FLOP/s of a numpy (BLAS) matrix product, and DRAM
   ceiling / bandwidth of a large numpy copy (bytes read + written).
 
-Each ceiling is the median of repeats; its spread is half the range of the repeats over the
-median (for memory levels: the plateau's robust spread). Sweep sizes are the working set of all
-threads together; the cache sizes to compare them with are ``metadata['sweep_cache_sizes']``.
+Each ceiling is the median of the faster half of its repeats (other processes on the cores only
+ever slow a run down); its spread is half the range of those repeats over the median (for memory
+levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together; the cache sizes to compare them with
+are ``metadata['sweep_cache_sizes']``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from roofline.machine import cpu_kernels as K
 from roofline.machine.cpu_system import CpuDescription, describe_cpu
 from roofline.machine.measurement import Measurement, Mode, Progress
 from roofline.machine.model import Machine
-from roofline.machine.sweep import find_plateaus, name_plateaus
+from roofline.machine.sweep import Plateau, find_plateaus, name_plateaus
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +64,7 @@ class CpuBenchSettings:
 
 
 SETTINGS: dict[str, CpuBenchSettings] = {
-    "quick": CpuBenchSettings(repeats=3, target_s=0.01, points_per_octave=2, llc_factor=4,
-                              min_max_bytes=128 * MiB, gemm_n=1536, copy_bytes=128 * MiB),
+    "quick": CpuBenchSettings(repeats=3, target_s=0.01, points_per_octave=2, gemm_n=1536, copy_bytes=128 * MiB),
     "default": CpuBenchSettings(repeats=5, target_s=0.02, points_per_octave=4),
     "thorough": CpuBenchSettings(repeats=9, target_s=0.05, points_per_octave=6, llc_factor=16,
                                  min_max_bytes=1024 * MiB, gemm_n=3072, copy_bytes=512 * MiB),
@@ -71,8 +72,15 @@ SETTINGS: dict[str, CpuBenchSettings] = {
 
 
 def _median_spread(values: list[float]) -> tuple[float, float]:
-    med = float(np.median(values))
-    return med, (max(values) - min(values)) / (2 * med) if med > 0 else float("nan")
+    """Median and spread of the faster half of the repeats (rates: higher is faster).
+
+    Other processes on the same cores can only slow a run down, never speed it up, so the slower
+    half of the repeats measures them rather than the machine and is left out. The spread is
+    half the range of the kept repeats over their median.
+    """
+    kept = sorted(values, reverse=True)[: max(1, (len(values) + 1) // 2)]
+    med = float(np.median(kept))
+    return med, (max(kept) - min(kept)) / (2 * med) if med > 0 else float("nan")
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -170,24 +178,30 @@ class _Run:
         def timed(n: int, reps: int) -> tuple[float, list[float]]:
             return self.team.run(kernel, [(row, n, reps) for row in rows])
 
-        points = []
+        # Pass 1 calibrates each size and measures it once; the other passes measure every size
+        # again in turn, so a burst of load from other processes hits one pass, not a whole point.
+        reps_of: dict[int, int] = {}
+        rates: dict[int, list[float]] = {n: [] for n in ns}
+        total_steps = len(ns) * self.s.repeats
         reps, n_prev = 1, ns[0]
-        for i, n in enumerate(ns):
-            self.report(f"read sweep {n * 8 * self.threads / MiB:.3g} MiB", start + span * i / len(ns))
-            nbytes = n * 8 * self.threads
-            timed(n, 1)  # warm the caches
-            # Start from the previous point's bytes per run, halved: bandwidth falls with size, so
-            # this starts near the target and the doubling never needs many steps.
-            reps = _calibrate(lambda r: timed(n, r)[0], max(1, reps * n_prev // n // 2), self.s.target_s)
-            n_prev = n
-            rates = []
-            for _ in range(self.s.repeats):
-                elapsed, sums = timed(n, reps)
-                rates.append(nbytes * reps / elapsed)
-            if not np.allclose(sums, n * reps):
-                raise MachineError("the read kernel summed wrong values; the measurement is invalid")
-            med, spread = _median_spread(rates)
-            points.append({"size_bytes": float(nbytes), "bandwidth": med, "spread": spread})
+        for p in range(self.s.repeats):
+            for i, n in enumerate(ns):
+                self.report(f"read sweep {n * 8 * self.threads / MiB:.3g} MiB, pass {p + 1}/{self.s.repeats}",
+                            start + span * (p * len(ns) + i) / total_steps)
+                if p == 0:
+                    timed(n, 1)  # warm the caches
+                    # Start from the previous point's bytes per run, halved: bandwidth falls with size,
+                    # so this starts near the target and the doubling never needs many steps.
+                    reps = _calibrate(lambda r: timed(n, r)[0], max(1, reps * n_prev // n // 2), self.s.target_s)
+                    reps_of[n], n_prev = reps, n
+                elapsed, sums = timed(n, reps_of[n])
+                if not np.allclose(sums, n * reps_of[n]):
+                    raise MachineError("the read kernel summed wrong values; the measurement is invalid")
+                rates[n].append(n * 8 * self.threads * reps_of[n] / elapsed)
+        points = []
+        for n in ns:
+            med, spread = _median_spread(rates[n])
+            points.append({"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread})
         return pd.DataFrame(points)
 
     # -- sanity checks with numpy ----------------------------------------------------------
@@ -257,7 +271,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     levels = [*sorted(totals), "dram"] if totals else ["l1", "l2", "l3", "dram"]
     named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
     if "dram" not in named:
-        raise MachineError("no bandwidth plateau found in the working-set sweep", hint="run with mode='thorough'")
+        named["dram"] = _beyond_caches(frame, llc, run)
     missing = [lv for lv in levels if lv not in named]
     if missing:
         run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
@@ -298,6 +312,20 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         cache_sizes=cpu.cache_sizes(), clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
         notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
     )
+
+
+def _beyond_caches(frame: pd.DataFrame, llc: int, run: _Run) -> Plateau:
+    """DRAM from the sweep points beyond 4x the last-level cache, when no plateau was found there."""
+    tail = frame[frame["size_bytes"] >= 4 * llc]
+    if len(tail) < 2:
+        raise MachineError("no DRAM plateau in the working-set sweep and too few points beyond the caches",
+                           hint="run with mode='thorough'")
+    bw = tail["bandwidth"].to_numpy()
+    med = float(np.median(bw))
+    run.notes.append(f"no DRAM plateau found (noisy sweep): DRAM is the median of the {len(tail)} points "
+                     "beyond 4x the last-level cache")
+    return Plateau(float(tail["size_bytes"].min()), float(tail["size_bytes"].max()), med,
+                   1.4826 * float(np.median(np.abs(bw - med))) / med, len(tail))
 
 
 def _theoretical(cpu: CpuDescription, threads: int, run: _Run) -> Machine | None:

@@ -190,7 +190,8 @@ def name_plateaus(
     """Name plateaus after memory levels, innermost (fastest, smallest) first.
 
     ``levels`` are ordered innermost first and end with the level beyond every cache (``dram``):
-    the largest-size plateau is always that last level. With ``cache_sizes`` (B, same terms as
+    the largest-size plateau is that last level (with ``cache_sizes``: only when its middle size
+    lies beyond every cache). With ``cache_sizes`` (B, same terms as
     the sweep), each other plateau goes to the smallest cache that holds its middle size; when
     two plateaus claim one level the one with more points wins. Without cache sizes, plateaus
     are named in order; surplus ones (the narrowest) are left out and missing outer caches are
@@ -200,9 +201,14 @@ def name_plateaus(
         return {}
     levels = list(levels)
     ps = sorted(plateaus, key=lambda p: p.first_size)
-    named: dict[str, Plateau] = {levels[-1]: ps[-1]}
-    inner, inner_levels = ps[:-1], levels[:-1]
+    inner_levels = levels[:-1]
     known = {k: float(v) for k, v in (cache_sizes or {}).items() if k in inner_levels and v}
+    named: dict[str, Plateau] = {}
+    if known and ps[-1].center_size <= max(known.values()):
+        inner = ps  # the sweep never reached a plateau beyond the caches: no main-memory level
+    else:
+        named[levels[-1]] = ps[-1]
+        inner = ps[:-1]
     if known:
         by_size = sorted(known.items(), key=lambda kv: kv[1])
         for p in inner:
