@@ -24,6 +24,10 @@ _LAZY = {
     "RooflineError": "roofline.errors",
     "InputError": "roofline.errors",
     "MachineError": "roofline.errors",
+    "read": "roofline.api",
+    "analyze": "roofline.api",
+    "plot": "roofline.api",
+    "load_machine": "roofline.api",
     # The measurement API lives in roofline.measuring: a submodule named `measure` would replace
     # the `measure` function on the package as soon as it is imported.
     "measure": "roofline.measuring",

@@ -179,3 +179,36 @@ class Machine:
         if not isinstance(d, dict):
             raise MachineError("not a roofline machine file (JSON is not an object)", path=p)
         return cls.from_dict(d, path=p)
+
+
+def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
+    """Merge ceilings of several descriptions of one machine; the first that has a ceiling wins.
+
+    E.g. measured memory ceilings from ERT plus datasheet compute ceilings it did not
+    measure. The origin of every ceiling is kept in ``metadata['ceiling_sources']``;
+    name, source and clock are the first machine's.
+    """
+    if not machines:
+        raise MachineError("no machine to combine")
+    if len(machines) == 1:
+        return machines[0]
+    first = machines[0]
+    memory: dict[str, float] = {}
+    compute: dict[str, float] = {}
+    origins: dict[str, str] = {}
+    for m in machines:
+        known = dict(m.metadata.get("ceiling_sources", {}))
+        clock_ratio = 1.0
+        if first.sm_clock_hz and m.sm_clock_hz and m is not first:
+            clock_ratio = first.sm_clock_hz / m.sm_clock_hz
+        for key, value in m.memory.items():
+            if key not in memory:
+                memory[key] = value * (clock_ratio if key in CLOCK_SCALED_MEMORY else 1.0)
+                origins[key] = known.get(key, f"{m.source}: {m.name}")
+        for key, value in m.compute.items():
+            if key not in compute:
+                compute[key] = value * clock_ratio
+                origins[key] = known.get(key, f"{m.source}: {m.name}")
+    meta = dict(first.metadata)
+    meta["ceiling_sources"] = origins
+    return replace(first, memory=memory, compute=compute, metadata=meta)

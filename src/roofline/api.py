@@ -1,0 +1,103 @@
+"""The Python API under the CLI: read, analyze, plot.
+
+    >>> import roofline
+    >>> result = roofline.analyze("report.csv", machine="h100-sxm")   # doctest: +SKIP
+    >>> result.frame.head()                                            # doctest: +SKIP
+    >>> roofline.plot(result).savefig("roofline.png")                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from roofline.errors import MachineError
+from roofline.kernels import KernelTable
+from roofline.machine.model import Machine, combine
+
+PathArg = str | PathLike[str]
+
+
+def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:
+    """Read profiler output(s) into one kernel table (see :func:`roofline.readers.read_profile`)."""
+    from roofline.readers import read_profile
+
+    return read_profile(paths, fp16=fp16)
+
+
+def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machine:
+    """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name.
+
+    Several are combined, the first that has a ceiling winning (e.g. measured memory
+    ceilings from ERT plus datasheet compute ceilings).
+    """
+    if isinstance(spec, Machine):
+        return spec
+    if isinstance(spec, (list, tuple)):
+        return combine([load_machine(s) for s in spec])
+    path = Path(spec)  # type: ignore[arg-type]
+    if path.exists():
+        from roofline.readers import read_machine
+
+        return read_machine(path)
+    name = str(spec)
+    try:
+        from roofline.machine.theoretical import theoretical
+    except ImportError:  # pragma: no cover - the spec table ships with the package
+        theoretical = None
+    if theoretical is not None and not any(sep in name for sep in "/\\") and "." not in name:
+        return theoretical(name)
+    raise MachineError(
+        "no such machine file", path=path,
+        hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
+        "or a GPU spec name (roofline machine --list-specs)",
+    )
+
+
+def analyze(
+    data: KernelTable | Sequence[PathArg] | PathArg,
+    machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    *,
+    by: str = "name",
+    fp16: str = "ncu",
+) -> Any:
+    """Analyze a kernel table (or files, read first) against a machine's ceilings.
+
+    Without ``machine``, ceilings come from the profile's own peak metrics when it has
+    them (Nsight Compute's roofline sections), else the analysis has no ceilings.
+    """
+    from roofline.analysis import analyze as _analyze
+
+    table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
+    resolved = load_machine(machine) if machine is not None else machine_for(table)
+    return _analyze(table, resolved, by=by)  # type: ignore[arg-type]
+
+
+def machine_for(table: KernelTable) -> Machine | None:
+    """Ceilings from the profile itself (peak metrics), or None."""
+    from roofline.analysis.ceilings import machine_from_profile
+
+    if table.metrics is None or table.metrics.empty:
+        return None
+    return machine_from_profile(table.metrics)
+
+
+def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False) -> Any:
+    """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``."""
+    if interactive:
+        from roofline.views.chart_interactive import roofline_plotly
+
+        return roofline_plotly(analysis)
+    from roofline.views.chart_static import roofline_figure
+
+    return roofline_figure(analysis, top=top, phase=phase)
+
+
+def example_files() -> tuple[list[Path], Path]:
+    """The bundled DeepCAM V100 example: (the 12 per-metric ncu files, the machine JSON)."""
+    root = Path(str(resources.files("roofline") / "data" / "examples" / "deepcam_v100"))
+    profiles = sorted(root.glob("out.*"))
+    return profiles, root / "v100_sxm2_demo_machine.json"
