@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if out.exists() and not args.force:
             raise SystemExit(f"{out} exists; pass --force to overwrite")
         out.write_text(json.dumps(measurement_dict(m), indent=1) + "\n")
-        fig = plot_sweep(m.sweeps, cache_sizes=meta["sweep_cache_sizes"],
+        fig = plot_sweep(m.sweeps, cache_sizes=meta["sweep_cache_sizes"], plateaus=meta["plateaus"],
                          title=f"{meta['cpu']}, {meta['threads']} threads: read sweep ({mode})")
         fig.savefig(RESULTS / f"{tag}_{mode}.png", dpi=120)
     text = "\n".join((head or []) + body) + "\n"

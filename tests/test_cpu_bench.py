@@ -11,7 +11,7 @@ import pytest
 
 from roofline.machine.cpu_bench import measure_cpu
 from roofline.machine.ert import to_ert_json
-from roofline.machine.sweep import plot_sweep
+from roofline.machine.sweep import binary_size, plot_sweep
 from roofline.measuring import Collector, measured
 from roofline.readers.ert import from_ert_dict
 
@@ -68,9 +68,13 @@ def test_levels_named_after_the_system_caches(run):
     llc = max(m.machine.metadata["sweep_cache_sizes"].values())
     assert sweep["size_bytes"].max() >= 4 * llc  # far beyond the last-level cache
     assert sweep["size_bytes"].min() <= 16 * 1024
-    fig = plot_sweep(m.sweeps, cache_sizes=m.machine.metadata["sweep_cache_sizes"], title="quick")
+    fig = plot_sweep(m.sweeps, cache_sizes=m.machine.metadata["sweep_cache_sizes"], title="quick",
+                     plateaus=m.machine.metadata["plateaus"])
     texts = [t.get_text() for t in fig.axes[0].texts]
-    assert any(t.startswith("DRAM ") for t in texts) and any(t.startswith("L1 ") for t in texts)
+    for level in m.machine.memory:  # every ceiling is labelled on its plateau
+        assert any(t.startswith(f"{level.upper()} ") and t.endswith("B/s") for t in texts), (level, texts)
+    for level, size in m.machine.metadata["sweep_cache_sizes"].items():  # cache sizes marked
+        assert f"{level.upper()} {binary_size(size)}" in texts
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="reads x86 assembly")

@@ -175,3 +175,18 @@ def test_numpy_saxpy_point():
     row = c.table().frame.iloc[0]
     assert row["fp32_flops"] == 2 * n and row["dram_bytes"] == 12 * n
     assert y[0] == 1 + 2.0 * (1 + 3)  # 1 warm-up + 3 timed runs all happened
+
+
+def test_measurements_go_through_analysis_and_charts(data_dir):
+    """Measured points analyze against an ERT CPU machine and plot, like any profile."""
+    c = Collector()
+    with measure("stream-like", flops=2e6, bytes=24e6, precision="fp64", collector=c) as t:
+        time.sleep(0.001)
+    t.times_s[:] = [1e-3]  # fix the time: 2 GFLOP/s and 24 GB/s
+    result = roofline.analyze(c.table(), machine=data_dir / "ert" / "cpu_xeonE5530_ert_roofline.json")
+    row = result.frame.iloc[0]
+    assert row["bound"] == "dram"
+    assert row["attainable"] == pytest.approx(68.76e9 * 2e6 / 24e6)  # AI x DRAM ceiling
+    assert row["flop_rate"] == pytest.approx(2e9)
+    fig = roofline.plot(result)
+    assert fig is not None

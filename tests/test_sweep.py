@@ -153,4 +153,6 @@ def test_plot_sweep_marks_caches_and_plateaus():
     labels = [lab.get_text() for lab in ax.get_xticklabels()]
     assert any("MiB" in lab for lab in labels) and any("KiB" in lab for lab in labels)
     assert ax.get_title() == "synthetic"
-    fig.canvas.draw() if hasattr(fig.canvas, "draw") else None
+    fig.canvas.draw()
+    ylabels = [lab.get_text() for lab in ax.get_yticklabels(minor=True) + ax.get_yticklabels()]
+    assert any(lab.endswith("GB/s") for lab in ylabels) and not any("e+" in lab for lab in ylabels)

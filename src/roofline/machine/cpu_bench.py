@@ -295,8 +295,8 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         "fma_isa": {k: v for k, v in compute_details.items() if k.endswith("_isa")},
         "flops_by_width": {k: v for k, v in compute_details.items() if k.endswith("bit_flops")},
         "cache_sizes": cpu.cache_sizes(), "sweep_cache_sizes": totals,
-        "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "points": p.points}
-                     for k, p in named.items()},
+        "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
+                         "spread": p.spread, "points": p.points} for k, p in named.items()},
         "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

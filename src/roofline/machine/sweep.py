@@ -249,18 +249,31 @@ def binary_size(value: float) -> str:
     return f"{value:.3g} B"
 
 
+def _minor_label(value: float, _pos: object = None) -> str:
+    """Label the 2x and 5x minor ticks of a decade (B/s), leave the others bare."""
+    from roofline.units import format_si
+
+    if value <= 0:
+        return ""
+    lead = value / 10 ** math.floor(math.log10(value) + 1e-9)
+    return format_si(value, "B/s") if round(lead) in (2, 5) and abs(lead - round(lead)) < 1e-6 else ""
+
+
 def plot_sweep(
     sweep: Any,
     cache_sizes: Mapping[str, float] | None = None,
     title: str | None = None,
     *,
     levels: Sequence[str] | None = None,
+    plateaus: Mapping[str, Plateau | Mapping[str, float]] | None = None,
 ) -> Figure:
     """Bandwidth against working set: log axes, binary size ticks, decimal B/s, caches and plateaus marked.
 
     ``sweep`` is a DataFrame with ``size_bytes`` and ``bandwidth`` (optional ``spread``), a mapping
     with those keys, or a mapping of several such frames by name (e.g. 'read', 'copy'). Plateaus
-    of the first sweep are shaded and named (``levels``, default l1/l2/l3/dram as found).
+    of the first sweep are shaded and named (``levels``, default l1/l2/l3/dram as found), unless
+    ``plateaus`` gives them (name -> :class:`Plateau`, or a mapping with ``first_size``,
+    ``last_size`` and ``bandwidth``, as a measurement's ``metadata['plateaus']``).
     """
     from matplotlib.figure import Figure
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
@@ -279,12 +292,18 @@ def plot_sweep(
         if "spread" in frame:
             sp = frame["spread"].to_numpy(dtype=float)
             ax.fill_between(s, bw * (1 - sp), bw * (1 + sp), color=line.get_color(), alpha=0.2, lw=0)
-    first = next(iter(sweeps.values()))
-    plateaus = find_plateaus(first["size_bytes"], first["bandwidth"], cache_sizes)
-    level_names = list(levels) if levels else ["l1", "l2", "l3", "dram"]
-    if not cache_sizes and not levels:
-        level_names = ["l1", "l2", "l3", "dram"][: max(0, len(plateaus) - 1)] + ["dram"]
-    named = name_plateaus(plateaus, level_names, cache_sizes=cache_sizes)
+    if plateaus is not None:
+        named = {k: p if isinstance(p, Plateau) else Plateau(float(p["first_size"]), float(p["last_size"]),
+                                                              float(p["bandwidth"]), float(p.get("spread", 0.0)),
+                                                              int(p.get("points", 0)))
+                 for k, p in plateaus.items()}
+    else:
+        first = next(iter(sweeps.values()))
+        found = find_plateaus(first["size_bytes"], first["bandwidth"], cache_sizes)
+        level_names = list(levels) if levels else ["l1", "l2", "l3", "dram"]
+        if not cache_sizes and not levels:
+            level_names = ["l1", "l2", "l3", "dram"][: max(0, len(found) - 1)] + ["dram"]
+        named = name_plateaus(found, level_names, cache_sizes=cache_sizes)
     for level, p in named.items():
         ax.axvspan(p.first_size, p.last_size, color="tab:green", alpha=0.10, lw=0)
         ax.hlines(p.bandwidth, p.first_size, p.last_size, colors="tab:green", lw=2)
@@ -304,7 +323,7 @@ def plot_sweep(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: binary_size(v)))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: format_si(v, "B/s")))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: format_si(v, "B/s", digits=2)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
     ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_xlabel("working set")
     ax.set_ylabel("bandwidth")
