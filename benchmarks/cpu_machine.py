@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             head = [
                 f"CPU: {meta['cpu']} ({meta['vendor']}), {meta['threads']} threads on CPUs {meta['cpus']}, "
                 f"{meta['physical_cores']} physical cores",
-                f"caches per instance: {', '.join(f'{k}={v // 1024} KiB' for k, v in m.cache_sizes.items())}; "
+                f"caches per instance: {', '.join(f'{k}={v // 1024} KiB' for k, v in meta['cache_sizes_per_instance'].items())}; "
                 f"for all threads: {', '.join(f'{k}={v // 1024} KiB' for k, v in meta['sweep_cache_sizes'].items())}",
                 f"numba {numba.__version__}, numpy {numpy.__version__}, python {platform.python_version()}, "
                 f"{platform.platform()}",

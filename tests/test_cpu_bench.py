@@ -63,6 +63,7 @@ def test_sanity_ratios_against_numpy(run):
 def test_levels_named_after_the_system_caches(run):
     m, *_ = run
     caches = m.cache_sizes
+    assert caches == m.machine.metadata["sweep_cache_sizes"]  # in the sweep's terms, for plot_sweep
     assert set(m.machine.memory) - {"dram"} <= set(caches)
     sweep = m.sweeps["read"]
     llc = max(m.machine.metadata["sweep_cache_sizes"].values())

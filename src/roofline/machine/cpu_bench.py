@@ -12,8 +12,10 @@
 Each ceiling is the median of the faster half of its repeats (other processes on the cores only
 ever slow a run down); its spread is half the range of those repeats over the median (for memory
 levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
-pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together; the cache sizes to compare them with
-are ``metadata['sweep_cache_sizes']``.
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together, and so are the returned
+``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
+counts once per thread, a shared one once); sysfs's per-instance sizes are in
+``metadata['cache_sizes_per_instance']``.
 """
 
 from __future__ import annotations
@@ -294,7 +296,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         "vector_bits": compute_details["fp64_vector_bits"], "widest_vector_bits": K.host_vector_bytes() * 8,
         "fma_isa": {k: v for k, v in compute_details.items() if k.endswith("_isa")},
         "flops_by_width": {k: v for k, v in compute_details.items() if k.endswith("bit_flops")},
-        "cache_sizes": cpu.cache_sizes(), "sweep_cache_sizes": totals,
+        "cache_sizes_per_instance": cpu.cache_sizes(), "sweep_cache_sizes": totals,
         "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
                          "spread": p.spread, "points": p.points} for k, p in named.items()},
         "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
@@ -309,7 +311,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     run.report("done", 1.0)
     return Measurement(
         machine=machine, sweeps={"read": frame}, theoretical=theoretical, checks=checks,
-        cache_sizes=cpu.cache_sizes(), clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
+        cache_sizes=totals, clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
         notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
     )
 
