@@ -126,3 +126,11 @@ def test_saxpy_lands_on_the_dram_slope(run):
     assert 0.5 <= ratio <= 2.0, (t.bandwidth, m.machine.memory["dram"])
     row = c.table().frame.iloc[0]
     assert row["dram_bytes"] / row["time_s"] == pytest.approx(t.bandwidth)
+
+
+def test_sweep_buffers_are_aligned_to_cache_lines():
+    from roofline.machine.cpu_bench import _aligned
+
+    for n in (1, 1000, 1 << 20):
+        a = _aligned(n)
+        assert a.ctypes.data % 64 == 0 and a.size == n and a.flags.c_contiguous

@@ -91,6 +91,17 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
+def _aligned(n: int, align: int = 64) -> np.ndarray:
+    """An FP64 array of ``n`` elements starting on an ``align``-byte boundary.
+
+    Large numpy arrays start 16 bytes into a page; a vector load from such an array straddles two
+    cache lines every other time, which costs a third of the L1 bandwidth on Zen 4.
+    """
+    raw = np.empty(n + align // 8)
+    offset = (-raw.ctypes.data % align) // 8
+    return raw[offset: offset + n]
+
+
 def _calibrate(run: Callable[[int], Any], count: int, target_s: float) -> int:
     """Smallest count (doubling from ``count``) whose run takes at least ``target_s``.
 
@@ -165,7 +176,7 @@ class _Run:
         per_thread_max = max(block, (max_total // self.threads // 8) // block * block)
 
         def make_row() -> np.ndarray:  # run by the owning thread: its pages are placed near it
-            row = np.empty(per_thread_max)
+            row = _aligned(per_thread_max)
             fill(row, 1.0)
             return row
 
