@@ -103,7 +103,8 @@ def test_measured_machine_exports_to_ert_and_back(run):
 
 
 def test_saxpy_lands_on_the_dram_slope(run):
-    """A parallel saxpy over arrays 8x the last-level cache: effective bandwidth within 2x of DRAM's."""
+    """A parallel saxpy (12 B and 2 FLOPs per element) on arrays far beyond the last-level cache:
+    its effective bandwidth lies within 2x of the measured DRAM ceiling."""
     import numba
 
     m, *_ = run
@@ -119,11 +120,13 @@ def test_saxpy_lands_on_the_dram_slope(run):
     y = np.ones(n, dtype=np.float32)
     c = Collector()
     saxpy = measured("saxpy", flops=lambda x, y, a: 2 * x.size, bytes=lambda x, y, a: 12 * x.size,
-                     precision="fp32", repeats=5, collector=c)(saxpy_kernel)
+                     precision="fp32", repeats=7, collector=c)(saxpy_kernel)
     saxpy(x, y, np.float32(2.0))
     t = c.timings[0]
-    ratio = t.bandwidth / m.machine.memory["dram"]
-    assert 0.5 <= ratio <= 2.0, (t.bandwidth, m.machine.memory["dram"])
+    # The ceiling is the median of its faster repeats (other processes only slow runs down); compare
+    # the saxpy's fastest run with it, and keep its median in the message.
+    ratio = t.bytes / t.min_time_s / m.machine.memory["dram"]
+    assert 0.5 <= ratio <= 2.0, (t.bandwidth, t.bytes / t.min_time_s, m.machine.memory["dram"])
     row = c.table().frame.iloc[0]
     assert row["dram_bytes"] / row["time_s"] == pytest.approx(t.bandwidth)
 

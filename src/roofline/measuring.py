@@ -67,6 +67,11 @@ class Timing:
         return statistics.median(self.times_s) if self.times_s else float("nan")
 
     @property
+    def min_time_s(self) -> float:
+        """Fastest run (s): the one least disturbed by other work on the machine; NaN before any run."""
+        return min(self.times_s) if self.times_s else float("nan")
+
+    @property
     def flop_rate(self) -> float:
         """Achieved FLOP/s (NaN when FLOPs are unknown)."""
         return self.flops / self.time_s if self.flops is not None else float("nan")
