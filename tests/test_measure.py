@@ -190,3 +190,20 @@ def test_measurements_go_through_analysis_and_charts(data_dir):
     assert row["flop_rate"] == pytest.approx(2e9)
     fig = roofline.plot(result)
     assert fig is not None
+
+
+def test_saxpy_example_runs(data_dir):
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).parent.parent
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / "measure_saxpy.py"), "--n", str(1 << 20),
+         "--machine", str(data_dir / "ert" / "cpu_skylake_apollo_uoregon_roofline.json")],
+        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "PYTHONPATH": str(root / "src")},
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("machine: apollo.cs.uoregon.edu, DRAM 200 GB/s")
+    assert [ln.split()[0:2] for ln in lines[1:]] == [["saxpy", "numpy"], ["saxpy", "numba"]]
+    assert all("bound: dram" in ln for ln in lines[1:])
