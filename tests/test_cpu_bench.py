@@ -9,11 +9,13 @@ import platform
 import numpy as np
 import pytest
 
-from roofline.machine.cpu_bench import measure_cpu
-from roofline.machine.ert import to_ert_json
-from roofline.machine.sweep import binary_size, plot_sweep
-from roofline.measuring import Collector, measured
-from roofline.readers.ert import from_ert_dict
+numba = pytest.importorskip("numba", reason="measuring a CPU needs numba")
+
+from roofline.machine.cpu_bench import measure_cpu  # noqa: E402
+from roofline.machine.ert import to_ert_json  # noqa: E402
+from roofline.machine.sweep import binary_size, plot_sweep  # noqa: E402
+from roofline.measuring import Collector, measured  # noqa: E402
+from roofline.readers.ert import from_ert_dict  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +107,6 @@ def test_measured_machine_exports_to_ert_and_back(run):
 def test_saxpy_lands_on_the_dram_slope(run):
     """A parallel saxpy (12 B and 2 FLOPs per element) on arrays far beyond the last-level cache:
     its effective bandwidth lies within 2x of the measured DRAM ceiling."""
-    import numba
-
     m, *_ = run
 
     @numba.njit(parallel=True, fastmath=True)
