@@ -28,8 +28,6 @@ import numpy as np
 
 #: Independent vector accumulators per thread (FMA chains, partial sums).
 CHAINS = 16
-#: Bytes per vector register by name.
-REGISTER_BYTES = {"zmm": 64, "ymm": 32, "xmm": 16}
 
 
 def _numba() -> Any:
@@ -52,14 +50,6 @@ def host_vector_bytes() -> int:
     if features.get("avx") or features.get("avx2"):
         return 32
     return 16
-
-
-def host_has_fma() -> bool:
-    """Whether the host CPU has fused multiply-add instructions (x86 FMA3; every AArch64 core)."""
-    from llvmlite import binding as llvm
-
-    features = llvm.get_host_cpu_features()
-    return bool(features.get("fma") or features.get("neon") or features.get("fp-armv8"))
 
 
 def _vector_ir(dtype: str, lanes: int) -> tuple[Any, Any, str, int]:
