@@ -195,17 +195,21 @@ class Counted:
 def _formula_value(metrics: pd.DataFrame, f: Formula, missing: dict[str, list[str]]) -> np.ndarray:
     n = len(metrics)
     total = np.zeros(n)
+    absent: list[str] = []
     for weight, counter in f.terms:
         values = _get(metrics, counter)
         if values is None:
-            if f.column == "dram_bytes":
-                rd, wr = _get(metrics, DRAM_READ), _get(metrics, DRAM_WRITE)
-                if rd is not None and wr is not None:
-                    return rd + wr
-            missing.setdefault(f.column, []).append(counter.name)
-            return np.full(n, np.nan)
+            absent.append(counter.name)
+            continue
         total = total + weight * values
-    return total
+    if not absent:
+        return total
+    if f.column == "dram_bytes":
+        rd, wr = _get(metrics, DRAM_READ), _get(metrics, DRAM_WRITE)
+        if rd is not None and wr is not None:
+            return rd + wr
+    missing.setdefault(f.column, []).extend(absent)  # name every counter the formula lacks
+    return np.full(n, np.nan)
 
 
 def _tensor_ops(metrics: pd.DataFrame, rows: np.ndarray, cc: str | None, warnings: list[str]) -> tuple[np.ndarray | None, np.ndarray]:

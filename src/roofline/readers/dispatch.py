@@ -46,7 +46,10 @@ def read_one(path: str | PathLike[str]) -> RawProfile:
 
 
 def _label(sources: Sequence[str]) -> str:
-    return ", ".join(Path(s).name for s in sources)
+    names = [Path(s).name for s in sources]
+    if len(names) <= 2:
+        return ", ".join(names)
+    return f"{len(names)} files ({names[0]}, ...)"
 
 
 def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str] = ()) -> KernelTable:
