@@ -82,7 +82,9 @@ def machine_for(table: KernelTable) -> Machine | None:
 
     if table.metrics is None or table.metrics.empty:
         return None
-    return machine_from_profile(table.metrics)
+    ccs = table.frame["compute_capability"].dropna().unique()
+    cc = str(ccs[0]) if len(ccs) == 1 else None  # one architecture: its tensor ceiling can be known
+    return machine_from_profile(table.metrics, compute_capability=cc)
 
 
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False) -> Any:

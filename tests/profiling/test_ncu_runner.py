@@ -179,7 +179,6 @@ def test_existing_outputs_are_refused_before_running(tmp_path: Path, fake_ncu: P
 # -- the whole session (needs the ncu CSV reader) ----------------------------------------------
 
 def test_session_reads_the_report_into_a_kernel_table(tmp_path: Path, fake_ncu: Path) -> None:
-    pytest.importorskip("roofline.readers.dispatch")
     outcome = session.profile(_settings(tmp_path))
     assert outcome.exit_code == 0 and outcome.status == "ok" and outcome.mode == "ncu"
     assert len(outcome.table) == RECORDED_KERNELS
@@ -194,7 +193,6 @@ def test_session_reads_the_report_into_a_kernel_table(tmp_path: Path, fake_ncu: 
 
 
 def test_program_failure_keeps_the_profile_and_exits_3(tmp_path: Path, fake_ncu: Path) -> None:
-    pytest.importorskip("roofline.readers.dispatch")
     outcome = session.profile(_settings(tmp_path, sys.executable, "-c", "import sys; sys.exit(9)"))
     assert outcome.exit_code == session.EXIT_PROGRAM_FAILED == 3
     assert outcome.status == "program-failed" and outcome.table is not None
