@@ -193,6 +193,25 @@ def _common_value(values: pd.Series, gid: np.ndarray, first_rows: np.ndarray) ->
     return first.where(pd.Series(distinct == 1))
 
 
+def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group ids (numbered in order of first appearance) of the rows of ``frame`` by ``keys``,
+    and the row of each group's first launch. Missing key values form their own group.
+
+    Each key is factorized once on its own values (no string copies: this runs on 1e6 launches).
+    """
+    n = len(frame)
+    codes = np.zeros(n, dtype=np.int64)
+    for k in keys:
+        c, uniques = pd.factorize(frame[k], sort=False, use_na_sentinel=False)
+        codes = codes * (len(uniques) + 1) + c
+    if len(keys) > 1:  # renumber the combined codes densely, still in order of first appearance
+        codes, _ = pd.factorize(codes, sort=False)
+    ngroups = int(codes.max()) + 1 if n else 0
+    first = np.empty(ngroups, dtype=np.int64)
+    first[codes[::-1]] = np.arange(n - 1, -1, -1)  # the last write per group is its first row
+    return codes.astype(np.int64, copy=False), first
+
+
 def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     """Sum launches into one row per kernel name (``by='name'``) or per phase and name.
 
@@ -206,11 +225,10 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
     keys = _group_keys(by)
     frame = frame.reset_index(drop=True)
-    key_frame = pd.DataFrame({k: frame[k].astype("string").fillna("(none)") for k in keys})
     # Group ids in order of first appearance, computed once; every reduction below groups on
     # these integers instead of hashing the (long) kernel names again (1e6 launches).
-    gid = key_frame.groupby(keys, sort=False).ngroup().to_numpy()
-    ngroups = int(gid.max()) + 1 if len(gid) else 0
+    gid, first_rows = group_ids(frame, keys)
+    ngroups = len(first_rows)
     sums = pd.DataFrame(index=pd.RangeIndex(ngroups))
     for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
         values = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -227,17 +245,14 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     for col in ("flops_partial", "estimated"):
         flags = frame[col].to_numpy(dtype=bool, na_value=False)
         sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
-    first_rows = np.flatnonzero(~pd.Series(gid).duplicated().to_numpy())  # ids number first appearances
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
         sums[col] = _common_value(frame[col], gid, first_rows)
     sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
     if by == "name":
         sums["phase"] = _joined_distinct(frame["phase"], gid, ngroups)
     for k in keys:
-        sums[k] = key_frame[k].to_numpy()[first_rows] if ngroups else key_frame[k].to_numpy()
+        sums[k] = frame[k].iloc[first_rows].to_numpy()  # take, then convert: not 1e6 strings
     out = sums.reset_index(drop=True)
-    if by == "phase":
-        out["phase"] = out["phase"].replace("(none)", pd.NA)
     out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")
     out = validate(out)
     return out.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)

@@ -104,9 +104,13 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
 def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
     if not len(frame):
         return {}
-    keys = frame["phase"].astype("string").fillna(UNKNOWN).to_numpy(dtype=object)
-    sums = pd.Series(frame["time_s"].to_numpy(dtype=float)).groupby(keys, sort=True).sum(min_count=1)
-    return {str(k): float(v) for k, v in sums.items() if not np.isnan(v)}
+    codes, phases = pd.factorize(frame["phase"], use_na_sentinel=False)  # integer work: 1e6 launches
+    t = frame["time_s"].to_numpy(dtype=float)
+    known = ~np.isnan(t)
+    sums = np.bincount(codes, weights=np.where(known, t, 0.0), minlength=len(phases))
+    counted = np.bincount(codes, weights=known, minlength=len(phases))
+    names = [UNKNOWN if pd.isna(p) else str(p) for p in phases]
+    return {name: float(total) for name, total, c in sorted(zip(names, sums, counted)) if c > 0}
 
 
 def _apply_clock(frame: pd.DataFrame, machine: Machine | None, notes: list[str]) -> Machine | None:

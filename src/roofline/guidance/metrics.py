@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from roofline.kernels import KernelTable
+from roofline.kernels import KernelTable, group_ids
 
 # -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -93,6 +93,15 @@ def _key_frame(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+def _group_index(launches: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Index]:
+    """Group ids (shared with the kernel table's aggregation) and the index of key values per group."""
+    group, first = group_ids(launches, keys)
+    firsts = _key_frame(launches.iloc[first], keys)
+    if len(keys) == 1:
+        return group, pd.Index(firsts[keys[0]].to_numpy(), name=keys[0])
+    return group, pd.MultiIndex.from_frame(firsts)
+
+
 def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
                       names: Iterable[str] = ALL_METRICS) -> pd.DataFrame:
     """Combine per-launch metrics into one row per group of launches.
@@ -100,34 +109,42 @@ def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
     ``launches`` is the per-launch kernel table (``kernel_name``, ``phase``, ``launch_id``,
     ``time_s``) and ``metrics`` the raw metrics with the same index. Counts are summed
     (NaN if any launch lacks the count); intensive metrics are time-weighted means over
-    the launches that have them. Returns a frame indexed by the group keys (strings, with
-    unknown phases as ``"(none)"``) holding the metrics in ``names`` that are present.
+    the launches that have them (the plain mean where those launches recorded no time).
+    Returns a frame indexed by the group keys (strings, with unknown phases as ``"(none)"``)
+    holding the metrics in ``names`` that are present. Vectorised: the keys are factorized
+    once and every metric is summed with ``np.bincount``.
     """
     keys = group_keys(by)
-    values = _numeric(metrics.reindex(launches.index), names)
-    key_frame = _key_frame(launches, keys)
+    values = _numeric(metrics, names)  # select first: reindexing every raw column costs seconds at 1e6 rows
+    if not values.index.equals(launches.index):
+        values = values.reindex(launches.index)
+    group, index = _group_index(launches, keys)
     if values.empty:
-        return pd.DataFrame(index=pd.MultiIndex.from_frame(key_frame.drop_duplicates()) if len(keys) > 1
-                            else pd.Index(key_frame[keys[0]].drop_duplicates(), name=keys[0]))
-    grouper = [key_frame[k] for k in keys]
-    t = pd.to_numeric(launches["time_s"], errors="coerce").astype(float)
+        return pd.DataFrame(index=index)
+    n = len(index)
+    t = pd.to_numeric(launches["time_s"], errors="coerce").to_numpy(dtype=float)
+
+    def total(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=weights, minlength=n)
+
     out = {}
     for name in values.columns:
-        col = values[name]
+        v = values[name].to_numpy(dtype=float)
+        nan = np.isnan(v)
+        known = total(~nan)
         if is_count(name):
-            summed = col.groupby(grouper, sort=False).sum(min_count=1)
-            any_nan = col.isna().groupby(grouper, sort=False).any()
-            out[name] = summed.mask(any_nan)
-        else:
-            ok = col.notna() & t.notna()
-            w = t.where(ok)
-            num = (col.where(ok) * w).groupby(grouper, sort=False).sum(min_count=1)
-            den = w.groupby(grouper, sort=False).sum(min_count=1)
-            mean = num / den.where(den > 0)
-            # Launches of zero recorded time: fall back to the plain mean rather than lose the value.
-            plain = col.groupby(grouper, sort=False).mean()
-            out[name] = mean.fillna(plain)
-    return pd.DataFrame(out)
+            summed = total(np.where(nan, 0.0, v))
+            summed[total(nan) > 0] = np.nan  # a launch lacks the count: the sum is unknown
+            out[name] = summed
+            continue
+        ok = ~nan & ~np.isnan(t)
+        num = total(np.where(ok, v * np.where(ok, t, 0.0), 0.0))
+        den = total(np.where(ok, t, 0.0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+            plain = np.where(known > 0, total(np.where(nan, 0.0, v)) / np.where(known > 0, known, 1.0), np.nan)
+        out[name] = np.where(np.isnan(mean), plain, mean)
+    return pd.DataFrame(out, index=index)
 
 
 def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None) -> pd.DataFrame:
