@@ -17,6 +17,7 @@ from roofline.errors import RooflineError
 #: Modules that define sub-commands; each has ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
     "roofline.cli.analyze",
+    "roofline.cli.machine",
 )
 
 EXIT_BAD_INPUT = 2
