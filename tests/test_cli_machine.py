@@ -63,6 +63,7 @@ def no_gpu(monkeypatch):
     from roofline.machine import gpu_info
 
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 0)
+    monkeypatch.setattr(gpu_info, "undetected_gpu_reason", lambda: None)
 
 
 def test_gpu_asked_for_without_a_gpu_says_so_in_one_line(no_gpu, capsys):
@@ -153,3 +154,14 @@ def test_ert_export(tmp_path, capsys):
     assert main(["machine", "--spec", "v100-sxm2", "--ert-json", str(path)]) == 0
     doc = json.loads(path.read_text())
     assert "empirical" in doc
+
+
+def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypatch, fake_cpu_bench, capsys):
+    from roofline.machine import gpu_info
+
+    monkeypatch.setattr(gpu_info, "gpu_count", lambda: 0)
+    monkeypatch.setattr(gpu_info, "undetected_gpu_reason",
+                        lambda: "NVML sees 1 NVIDIA GPU(s) but CUDA through CuPy cannot use them (ImportError: x)")
+    assert main(["machine"]) == 2
+    assert "pass --cpu" in capsys.readouterr().err and fake_cpu_bench == []
+    assert main(["machine", "--cpu"]) == 0 and fake_cpu_bench == ["default"]

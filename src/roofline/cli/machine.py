@@ -124,6 +124,10 @@ def _measure(gpu: Optional[int], cpu: bool, mode: str) -> Any:
             raise ToolNotFoundError(f"no NVIDIA GPU found (asked for --gpu {gpu}); --cpu measures the CPU")
         if gpu is not None and gpu >= n:
             raise ToolNotFoundError(f"no GPU {gpu}: this machine has {n} (0 to {n - 1})")
+        if n == 0 and gpu is None:
+            reason = gpu_info.undetected_gpu_reason()
+            if reason:
+                raise ToolNotFoundError(f"{reason}; install CuPy for your CUDA, or pass --cpu to measure the CPU")
         if n > 0:
             from roofline.machine.gpu_bench import measure_gpu
 

@@ -92,6 +92,32 @@ def gpu_count() -> int:
         return 0
 
 
+def undetected_gpu_reason() -> str | None:
+    """When :func:`gpu_count` is 0 but NVML sees NVIDIA GPUs, why CUDA (through CuPy) does not; else None.
+
+    Lets the CLI refuse to measure the CPU in place of a GPU it cannot drive (no silent fallback).
+    """
+    try:
+        import pynvml as nv
+
+        nv.nvmlInit()
+        try:
+            n = int(nv.nvmlDeviceGetCount())
+        finally:
+            nv.nvmlShutdown()
+    except Exception:  # no NVML binding or no driver: there is no NVIDIA GPU to miss
+        return None
+    if n == 0:
+        return None
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        return f"NVML sees {n} NVIDIA GPU(s) but CUDA through CuPy cannot use them ({type(exc).__name__}: {exc})"
+    return None
+
+
 def read_device_info(device: int = 0) -> DeviceInfo:
     """Read SM count, clocks, bus width, L2 size and versions of GPU ``device``."""
     cp = _cupy()
