@@ -50,6 +50,7 @@ extern "C" __global__ void bw_read_bcast(const int4* __restrict__ a, long long n
     for (int r = 0; r < reps; ++r) {
         long long i = threadIdx.x + start;
         if (i >= n) i -= n;
+        #pragma unroll 4
         for (long long k = 0; k < n; k += blockDim.x) {
             int4 v = __ldca(a + i);
             acc.x ^= v.x; acc.y ^= v.y; acc.z ^= v.z; acc.w ^= v.w;
@@ -124,6 +125,7 @@ extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     #pragma unroll
     for (int k = 0; k < {CHAINS}; ++k) x[k] = {init};
+    #pragma unroll 1
     for (long long it = 0; it < iters; ++it) {{
         #pragma unroll
         for (int u = 0; u < {UNROLL}; ++u) {{
