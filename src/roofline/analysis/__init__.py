@@ -3,3 +3,8 @@
 ``analyze(table, machine, by=...)`` returns an :class:`Analysis` whose ``frame`` has
 every kernel-table column plus the columns declared in :mod:`roofline.analysis.columns`.
 """
+
+from roofline.analysis.result import Analysis
+from roofline.analysis.roofline import analyze
+
+__all__ = ["Analysis", "analyze"]

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -62,4 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return 130
+    except Exception as exc:  # a bug: one message, the traceback only on request
+        if os.environ.get("ROOFLINE_DEBUG"):
+            raise
+        error(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "  This is a bug in roofline; please report it. Set ROOFLINE_DEBUG=1 to see the traceback."
+        )
+        return 1
     return 0

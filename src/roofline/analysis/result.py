@@ -1,0 +1,110 @@
+"""The :class:`Analysis`: what :func:`roofline.analysis.analyze` returns, and its summaries.
+
+Data only: views (charts, tables, JSON) take an ``Analysis`` and never compute
+roofline maths themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from roofline.machine.model import Machine
+
+#: Label used in summaries for rows whose bound or phase is unknown.
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A kernel table with roofline columns, the machine it was held to, and notes.
+
+    ``frame``: the (aggregated) kernel table plus the columns of
+    :mod:`roofline.analysis.columns`, sorted by time, longest first.
+    ``machine``: the machine as applied (scaled to the kernels' clock), or None.
+    ``levels``: memory levels analysed, innermost first.
+    ``by``: the aggregation, ``"name"``, ``"phase"`` or ``"launch"``.
+    ``notes``: what a reader of the results must know (missing ceilings,
+    clock scaling, lower bounds), as sentences.
+    ``phase_times``: seconds per phase, from the launches before aggregation
+    (``"unknown"`` for launches outside any phase).
+    """
+
+    frame: pd.DataFrame
+    machine: Machine | None
+    levels: tuple[str, ...]
+    by: str
+    notes: tuple[str, ...] = ()
+    phase_times: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    @property
+    def total_time_s(self) -> float:
+        """Sum of the known kernel times, seconds (0 for an empty table)."""
+        return float(np.nansum(self.frame["time_s"].to_numpy(dtype=float)))
+
+    def ranked(self, top: int | None = None) -> pd.DataFrame:
+        """Rows by time, longest first (unknown times last), with their limiter (``bound``); ``top`` rows."""
+        out = self.frame.sort_values("time_s", ascending=False, kind="stable", na_position="last")
+        out = out.reset_index(drop=True)
+        return out if top is None else out.head(top)
+
+    def zero_flop_mask(self) -> np.ndarray:
+        """True for rows known to execute no FLOPs (they cannot sit on a log FLOP/s axis)."""
+        flops = self.frame["flops"].to_numpy(dtype=float)
+        return flops == 0
+
+    def totals(self) -> dict[str, Any]:
+        """Whole-table summary, SI units.
+
+        Keys: ``time_s`` (total), ``launches``, ``kernels`` (rows), ``flops`` (known total),
+        ``time_by_phase`` (s), ``share_by_bound`` and ``share_by_region`` (fractions of
+        the total time), ``zero_flop_time_s`` and ``zero_flop_share`` (kernels without
+        FLOPs), ``unknown_flop_time_s`` (kernels whose FLOPs were not counted),
+        ``savable_time_s`` (sum of time above the roofline over kernels where known; NaN
+        when unknown for all, e.g. without a machine).
+        """
+        f = self.frame
+        time = f["time_s"].to_numpy(dtype=float)
+        total = float(np.nansum(time))
+        flops = f["flops"].to_numpy(dtype=float)
+
+        def shares(col: str) -> dict[str, float]:
+            if total <= 0:
+                return {}
+            keys = f[col].astype("string").fillna(UNKNOWN)
+            sums = pd.Series(time, index=f.index).groupby(keys.to_numpy(dtype=object), sort=True).sum(min_count=1)
+            return {str(k): float(v) / total for k, v in sums.items() if not np.isnan(v)}
+
+        zero = flops == 0
+        zero_time = float(np.nansum(np.where(zero, time, 0.0)))
+        return {
+            "time_s": total,
+            "launches": int(f["launches"].sum()) if len(f) else 0,
+            "kernels": int(len(f)),
+            "flops": float(np.nansum(flops)),
+            "time_by_phase": dict(self.phase_times),
+            "share_by_bound": shares("bound"),
+            "share_by_region": shares("region"),
+            "zero_flop_kernels": int(zero.sum()),
+            "zero_flop_time_s": zero_time,
+            "zero_flop_share": zero_time / total if total > 0 else float("nan"),
+            "unknown_flop_time_s": float(np.nansum(np.where(np.isnan(flops), time, 0.0))),
+            "savable_time_s": _nansum_or_nan(f["savable_time_s"].to_numpy(dtype=float)),
+        }
+
+
+def _nansum_or_nan(values: np.ndarray) -> float:
+    """Sum of the known values; NaN when none is known (unknown is not zero)."""
+    known = values[~np.isnan(values)]
+    return float(known.sum()) if known.size else float("nan")

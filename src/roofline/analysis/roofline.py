@@ -1,0 +1,301 @@
+"""Hierarchical roofline maths over a kernel table: pure, vectorised, no I/O, no plotting.
+
+For each kernel (row) and each memory level ``l`` the machine and the table both know:
+
+* arithmetic intensity ``ai_l = flops / bytes_l`` (FLOP/B),
+* attainable ``min(compute_peak, ai_l * BW_l)`` (FLOP/s),
+* time at the roofline ``max(flops / compute_peak, bytes_l / BW_l over l)`` (s),
+  whose largest term names the ``bound``.
+
+``compute_peak`` is the FLOP-weighted harmonic mean of the peaks of the precisions
+the kernel uses, i.e. the peak that would run its FLOP mix in the least time:
+``flops / sum_p(flops_p / peak_p)``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from roofline.analysis.columns import COLUMNS, level_columns
+from roofline.analysis.result import UNKNOWN, Analysis
+from roofline.kernels import FLOP_COLUMNS, KernelTable, aggregate, validate
+from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
+from roofline.units import format_si
+
+log = logging.getLogger(__name__)
+
+#: A kernel is "poor" (the paper's poor-performance region) when it uses less than this
+#: fraction of its compute ceiling AND of every bandwidth ceiling: it is far below the
+#: roofline on every axis, so neither more bandwidth nor more FLOP/s is what holds it
+#: back (latency, occupancy, launch overhead, divergence...). Equivalent to
+#: ``pct_of_roofline < POOR_USE``.
+POOR_COMPUTE_USE = 0.5
+POOR_BW_USE = 0.5
+
+#: Cache-locality reading (Yang et al., "Hierarchical Roofline Analysis", sec. on data
+#: locality): the gap between the intensities of two levels is the ratio of their
+#: traffic, ``ai_outer / ai_inner = bytes_inner / bytes_outer``, i.e. how many times
+#: each byte that came through the outer level was used at the inner one. Below this
+#: factor the dots sit close together on the chart: data streams through with little
+#: reuse. At or above it, the inner level is filtering at least half of the traffic.
+LOCALITY_GAP = 2.0
+
+#: A precision holding at least this share of a kernel's FLOPs names its compute ceiling;
+#: below it the ceiling is "mixed" (still the harmonic mean of the peaks used).
+DOMINANT_PRECISION_SHARE = 0.9
+
+#: FLOP column -> machine compute key (tensor is resolved per row from tensor_precision).
+PRECISION_KEYS = {"fp64_flops": "fp64", "fp32_flops": "fp32", "fp16_flops": "fp16"}
+TENSOR_DEFAULT = "tensor_fp16"
+
+GroupBy = Literal["name", "launch", "phase"]
+
+
+def _byte_column(level: str) -> str:
+    return f"{level}_bytes"
+
+
+def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *,
+            by: GroupBy = "name") -> Analysis:
+    """Hold every kernel of ``table`` to the ceilings of ``machine``.
+
+    ``by``: ``"name"`` (one row per kernel name, launches summed), ``"phase"`` (per
+    phase and name) or ``"launch"`` (no aggregation). The machine is first scaled to
+    the kernels' clock (time-weighted mean of ``sm_clock_hz``). Without a machine the
+    intensities and achieved rates are filled and the ceiling columns are unknown.
+    Returns an :class:`Analysis`; the input is not modified.
+    """
+    if by not in ("name", "launch", "phase"):
+        raise ValueError(f"by must be 'name', 'launch' or 'phase', not {by!r}")
+    notes: list[str] = []
+    if isinstance(table, KernelTable):
+        frame = table.frame
+        notes.extend(table.warnings)
+    else:
+        frame = validate(table)
+
+    phase_times = _phase_times(frame)
+    applied = _apply_clock(frame, machine, notes)
+    frame = aggregate(frame, by)
+
+    if applied is None:
+        levels = level_order([c[: -len("_bytes")] for c in frame.columns
+                              if c.endswith("_bytes") and c[: -len("_bytes")] in MEMORY_LEVELS])
+        notes.append("no machine given: intensities and achieved rates only, no ceilings, bound or region")
+    else:
+        levels = [lv for lv in applied.levels if _byte_column(lv) in frame.columns]
+        skipped = [lv for lv in applied.levels if lv not in levels]
+        if skipped:
+            notes.append(f"machine levels without byte counts in the table, not analysed: {', '.join(skipped)}")
+        unceiled = [c[: -len("_bytes")] for c in frame.columns
+                    if c.endswith("_bytes") and c[: -len("_bytes")] not in applied.levels]
+        if unceiled:
+            notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
+
+    out = _roofline_columns(frame, applied, levels, notes)
+    return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by, notes=tuple(notes),
+                    phase_times=phase_times)
+
+
+def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
+    if not len(frame):
+        return {}
+    keys = frame["phase"].astype("string").fillna(UNKNOWN).to_numpy(dtype=object)
+    sums = pd.Series(frame["time_s"].to_numpy(dtype=float)).groupby(keys, sort=True).sum(min_count=1)
+    return {str(k): float(v) for k, v in sums.items() if not np.isnan(v)}
+
+
+def _apply_clock(frame: pd.DataFrame, machine: Machine | None, notes: list[str]) -> Machine | None:
+    """The machine scaled to the time-weighted mean SM clock of the launches."""
+    if machine is None:
+        return None
+    t = frame["time_s"].to_numpy(dtype=float)
+    clk = frame["sm_clock_hz"].to_numpy(dtype=float)
+    ok = np.isfinite(t) & np.isfinite(clk) & (t > 0)
+    if not ok.any():
+        notes.append(f"kernel clocks unknown: ceilings of {machine.name!r} used as given, not scaled")
+        return machine
+    mean_clock = float(np.sum(t[ok] * clk[ok]) / np.sum(t[ok]))
+    if machine.sm_clock_hz is None:
+        notes.append(f"machine {machine.name!r} records no SM clock: ceilings used as given, not scaled "
+                     f"to the kernels' {format_si(mean_clock, 'Hz')}")
+        return machine
+    notes.append(f"ceilings scaled from {format_si(machine.sm_clock_hz, 'Hz')} to the kernels' "
+                 f"time-weighted mean SM clock {format_si(mean_clock, 'Hz')} (DRAM bandwidth not scaled)")
+    return machine.scaled_to_clock(mean_clock)
+
+
+def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing) and the key.
+
+    Keys are handled as integer codes into ``names`` (fast on millions of rows).
+    """
+    n = len(frame)
+    parts = frame[list(FLOP_COLUMNS)].to_numpy(dtype=float)
+    used = parts > 0  # NaN compares False: unknown components cannot be weighted
+    tcol = FLOP_COLUMNS.index("tensor_flops")
+    tprec = pd.Categorical(frame["tensor_precision"].astype("string").str.lower())
+    no_prec = np.asarray(tprec.codes) < 0
+    names = [PRECISION_KEYS[c] for c in FLOP_COLUMNS if c in PRECISION_KEYS]
+    names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in tprec.categories]
+    codes = np.empty((n, len(FLOP_COLUMNS)), dtype=np.int64)
+    for j, col in enumerate(FLOP_COLUMNS):
+        if col in PRECISION_KEYS:
+            codes[:, j] = names.index(PRECISION_KEYS[col])
+    default_code = names.index(TENSOR_DEFAULT)
+    codes[:, tcol] = np.where(no_prec, default_code, np.asarray(tprec.codes) + default_code + 1)
+    # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
+    peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
+    if (used[:, tcol] & no_prec).any():
+        notes.append(f"{int((used[:, tcol] & no_prec).sum())} kernel(s) use tensor cores of unknown input type: "
+                     f"held to the {TENSOR_DEFAULT} ceiling")
+    peaks = peak_of[codes]
+    lacking = used & np.isnan(peaks)
+    if lacking.any():
+        missing = sorted({names[c] for c in np.unique(codes[lacking])})
+        notes.append(f"the machine lacks the compute ceiling(s) {', '.join(missing)} used by "
+                     f"{int(lacking.any(axis=1).sum())} kernel(s): their compute peak, bound and region are unknown")
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flops_used = np.where(used, parts, 0.0)
+        known = flops_used.sum(axis=1)
+        denom = np.where(used, parts / peaks, 0.0).sum(axis=1)
+        any_used = used.any(axis=1)
+        peak = np.where(any_used & ~lacking.any(axis=1), known / denom, np.nan)
+        dominant = np.argmax(flops_used, axis=1)
+        rows = np.arange(n)
+        top_share = flops_used[rows, dominant] / known
+    label_names = np.array([*names, "mixed", None], dtype=object)
+    key_code = np.where(top_share >= DOMINANT_PRECISION_SHARE, codes[rows, dominant], len(names))
+    key_code = np.where(any_used, key_code, len(names) + 1)
+    return peak, label_names[key_code]
+
+
+def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list[str],
+                      notes: list[str]) -> pd.DataFrame:
+    n = len(frame)
+    out = frame
+    time = frame["time_s"].to_numpy(dtype=float)
+    flops = frame["flops"].to_numpy(dtype=float)
+    zero = flops == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flop_rate = flops / time
+
+        if machine is not None:
+            peak, key = _compute_peaks(frame, machine, notes)
+        else:
+            peak, key = np.full(n, np.nan), np.full(n, None, dtype=object)
+        # The compute term is 0 for kernels known to do no FLOPs, whatever the ceiling.
+        t_compute = np.where(zero, 0.0, flops / peak)
+
+        new: dict[str, object] = {}
+        mem_terms = np.full((n, len(levels)), np.nan)
+        for j, lv in enumerate(levels):
+            nbytes = frame[_byte_column(lv)].to_numpy(dtype=float)
+            ai = flops / nbytes
+            ai = np.where(zero & (nbytes >= 0), 0.0, ai)  # 0 FLOPs over any bytes is 0 FLOP/B
+            bw = nbytes / time
+            ceiling = machine.memory[lv] if machine is not None else np.nan
+            attainable_l = np.where(zero & np.isfinite(ai) & np.isfinite(ceiling), 0.0, np.minimum(peak, ai * ceiling))
+            new[f"ai_{lv}"] = ai
+            new[f"bw_{lv}"] = bw
+            new[f"attainable_{lv}"] = attainable_l
+            new[f"bw_use_{lv}"] = bw / ceiling
+            mem_terms[:, j] = nbytes / ceiling
+
+        any_mem = np.isfinite(mem_terms).any(axis=1)
+        mem_max = np.nanmax(np.where(np.isfinite(mem_terms), mem_terms, -np.inf), axis=1, initial=-np.inf) \
+            if len(levels) else np.full(n, -np.inf)
+        ok = np.isfinite(t_compute) & any_mem
+        roof_time = np.where(ok, np.maximum(t_compute, mem_max), np.nan)
+        partial_mem = ok & ~np.isfinite(mem_terms).all(axis=1) if len(levels) else np.zeros(n, bool)
+        if partial_mem.any():
+            notes.append(f"{int(partial_mem.sum())} kernel(s) lack byte counts at some level: "
+                         "their roofline time is a lower bound")
+
+        # bound: the largest term; memory levels innermost first, then compute
+        terms = np.column_stack([np.where(np.isfinite(mem_terms), mem_terms, -np.inf),
+                                 np.where(np.isfinite(t_compute), t_compute, -np.inf)]) \
+            if n else np.zeros((0, len(levels) + 1))
+        arg = np.argmax(terms, axis=1) if n else np.zeros(0, dtype=int)
+        is_compute = arg == len(levels)
+        names = np.array([*levels, None], dtype=object)[arg] if n else np.zeros(0, dtype=object)
+        names[is_compute] = key[is_compute]
+        names[~(ok & (roof_time > 0))] = None
+        bound = names
+
+        attain_stack = np.column_stack([new[f"attainable_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
+        attainable = np.where(np.isfinite(attain_stack).any(axis=1),
+                              np.nanmin(np.where(np.isfinite(attain_stack), attain_stack, np.inf), axis=1), np.nan) \
+            if n else np.zeros(0)
+        compute_use = np.where(zero & np.isfinite(time) & (machine is not None), 0.0, flop_rate / peak)
+        bw_stack = np.column_stack([new[f"bw_use_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
+        bw_use = np.where(np.isfinite(bw_stack).any(axis=1),
+                          np.nanmax(np.where(np.isfinite(bw_stack), bw_stack, -np.inf), axis=1), np.nan) \
+            if n else np.zeros(0)
+        pct = roof_time / time
+        savable = np.maximum(0.0, time - roof_time)
+
+        known_region = pd.notna(bound) & np.isfinite(time) & np.isfinite(compute_use) & np.isfinite(bw_use)
+        poor = (compute_use < POOR_COMPUTE_USE) & (bw_use < POOR_BW_USE)
+        region_code = np.where(~known_region, 0, np.where(poor, 1, np.where(is_compute, 2, 3)))
+        region = np.array(["unknown", "poor", "compute-bound", "memory-bound"], dtype=object)[region_code]
+        total = float(np.nansum(time))
+        time_share = time / total if total > 0 else np.full(n, np.nan)
+
+    new.update({
+        "flop_rate": flop_rate,
+        "compute_ceiling": pd.array(key, dtype="string"),
+        "compute_peak": peak,
+        "attainable": attainable,
+        "roofline_time_s": roof_time,
+        "pct_of_roofline": pct,
+        "savable_time_s": savable,
+        "bound": pd.array(bound, dtype="string"),
+        "region": pd.array(region, dtype="string"),
+        "compute_use": compute_use,
+        "bw_use": bw_use,
+        "locality": pd.array(_locality(frame, levels), dtype="string"),
+        "time_share": time_share,
+    })
+    order = [c.name for c in level_columns(levels)] + [c.name for c in COLUMNS]
+    added = pd.DataFrame({name: new[name] for name in order}, index=out.index)
+    for c in level_columns(levels) + list(COLUMNS):
+        if c.dtype == "float64":
+            added[c.name] = added[c.name].astype("float64")
+    _flag_notes(frame, notes)
+    return pd.concat([out, added], axis=1)
+
+
+def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
+    """'streaming', 'l1-reuse', 'l2-reuse', 'l1-l2-reuse' or None, from byte ratios between levels."""
+    n = len(frame)
+    if not {"l1", "l2", "dram"} <= set(levels):
+        return np.full(n, None, dtype=object)
+    b1, b2, bd = (frame[_byte_column(lv)].to_numpy(dtype=float) for lv in ("l1", "l2", "dram"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap_l1 = b1 / b2   # = ai_l2 / ai_l1: uses in L1 per byte through L2
+        gap_l2 = b2 / bd   # = ai_dram / ai_l2: uses in L2 per byte from DRAM
+    known = ~np.isnan(gap_l1) & ~np.isnan(gap_l2)
+    r1 = gap_l1 >= LOCALITY_GAP
+    r2 = gap_l2 >= LOCALITY_GAP
+    code = np.where(~known, 4, r1.astype(np.int8) + 2 * r2.astype(np.int8))
+    return np.array(["streaming", "l1-reuse", "l2-reuse", "l1-l2-reuse", None], dtype=object)[code]
+
+
+def _flag_notes(frame: pd.DataFrame, notes: list[str]) -> None:
+    partial = frame["flops_partial"].fillna(False).to_numpy(dtype=bool)
+    if partial.any():
+        notes.append(f"{int(partial.sum())} kernel(s) lack a FLOP component (flops_partial): their FLOPs, "
+                     "intensities and FLOP/s are lower bounds")
+    estimated = frame["estimated"].fillna(False).to_numpy(dtype=bool)
+    if estimated.any():
+        notes.append(f"{int(estimated.sum())} kernel(s) have estimated counts, not hardware counters")
+    unknown = np.isnan(frame["flops"].to_numpy(dtype=float))
+    if unknown.any():
+        notes.append(f"{int(unknown.sum())} kernel(s) have no FLOP counts (collect sm__sass_thread_inst_executed_op_"
+                     "{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum)")

@@ -1,0 +1,371 @@
+"""Nsight Compute CSV (``ncu --csv``), both page layouts, into a :class:`RawProfile`.
+
+* ``--page raw``: one row per launch, one column per metric, a units row under the header.
+* ``--page details`` (and ``--metrics`` without ``--page``): one row per metric
+  (``Metric Name``, ``Metric Unit``, ``Metric Value``), pivoted here to one row per launch.
+
+What real files do, and how it is handled:
+
+* Program output and ``==PROF==``/``==WARNING==`` lines before the header: the header
+  is found by scanning lines as text; ``pandas.read_csv`` then starts at its byte offset.
+* A UTF-8 byte-order mark: stripped.
+* Thousands separators (``"837,859,712"``) and ``.00`` decimals: parsed natively by
+  ``read_csv(thousands=",")``. European files (``"1.234.567,89"``) are detected from the
+  values themselves and read with swapped separators; a file whose values show both
+  conventions is refused rather than guessed.
+* ``n/a``: NaN. Units (``nsecond``, ``usecond``, ``Kbyte``, ``cycle/nsecond``, ...):
+  converted to SI per column (raw) or per value (details) with :func:`roofline.units.si_factor`.
+  Percentages stay as printed (0-100).
+* ``Kernel Time`` (2020 releases) is a timestamp, not a duration: ignored.
+  ``Rule *`` and ``Estimated Speedup*`` columns: ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import InputError
+from roofline.readers.names import demangle_names, phase_from_nvtx
+from roofline.readers.profile import IDENTITY, RawProfile
+from roofline.units import si_factor
+
+log = logging.getLogger(__name__)
+
+#: ncu's identity columns -> kernel-table columns.
+ID_MAP = {
+    "ID": "launch_id",
+    "Kernel Name": "kernel_name",
+    "Function Name": "kernel_name",
+    "Process ID": "process_id",
+    "Device": "device",
+    "CC": "compute_capability",
+    "Grid Size": "grid",
+    "Block Size": "block",
+    "Stream": "stream",
+}
+#: Columns that describe the launch or the row, never metrics.
+NON_METRIC = {
+    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Function Name", "Kernel Time",
+    "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name",
+    "Metric Name", "Metric Unit", "Metric Value",
+}
+_INT_IDS = ("launch_id", "process_id", "device", "stream")
+#: How many lines are scanned for the header (program output can be long).
+MAX_PREAMBLE_LINES = 200_000
+_SAMPLE_ROWS = 200
+
+
+def _is_non_metric(col: str) -> bool:
+    return col in NON_METRIC or col.startswith(("Rule ", "Estimated Speedup")) or is_nvtx_column(col)
+
+
+def is_nvtx_column(col: str) -> bool:
+    """NVTX columns of an ncu CSV export made with ``--nvtx`` (e.g. ``NVTX Range``, ``nvtx__...``)."""
+    return col.lower().startswith("nvtx")
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """Where the table in an ncu CSV starts and how it is written."""
+
+    path: Path
+    header: list[str]
+    data_offset: int  # byte offset of the first data row (after the units row, if any)
+    layout: str  # "raw" or "details"
+    units: list[str] | None  # the raw page's units row
+    european: bool  # "1.234,5" numbers
+    sample: list[list[str]]  # first data rows, parsed
+
+
+def _decode(line: bytes) -> str:
+    return line.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+
+
+def _parse_line(text: str) -> list[str]:
+    try:
+        return next(csv.reader([text]))
+    except (csv.Error, StopIteration):
+        return []
+
+
+def looks_like_ncu_header(fields: list[str]) -> bool:
+    return len(fields) >= 3 and fields[0] == "ID" and ("Kernel Name" in fields or "Function Name" in fields)
+
+
+def sniff(path: Path) -> CsvLayout:
+    """Find the header, the units row and the number convention of an ncu CSV.
+
+    Raises :class:`InputError` for empty files, HTML, binary data, files without an ncu
+    header, and files with a header but no data.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+        if not head.strip():
+            raise InputError("the file is empty", path=path, hint="re-run ncu with --csv and redirect its output to this file")
+        if b"\x00" in head:
+            raise InputError("not a CSV file (binary data)", path=path)
+        lower = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+        if lower.startswith((b"<!doctype html", b"<html")) or b"<html" in lower[:512]:
+            raise InputError("this is an HTML page, not an ncu CSV (saved from a browser by mistake?)", path=path,
+                             hint="download the raw file, or export it with ncu --csv")
+        fh.seek(0)
+        offset = 0
+        header: list[str] | None = None
+        for i, line in enumerate(fh):
+            offset += len(line)
+            text = _decode(line)
+            if text.startswith(('"ID"', "ID,")):
+                fields = _parse_line(text)
+                if looks_like_ncu_header(fields):
+                    header = fields
+                    break
+            if i >= MAX_PREAMBLE_LINES:
+                break
+        if header is None:
+            raise InputError(
+                "not an Nsight Compute CSV: no header line starting with \"ID\",...,\"Kernel Name\" found",
+                path=path, hint="export with ncu --csv --page raw (or --page details)",
+            )
+        data_offset = offset
+        layout = "details" if ("Metric Name" in header and "Metric Value" in header) else "raw"
+        units: list[str] | None = None
+        sample: list[list[str]] = []
+        for line in fh:
+            text = _decode(line)
+            if not text.strip():
+                continue
+            fields = _parse_line(text)
+            if not sample and units is None and layout == "raw" and fields and fields[0] == "":
+                units = fields
+                data_offset += len(line)
+                continue
+            sample.append(fields)
+            if len(sample) >= _SAMPLE_ROWS:
+                break
+    if not any(f and f[0].strip().isdigit() for f in sample):
+        raise InputError("the CSV has a header but no data rows (truncated, or ncu profiled no kernel)", path=path,
+                         hint="check that ncu matched kernels (--kernel-name, --launch-count) and that the file is complete")
+    _check_last_line(path, len(header))
+    european = _detect_european(path, header, layout, sample)
+    return CsvLayout(path, header, data_offset, layout, units, european, sample)
+
+
+def _check_last_line(path: Path, ncols: int) -> None:
+    """A file cut off mid-line (no final newline, short row or open quote) is refused."""
+    with path.open("rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        block = min(size, 1 << 16)
+        while True:
+            fh.seek(size - block)
+            tail = fh.read(block)
+            if tail.endswith(b"\n"):
+                return
+            cut = tail.rfind(b"\n")
+            if cut >= 0 or block == size:
+                break
+            block = min(size, block * 4)
+    last = _decode(tail[cut + 1:])
+    if last.startswith("=="):
+        return  # a trailing ==PROF== line without newline
+    if last.count('"') % 2 == 1 or len(_parse_line(last)) != ncols:
+        raise InputError("the file is truncated: its last line is cut off", path=path,
+                         hint="copy the whole file again, or re-run ncu")
+
+
+_US = re.compile(r"^-?(\d{1,3}(,\d{3})+(\.\d+)?|\d+\.(\d{1,2}|\d{4,}))$")
+_EU = re.compile(r"^-?(\d{1,3}(\.\d{3})+(,\d+)?|\d+,(\d{1,2}|\d{4,}))$")
+
+
+def _detect_european(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> bool:
+    """True when metric values use ``.`` for thousands and ``,`` for decimals.
+
+    Evidence: a value whose decimal mark can only be ``,`` (``"0,5"``, ``"1.234,5"``)
+    counts for European, one whose decimal mark can only be ``.`` (``"12.50"``,
+    ``"1,234.5"``) for the usual convention. Only metric values are looked at (a CC of
+    ``7.0`` says nothing). Values like ``"1,234"`` are ambiguous and count for neither;
+    with no evidence the usual convention is assumed.
+    """
+    if layout == "details":
+        cols = [header.index("Metric Value")]
+    else:
+        cols = [i for i, c in enumerate(header) if not _is_non_metric(c)]
+    us = eu = 0
+    for row in sample:
+        for i in cols:
+            if i < len(row):
+                v = row[i]
+                us += bool(_US.match(v))
+                eu += bool(_EU.match(v))
+    if us and eu:
+        raise InputError("numbers use both '.' and ',' as decimal marks; cannot tell the locale", path=path,
+                         hint="re-export with an English locale (LC_NUMERIC=C ncu ...)")
+    return eu > 0
+
+
+def _read_kwargs(layout: CsvLayout) -> dict[str, object]:
+    if layout.european:
+        return {"thousands": ".", "decimal": ","}
+    return {"thousands": ","}
+
+
+def _read_frame(layout: CsvLayout, usecols: list[str], dtype: dict[str, str]) -> pd.DataFrame:
+    with layout.path.open("rb") as fh:
+        fh.seek(layout.data_offset)
+        try:
+            return pd.read_csv(
+                fh, header=None, names=layout.header, usecols=usecols, dtype=dtype, na_values=["n/a"],
+                encoding="utf-8", encoding_errors="replace", skip_blank_lines=True, **_read_kwargs(layout),
+            )
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise InputError(f"malformed CSV ({exc})", path=layout.path,
+                             hint="the file may be truncated or edited; re-export it with ncu --csv") from None
+
+
+def _to_numeric(col: pd.Series, european: bool) -> pd.Series | None:
+    """Strings -> float64 (thousands separators removed); None when some value is not a number."""
+    s = col.astype("string")
+    thousands, decimal = (".", ",") if european else (",", ".")
+    s = s.str.replace(thousands, "", regex=False)
+    if decimal != ".":
+        s = s.str.replace(decimal, ".", regex=False)
+    out = pd.to_numeric(s, errors="coerce")
+    if (out.isna() & s.notna() & (s.str.strip() != "")).any():
+        return None
+    return out.astype("float64")
+
+
+def _identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
+    """The identity columns of a launch-per-row frame (ncu names) as kernel-table columns."""
+    n = len(frame)
+    out = {}
+    for ncu_name, ours in ID_MAP.items():
+        if ncu_name in frame.columns and ours not in out:
+            out[ours] = frame[ncu_name]
+    ids = pd.DataFrame(index=frame.index)
+    for col in IDENTITY:
+        if col in out:
+            values = out[col]
+            if col in _INT_IDS:
+                ids[col] = pd.to_numeric(values, errors="coerce").astype("Int64")
+            else:
+                ids[col] = values.astype("string")
+        else:
+            ids[col] = pd.array([pd.NA] * n, dtype="Int64" if col in _INT_IDS else "string")
+    nvtx = [c for c in frame.columns if is_nvtx_column(c)]
+    if nvtx:
+        ids["phase"] = phase_from_nvtx(frame[nvtx])
+    return ids
+
+
+def _finish_names(ids: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, list[str]]:
+    names, warnings = demangle_names(ids["kernel_name"])
+    ids["kernel_name"] = names
+    return ids, [f"{path.name}: {w}" for w in warnings]
+
+
+def _drop_junk_rows(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Drop rows whose ID is not a number (``==PROF==`` lines after the table)."""
+    ids = pd.to_numeric(frame["ID"], errors="coerce")
+    bad = ids.isna()
+    if bad.any():
+        frame = frame.loc[~bad].reset_index(drop=True)
+        log.debug("%s: dropped %d non-data rows", path, int(bad.sum()))
+    if frame.empty:
+        raise InputError("the CSV has a header but no data rows", path=path)
+    return frame
+
+
+def read_raw(layout: CsvLayout) -> RawProfile:
+    """``--page raw``: one row per launch; units from the units row."""
+    header = layout.header
+    metric_cols = [c for c in header if not _is_non_metric(c)]
+    id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
+    text_ids = {c: "string" for c in id_cols if c in ("Kernel Name", "Function Name", "Grid Size", "Block Size", "CC")}
+    frame = _read_frame(layout, id_cols + metric_cols, text_ids)
+    if frame["ID"].dtype.kind not in "iu":
+        frame = _drop_junk_rows(frame, layout.path)
+    units = dict(zip(header, layout.units)) if layout.units else {}
+    metrics = {}
+    for col in metric_cols:
+        values = frame[col]
+        if values.dtype.kind not in "if":
+            numeric = _to_numeric(values, layout.european)
+            if numeric is None:
+                metrics[col] = values.astype("string")
+                continue
+            values = numeric
+        factor = si_factor(units.get(col))
+        metrics[col] = values.astype("float64") * factor if factor != 1.0 else values.astype("float64")
+    metric_frame = pd.DataFrame(metrics, index=frame.index)
+    ids, warnings = _finish_names(_identity(frame, layout), layout.path)
+    return RawProfile(ids=ids, metrics=metric_frame, source=str(layout.path),
+                      units={c: units.get(c, "") for c in metric_cols}, warnings=tuple(warnings))
+
+
+def read_details(layout: CsvLayout) -> RawProfile:
+    """``--page details``: one row per (launch, metric), pivoted to one row per launch."""
+    header = layout.header
+    id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
+    cols = id_cols + ["Metric Name", "Metric Unit", "Metric Value"]
+    text = {c: "string" for c in cols if c not in ("ID", "Process ID", "Device", "Stream")}
+    frame = _read_frame(layout, cols, text)
+    frame = _drop_junk_rows(frame, layout.path)
+    frame = frame[frame["Metric Name"].notna()]
+    warnings: list[str] = []
+    dup = frame.duplicated(["ID", "Metric Name"], keep="first")
+    if dup.any():
+        names = sorted(set(frame.loc[dup, "Metric Name"]))
+        warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): {', '.join(names[:5])}")
+        frame = frame[~dup]
+    raw_values = frame["Metric Value"]
+    thousands, decimal = (".", ",") if layout.european else (",", ".")
+    cleaned = raw_values.str.replace(thousands, "", regex=False)
+    if decimal != ".":
+        cleaned = cleaned.str.replace(decimal, ".", regex=False)
+    numeric = pd.to_numeric(cleaned, errors="coerce")
+    units = frame["Metric Unit"].fillna("")
+    factors = units.map({u: si_factor(u) for u in units.unique()}).astype("float64")
+    value = numeric.astype("float64") * factors
+    is_text = numeric.isna() & raw_values.notna() & (raw_values.str.strip() != "")
+    text_metrics = set(frame.loc[is_text, "Metric Name"])
+    launch = frame["ID"].astype("int64")
+    order = pd.unique(launch)
+    wide = pd.DataFrame({"ID": launch, "name": frame["Metric Name"], "value": value})
+    numeric_part = wide[~wide["name"].isin(text_metrics)].pivot(index="ID", columns="name", values="value")
+    parts = [numeric_part]
+    if text_metrics:
+        tw = pd.DataFrame({"ID": launch, "name": frame["Metric Name"], "value": raw_values})
+        parts.append(tw[tw["name"].isin(text_metrics)].pivot(index="ID", columns="name", values="value").astype("string"))
+    metrics = pd.concat(parts, axis=1).reindex(order)
+    metrics.columns.name = None
+    metric_order = list(pd.unique(frame["Metric Name"]))
+    metrics = metrics[[m for m in metric_order if m in metrics.columns]]
+    first = frame.drop_duplicates("ID", keep="first").set_index("ID").reindex(order).reset_index()
+    unit_of = frame.drop_duplicates("Metric Name").set_index("Metric Name")["Metric Unit"].fillna("").to_dict()
+    metrics = metrics.reset_index(drop=True)
+    ids, name_warnings = _finish_names(_identity(first, layout), layout.path)
+    return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units={str(k): str(v) for k, v in unit_of.items()},
+                      warnings=tuple(warnings + name_warnings))
+
+
+def read_ncu_csv(path: str | Path) -> RawProfile:
+    """Read one ncu CSV export (raw or details page) into a :class:`RawProfile`."""
+    p = Path(path)
+    layout = sniff(p)
+    profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
+    if profile.ids["launch_id"].isna().all():
+        raise InputError("no launch IDs in the CSV", path=p)
+    return profile
+
+
+def metric_columns(profile: RawProfile) -> list[str]:
+    """Numeric metric names of a profile."""
+    return [c for c in profile.metrics.columns if profile.metrics[c].dtype == np.float64]

@@ -1,0 +1,57 @@
+"""`RawProfile`: what one profiler input holds before counting.
+
+A reader of a profiler format (ncu CSV, .ncu-rep) returns a :class:`RawProfile`:
+launch identities (ID, name, device, ...) and the raw metrics, one row per launch,
+values in SI units under the tool's own metric names. :mod:`roofline.readers.merge`
+joins several of them; :mod:`roofline.counting` turns one into a kernel table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+#: Identity columns of a raw profile (kernel-table names), in this order.
+IDENTITY = ("launch_id", "kernel_name", "phase", "process_id", "device", "compute_capability", "grid", "block", "stream")
+
+
+@dataclass(frozen=True)
+class RawProfile:
+    """One input's launches.
+
+    ``ids`` has the :data:`IDENTITY` columns (unknown values are <NA>); ``metrics``
+    has one column per raw metric (float64 in SI units, or strings for
+    non-numeric metrics), same index as ``ids``. ``units`` maps each metric to the
+    unit the tool printed (before conversion). ``source`` names the input file.
+    """
+
+    ids: pd.DataFrame
+    metrics: pd.DataFrame
+    source: str
+    units: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def sass_instrumented(self) -> bool:
+        """True when the input collected SASS-instruction metrics (instrumented replay passes)."""
+        return any(is_sass_metric(m) for m in self.metrics.columns)
+
+
+def is_sass_metric(name: str) -> bool:
+    """Metrics counted by SASS patching (``sm__sass_*``, ``smsp__sass_*``): their passes inflate cycles."""
+    return name.startswith(("sm__sass_", "smsp__sass_"))
+
+
+def is_timing_metric(name: str) -> bool:
+    """Metrics that carry a launch's duration or clock (``gpu__time_duration``, ``*__cycles_elapsed``)."""
+    return name.startswith(("gpu__time_duration", "sm__cycles_elapsed", "smsp__cycles_elapsed"))
+
+
+def empty_ids(n: int) -> pd.DataFrame:
+    """An identity frame of ``n`` rows, everything unknown."""
+    dtypes = {"launch_id": "Int64", "process_id": "Int64", "device": "Int64", "stream": "Int64"}
+    return pd.DataFrame({c: pd.array([pd.NA] * n, dtype=dtypes.get(c, "string")) for c in IDENTITY})

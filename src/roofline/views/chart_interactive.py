@@ -1,0 +1,177 @@
+"""The interactive hierarchical roofline (plotly): one self-contained, offline HTML file.
+
+One trace per memory level (and per phase, when the analysis has phases), grouped
+in the legend by level, so that a click on a level hides or shows it; buttons pick
+a phase. Hover shows the kernel, its time, FLOP/s, intensities, limiter, region and
+% of roofline. Kernel names are C++ templates full of ``<``, ``>`` and ``&``, and
+plotly renders hover text as HTML: every name is escaped before it reaches plotly.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from roofline.analysis.result import Analysis
+from roofline.units import format_si
+from roofline.views.names import short_name
+from roofline.views.style import (
+    chart_levels,
+    compute_ceiling_label,
+    level_color,
+    level_label,
+    memory_ceiling_label,
+    not_shown_note,
+    select_rows,
+)
+
+#: Marker diameter (px) of the longest kernel; marker area is proportional to time.
+MAX_MARKER_PX = 40.0
+MIN_MARKER_PX = 4.0
+
+
+def _fmt_ratio(value: float) -> str:
+    return "-" if not np.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _fmt_ai(value: float) -> str:
+    return "-" if not np.isfinite(value) else f"{value:.3g}"
+
+
+def _text(value: object) -> str:
+    return "-" if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str] | None) -> list[str]:
+    """Hover text per row, HTML-escaped (kernel names are untrusted text)."""
+    out = []
+    for r in rows.itertuples(index=False):
+        d = r._asdict()
+        name = html.escape(str(d["kernel_name"]))
+        ais = ", ".join(f"{html.escape(level_label(lv, level_labels))} {_fmt_ai(d[f'ai_{lv}'])}" for lv in levels)
+        flags = []
+        if d["flops_partial"] is True:
+            flags.append("FLOPs are a lower bound")
+        if d["estimated"] is True:
+            flags.append("estimated counts")
+        lines = [
+            f"<b>{html.escape(short_name(str(d['kernel_name'])))}</b>",
+            name if len(name) <= 160 else name[:157] + "...",
+            f"phase: {html.escape(_text(d['phase']))}; launches: {_text(d['launches'])}",
+            f"time: {format_si(d['time_s'], 's')} ({_fmt_ratio(d['time_share'])} of total)",
+            f"performance: {format_si(d['flop_rate'], 'FLOP/s')}",
+            f"AI (FLOP/B): {ais}",
+            f"bound: {html.escape(_text(d['bound']))}; region: {html.escape(_text(d['region']))}",
+            f"% of roofline: {_fmt_ratio(d['pct_of_roofline'])}; savable: {format_si(d['savable_time_s'], 's')}",
+        ]
+        if flags:
+            lines.append("<i>" + "; ".join(flags) + "</i>")
+        out.append("<br>".join(lines))
+    return out
+
+
+def roofline_plotly(
+    analysis: Analysis,
+    *,
+    title: str | None = None,
+    levels: Sequence[str] | None = None,
+    level_labels: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """The interactive chart as a plotly Figure (log axes, ceilings as labelled lines)."""
+    draw_levels = chart_levels(analysis, levels)
+    rows = select_rows(analysis)
+    shown = rows.shown
+    machine = analysis.machine
+    fig = go.Figure()
+
+    phases: list[str | None] = [None]
+    phase_col = shown["phase"].astype("string").fillna("(no phase)")
+    if analysis.by != "name" and shown["phase"].notna().any():
+        phases = sorted(set(phase_col))
+
+    t = shown["time_s"].to_numpy(dtype=float)
+    t_max = float(np.nanmax(t)) if t.size else 1.0
+    diam = np.maximum(MIN_MARKER_PX, MAX_MARKER_PX * np.sqrt(np.nan_to_num(t) / t_max)) if t.size else t
+    partial = shown["flops_partial"].fillna(False).to_numpy(dtype=bool)
+    estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
+    symbols = np.where(estimated, "diamond", "circle")
+    symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
+    hover = np.array(_hover(shown, draw_levels, level_labels), dtype=object)
+    rates = shown["flop_rate"].to_numpy(dtype=float)
+
+    trace_phase: list[str | None] = []
+    for lv in draw_levels:
+        x = shown[f"ai_{lv}"].to_numpy(dtype=float)
+        for ph in phases:
+            m = np.isfinite(x) & (x > 0)
+            if ph is not None:
+                m &= (phase_col == ph).to_numpy()
+            name = html.escape(level_label(lv, level_labels)) + (f" ({html.escape(ph)})" if ph else "")
+            fig.add_trace(go.Scatter(
+                x=x[m], y=rates[m], mode="markers", name=name, legendgroup=lv,
+                marker={"size": diam[m], "color": level_color(lv), "symbol": symbols[m],
+                        "line": {"width": 1.5, "color": level_color(lv)}, "opacity": 0.8},
+                hovertext=hover[m], hovertemplate="%{hovertext}<extra></extra>",
+            ))
+            trace_phase.append(ph)
+
+    ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
+    ais = ais[np.isfinite(ais) & (ais > 0)]
+    if machine is not None and machine.compute and draw_levels:
+        mem = {lv: machine.memory[lv] for lv in draw_levels}
+        top_peak = max(machine.compute.values())
+        bw_max = max(mem.values())
+        x_lo = min([*ais, min(machine.compute.values()) / bw_max]) / 10
+        x_hi = max([*ais, top_peak / min(mem.values())]) * 10
+        for lv, bw in mem.items():
+            label = html.escape(memory_ceiling_label(lv, bw, level_labels))
+            fig.add_trace(go.Scatter(x=[x_lo, top_peak / bw], y=[bw * x_lo, top_peak], mode="lines+text",
+                                     line={"color": level_color(lv), "width": 2}, name=label,
+                                     legendgroup=f"ceiling-{lv}", text=[label, ""], textposition="top right",
+                                     textfont={"color": level_color(lv)}, hoverinfo="name"))
+            trace_phase.append("ceiling")
+        for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1]):
+            label = html.escape(compute_ceiling_label(key, peak))
+            fig.add_trace(go.Scatter(x=[peak / bw_max, x_hi], y=[peak, peak], mode="lines+text",
+                                     line={"color": "#222", "width": 2, "dash": "solid" if peak == top_peak else "dash"},
+                                     name=label, legendgroup=f"ceiling-{key}", text=["", label],
+                                     textposition="top left", hoverinfo="name"))
+            trace_phase.append("ceiling")
+
+    if len(phases) > 1:
+        buttons = [{"label": "all phases", "method": "update",
+                    "args": [{"visible": [True] * len(trace_phase)}]}]
+        for ph in phases:
+            vis = [p in (ph, "ceiling") for p in trace_phase]
+            buttons.append({"label": html.escape(str(ph)), "method": "update", "args": [{"visible": vis}]})
+        fig.update_layout(updatemenus=[{"type": "buttons", "direction": "right", "buttons": buttons,
+                                        "x": 0.0, "y": 1.12, "xanchor": "left", "yanchor": "top"}])
+
+    notes = [not_shown_note(rows)] if not_shown_note(rows) else []
+    notes.append("marker area ∝ kernel time; open markers: FLOPs are a lower bound; diamonds: estimated counts")
+    if machine is not None:
+        clk = f" at {format_si(machine.sm_clock_hz, 'Hz')}" if machine.sm_clock_hz else ""
+        notes.append(f"ceilings: {html.escape(machine.name)} ({machine.source}){clk}")
+    else:
+        notes.append("no machine: ceilings not drawn")
+    fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.16, showarrow=False,
+                       xanchor="left", yanchor="top", align="left", font={"size": 11, "color": "#555"})
+    fig.update_layout(
+        title={"text": html.escape(title) if title else "Hierarchical roofline"},
+        xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}, "exponentformat": "none"},
+        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": ".2~s"},
+        template="simple_white", legend={"groupclick": "togglegroup"}, height=650,
+        margin={"b": 140}, hoverlabel={"align": "left"},
+    )
+    return fig
+
+
+def roofline_html(analysis: Analysis, **kwargs: object) -> str:
+    """The interactive chart as one self-contained HTML page (plotly.js inlined: works offline)."""
+    fig = roofline_plotly(analysis, **kwargs)  # type: ignore[arg-type]
+    return fig.to_html(full_html=True, include_plotlyjs=True, include_mathjax=False,
+                       config={"displaylogo": False, "responsive": True})

@@ -1,0 +1,78 @@
+"""Ceilings from a profile's own peak metrics (Nsight Compute's roofline-section formulas)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from roofline.analysis.ceilings import machine_from_profile
+from roofline.readers import read_profile
+
+DATA = Path(__file__).parent / "data" / "ncu"
+
+# V100-SXM2-like per-cycle peaks: 80 SMs x 32 DFMA, x 64 FFMA; HBM2 ~ 900 GB/s at 877 MHz.
+PEAKS = {
+    "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": 2560.0,
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 5120.0,
+    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained": 10240.0,
+    "sm__inst_executed_pipe_tensor.sum.peak_sustained": 160.0,
+    "dram__bytes.sum.peak_sustained": 1024.0,
+    "dram__cycles_elapsed.avg.per_second": 877e6,
+    "lts__t_bytes.sum.peak_sustained": 2048.0,
+    "lts__cycles_elapsed.avg.per_second": 1.53e9,
+    "l1tex__t_bytes.sum.peak_sustained": 10240.0,
+    "l1tex__cycles_elapsed.avg.per_second": 1.53e9,
+}
+
+
+def _frame(clocks=(1.50e9, 1.53e9, 1.53e9), **extra) -> pd.DataFrame:
+    rows = [{**PEAKS, "sm__cycles_elapsed.avg.per_second": c, **extra} for c in clocks]
+    return pd.DataFrame(rows)
+
+
+def test_ceilings_are_peak_times_clock():
+    m = machine_from_profile(_frame(), name="V100", compute_capability="7.0")
+    assert m is not None and m.source == "from-profile" and m.name == "V100"
+    clk = 1.53e9  # median of the launches' SM clocks
+    assert m.sm_clock_hz == clk
+    assert m.compute["fp64"] == pytest.approx(2 * 2560 * clk)
+    assert m.compute["fp32"] == pytest.approx(2 * 5120 * clk)
+    assert m.compute["fp16"] == pytest.approx(2 * 10240 * clk)
+    assert m.compute["tensor_fp16"] == pytest.approx(512 * 160 * clk)  # 125 TFLOP/s on V100
+    assert m.memory["dram"] == pytest.approx(1024 * 877e6)
+    assert m.memory["l2"] == pytest.approx(2048 * 1.53e9)
+    assert m.memory["l1"] == pytest.approx(10240 * 1.53e9)
+    assert "dram__bytes.sum.peak_sustained" in m.metadata["formulas"]["dram"]
+
+
+def test_tensor_pipe_peak_needs_volta():
+    m = machine_from_profile(_frame(), compute_capability="8.0")
+    assert "tensor_fp16" not in m.compute
+
+
+def test_ampere_ops_path_peak():
+    m = machine_from_profile(_frame(**{"sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained": 110592.0}),
+                             compute_capability="8.0")
+    assert m.compute["tensor_fp16"] == pytest.approx(110592 * 1.53e9)
+
+
+def test_writeback_alternative_for_l1():
+    f = _frame().drop(columns=["l1tex__t_bytes.sum.peak_sustained"])
+    f["l1tex__lsu_writeback_active_mem_lg.sum.peak_sustained"] = 80.0
+    m = machine_from_profile(f)
+    assert m.memory["l1"] == pytest.approx(128 * 80 * 1.53e9)
+
+
+def test_scaling_to_a_kernel_clock():
+    m = machine_from_profile(_frame()).scaled_to_clock(1.53e9 / 2)
+    assert m.compute["fp32"] == pytest.approx(5120 * 1.53e9)
+    assert m.memory["dram"] == pytest.approx(1024 * 877e6)  # DRAM does not scale
+
+
+def test_profiles_without_peaks_give_none():
+    for csv in (DATA / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv",
+                DATA / "v100_cutlass_gemm" / "v100pcie_details_cutlass_gemm_ncu2022.csv"):
+        assert machine_from_profile(read_profile(csv).metrics) is None
+    assert machine_from_profile(pd.DataFrame()) is None

@@ -1,0 +1,268 @@
+"""Views: kernel short names, static and interactive charts, terminal tables, JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from rich.console import Console
+
+from deepcam_data import authors_csv, deepcam_table, v100_machine
+from roofline.analysis import analyze
+from roofline.kernels import concat, from_records
+from roofline.views.chart_interactive import roofline_html, roofline_plotly
+from roofline.views.chart_static import (
+    GID_COMPUTE,
+    GID_LABEL,
+    GID_MEMORY,
+    GID_POINTS,
+    MIN_AREA,
+    roofline_figure,
+    roofline_figures_by_phase,
+)
+from roofline.views.json_out import SCHEMA, analysis_to_dict
+from roofline.views.names import short_name, short_names
+from roofline.views.terminal import kernel_table_renderable, summary_renderable
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def deepcam():
+    return analyze(deepcam_table(), v100_machine())
+
+
+def synthetic(n: int = 12, phases: tuple[str, ...] = ("forward", "backward")):
+    """n kernels with known times (1..n ms), FP32 FLOPs, bytes at every level; plus a zero-FLOP copy."""
+    recs = []
+    for i in range(n):
+        recs.append({"kernel_name": f"void ns::kern{i}<float, {i}>(float*, int)", "time_s": (i + 1) * 1e-3,
+                     "fp32_flops": 1e9 * (i + 1) ** 1.5, "l1_bytes": 4e9, "l2_bytes": 1e9 + i * 1e8,
+                     "dram_bytes": 5e8, "phase": phases[i % len(phases)], "sm_clock_hz": 1.3e9})
+    recs.append({"kernel_name": "memcpy_kernel", "time_s": 2e-3, "fp32_flops": 0.0, "l1_bytes": 1e9,
+                 "l2_bytes": 1e9, "dram_bytes": 1e9, "phase": "forward", "sm_clock_hz": 1.3e9})
+    return from_records(recs)
+
+
+# -- names -------------------------------------------------------------------------------------
+
+def test_short_names_of_deepcam_kernels():
+    names = list(authors_csv()["Kernel Name"])
+    assert [short_name(n) for n in names] == [
+        "cleanup", "vectorized_elementwise_kernel", "multi_tensor_apply_kernel",
+        "multi_tensor_apply_kernel", "multi_tensor_apply_kernel"]
+    labels = short_names(names)
+    assert labels[2:] == ["multi_tensor_apply_kernel<L2NormFunctor>", "multi_tensor_apply_kernel<LAMBStage2Functor>",
+                          "multi_tensor_apply_kernel<LAMBStage1Functor>"]
+    assert len(set(labels)) == len(labels)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>(float*, const float*, int)",
+     "softmax_warp_forward"),
+    ("void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, const float*)",
+     "max_pool_forward_nchw"),
+    ("volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"),
+    ("void cutlass::Kernel<cutlass_70_tensorop_h884gemm_128x128>(Params)", "Kernel<cutlass_70_tensorop_h884gemm_128x128>"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float>, "
+     "unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4>)",
+     "reduce_kernel"),
+])
+def test_short_name(name, expected):
+    assert short_name(name) == expected
+
+
+def test_short_names_number_when_templates_do_not_differ():
+    assert short_names(["void f<int>(int)", "void f<int>(float)", "g"]) == ["f #1", "f #2", "g"]
+
+
+# -- static chart ------------------------------------------------------------------------------------
+
+def _gid(artist) -> str:
+    return artist.get_gid() or ""
+
+
+def test_static_chart_ceilings(deepcam):
+    fig = roofline_figure(deepcam)
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    m = deepcam.machine
+    mem = {_gid(l).split(":")[1]: l for l in ax.lines if _gid(l).startswith(GID_MEMORY + ":")}
+    comp = {_gid(l).split(":")[1]: l for l in ax.lines if _gid(l).startswith(GID_COMPUTE + ":")}
+    assert set(mem) == {"l1", "l2", "dram"} and set(comp) == {"fp64", "fp32", "tensor_fp16"}
+    top = max(m.compute.values())
+    for lv, line in mem.items():
+        x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert np.allclose(y / x, m.memory[lv])        # slope: the bandwidth (a diagonal on log-log)
+        assert y.max() == pytest.approx(top)           # ends at the top compute ceiling
+    for key, line in comp.items():
+        x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+        assert np.allclose(y, m.compute[key])
+        assert x.min() == pytest.approx(m.compute[key] / m.memory["l1"])  # starts where attainable
+    texts = [t.get_text() for t in ax.texts]
+    assert "DRAM 829 GB/s" in texts and "FP64 7.07 TFLOP/s" in texts and "Tensor FP16 113 TFLOP/s" in texts
+    fig_hbm = roofline_figure(deepcam, level_labels={"dram": "HBM"})
+    assert "HBM 829 GB/s" in [t.get_text() for t in fig_hbm.axes[0].texts]
+
+
+def test_static_chart_markers_areas_and_labels(deepcam):
+    fig = roofline_figure(deepcam, top=3)
+    ax = fig.axes[0]
+    points = [c for c in ax.collections if _gid(c).startswith(GID_POINTS)]
+    # 4 kernels with FLOPs x 3 levels (the zero-FLOP kernel is not drawn)
+    assert sum(len(c.get_offsets()) for c in points) == 4 * 3
+    for c in points:
+        lv = _gid(c).split(":")[1]
+        xy = np.asarray(c.get_offsets())
+        shown = deepcam.ranked().query("flops > 0")
+        assert np.allclose(np.sort(xy[:, 0]), np.sort(shown[f"ai_{lv}"].to_numpy(dtype=float)))
+        assert np.allclose(np.sort(xy[:, 1]), np.sort(shown["flop_rate"].to_numpy(dtype=float)))
+        # area proportional to time (above the visibility floor)
+        sizes = np.asarray(c.get_sizes())
+        t = shown["time_s"].to_numpy(dtype=float)
+        big = sizes > MIN_AREA
+        assert big.sum() >= 3
+        assert np.allclose(sizes[big] / t[big], sizes[0] / t[0])
+        # all DeepCAM FLOPs lack FP64 (not collected): hollow markers, lower bounds
+        assert len(c.get_facecolors()) == 0
+    numbers = [n for t in ax.texts if _gid(t) == GID_LABEL for n in t.get_text().split(",")]
+    assert sorted(numbers) == ["1", "2", "3"]
+    key = [t.get_text() for t in fig.texts if _gid(t) == GID_LABEL + "-key"]
+    assert len(key) == 3 and "LAMBStage1Functor" in key[0] and "(53.4%)" in key[0]
+    note = " ".join(t.get_text() for t in fig.texts)
+    assert "1 kernel without FLOPs (0.4% of time) not shown" in note
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["L1", "L2", "DRAM", "FLOPs lower bound"]
+
+
+def test_static_chart_sizes_phases_and_no_machine():
+    a = analyze(synthetic(), v100_machine(), by="phase")
+    for width in (3.5, 7.0):
+        fig = roofline_figure(a, width=width, top=5)
+        assert fig.get_figwidth() == width
+        assert len([t for t in fig.texts if _gid(t) == GID_LABEL + "-key"]) == 5
+    figs = roofline_figures_by_phase(a, top=3)
+    assert set(figs) == {"forward", "backward"}
+    fwd = figs["forward"].axes[0]
+    assert sum(len(c.get_offsets()) for c in fwd.collections if _gid(c).startswith(GID_POINTS)) == 6 * 3
+    with pytest.raises(ValueError):
+        roofline_figure(analyze(synthetic(), v100_machine()), phase="forward")
+    bare = roofline_figure(analyze(synthetic()))
+    assert not [l for l in bare.axes[0].lines if _gid(l).startswith(("ceiling",))]
+    assert sum(len(c.get_offsets()) for c in bare.axes[0].collections) == 12 * 3
+    only = roofline_figure(a, levels=["dram"])
+    assert {(_gid(c)) for c in only.axes[0].collections} == {GID_POINTS + ":dram"}
+
+
+def test_static_chart_estimated_markers_in_legend():
+    recs = [{"kernel_name": "est", "time_s": 1e-3, "fp32_flops": 1e9, "fp64_flops": 0.0, "fp16_flops": 0.0,
+             "tensor_flops": 0.0, "l1_bytes": 1e9, "l2_bytes": 1e9, "dram_bytes": 1e9, "estimated": True}]
+    fig = roofline_figure(analyze(from_records(recs), v100_machine()))
+    assert "estimated counts" in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert any(len(c.get_facecolors()) for c in fig.axes[0].collections)  # counted FLOPs: filled
+
+
+# -- interactive chart ------------------------------------------------------------------------------
+
+def _with_evil():
+    evil = from_records([{"kernel_name": EVIL, "time_s": 1e-3, "fp32_flops": 1e9, "l1_bytes": 1e9,
+                          "l2_bytes": 5e8, "dram_bytes": 1e8, "phase": "forward"}])
+    return concat([synthetic(), evil])
+
+
+def test_html_escapes_kernel_names_and_is_self_contained():
+    html = roofline_html(analyze(_with_evil(), v100_machine(), by="phase"), title="a <b> & c")
+    assert EVIL not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert '<script src="http' not in html and "<script src='http" not in html
+    assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined
+    assert "a &lt;b&gt; &amp; c" in html
+
+
+def test_plotly_figure_structure(deepcam):
+    fig = roofline_plotly(deepcam)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    markers = [t for t in fig.data if t.mode == "markers"]
+    assert [t.legendgroup for t in markers] == ["l1", "l2", "dram"]
+    assert sum(len(t.x) for t in markers) == 4 * 3
+    hover = markers[2].hovertext[0]
+    assert "LAMBStage1Functor&lt;float&gt;" in hover and "bound: dram" in hover and "memory-bound" in hover
+    assert "% of roofline: 91.6%" in hover and "0.501" in hover
+    lines = [t for t in fig.data if t.mode == "lines+text"]
+    assert len(lines) == 6
+    dram = next(t for t in lines if t.legendgroup == "ceiling-dram")
+    assert dram.y[0] / dram.x[0] == pytest.approx(828.758e9)
+
+
+def test_plotly_phase_buttons():
+    fig = roofline_plotly(analyze(synthetic(), v100_machine(), by="phase"))
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["all phases", "backward", "forward"]
+    vis = buttons[1].args[0]["visible"]
+    names = [t.name for t in fig.data]
+    assert all(v == ("backward" in n or "/s" in n) for v, n in zip(vis, names))
+
+
+# -- terminal -------------------------------------------------------------------------------------------
+
+def _render(renderable) -> str:
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def test_terminal_table(deepcam):
+    table = kernel_table_renderable(deepcam, top=4)
+    assert table.row_count == 4
+    out = _render(table)
+    assert "multi_tensor_apply_kernel<LAMBStage1Functor>*" in out and "91.6%" in out and "2.08 ms" in out
+    assert "380.1" in out  # GFLOP/s, decimal
+    bare = _render(kernel_table_renderable(analyze(deepcam_table()), top=2))
+    row = next(line for line in bare.splitlines() if "LAMBStage1" in line)
+    cells = [c.strip() for c in row.split("│")]
+    assert cells[-5:-1] == ["-", "unknown", "-", "-"]  # bound, region, % roofline, savable: '-', never 0
+
+
+def test_terminal_summary(deepcam):
+    out = _render(summary_renderable(deepcam))
+    assert "total time 3.9 ms in 35 launches of 5 kernels" in out
+    assert "time by bound: dram 100.0%" in out
+    assert "1 kernels without FLOPs" in out and "0.4% of time" in out
+    assert "note:" in out
+
+
+# -- JSON -------------------------------------------------------------------------------------------------
+
+def test_json_schema_values_and_strictness(deepcam):
+    d = analysis_to_dict(deepcam)
+    text = json.dumps(d, allow_nan=False)
+    back = json.loads(text)
+    assert back["schema"] == SCHEMA and back["by"] == "name" and back["machine"]["memory"]["dram"] == 828.758e9
+    k0 = back["kernels"][0]
+    assert set(k0) >= {"name", "launches", "phase", "time_s", "flops", "flops_partial", "estimated", "bytes", "ai",
+                       "flop_rate", "bound", "region", "locality", "attainable", "pct_of_roofline",
+                       "roofline_time_s", "savable_time_s", "time_share", "compute_ceiling"}
+    assert "LAMBStage1Functor" in k0["name"] and k0["launches"] == 9
+    assert k0["flops"] == {"fp64": None, "fp32": 791465384.0, "fp16": 0.0, "tensor": 0.0, "total": 791465384.0}
+    assert k0["flops_partial"] is True and k0["bound"] == "dram" and k0["region"] == "memory-bound"
+    assert k0["ai"]["dram"] == pytest.approx(0.50068489857673)
+    assert k0["bytes"] == {"l1": 1581309696.0, "l2": 1581268480.0, "dram": 1580765440.0}
+    zero = next(k for k in back["kernels"] if k["flops"]["total"] == 0)
+    assert zero["compute_ceiling"] is None and zero["ai"]["l1"] == 0.0
+    assert back["totals"]["zero_flop_kernels"] == 1
+    assert math.isclose(back["totals"]["time_s"], sum(k["time_s"] for k in back["kernels"]))
+
+
+def test_json_without_machine_is_strict():
+    d = analysis_to_dict(analyze(_with_evil()))
+    text = json.dumps(d, allow_nan=False)
+    back = json.loads(text)
+    assert back["machine"] is None and back["totals"]["savable_time_s"] is None
+    assert all(k["bound"] is None and k["attainable"] is None and k["pct_of_roofline"] is None
+               for k in back["kernels"])
+    assert EVIL in [k["name"] for k in back["kernels"]]  # JSON keeps names verbatim (escaping is the HTML's job)
