@@ -47,7 +47,7 @@ def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str,
     if measured is not None:
         table.add_column("measured", justify="right")
         table.add_column("spread", justify="right")
-        table.add_column("SM clock", justify="right")
+        table.add_column("clock", justify="right")
     if theory is not None:
         table.add_column("theoretical", justify="right")
         table.add_column("clock assumed", justify="right")
@@ -71,7 +71,8 @@ def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str,
                     format_si(clock_hz.get(key), "Hz") if m_val is not None else "-"]
         if theory is not None:
             clock = assumed.get(key)
-            row += [format_si(t_val, unit), format_si(clock, "Hz") if clock else ("memory clock" if key == "dram" else "-")]
+            row += [format_si(t_val, unit),
+                    format_si(clock, "Hz") if clock else ("memory clock" if key == "dram" and t_val else "-")]
         if measured is not None and theory is not None:
             row.append(f"{m_val / t_val:.1%}" if m_val and t_val else "-")
         table.add_row(*row)
