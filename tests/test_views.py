@@ -266,3 +266,19 @@ def test_json_without_machine_is_strict():
     assert all(k["bound"] is None and k["attainable"] is None and k["pct_of_roofline"] is None
                for k in back["kernels"])
     assert EVIL in [k["name"] for k in back["kernels"]]  # JSON keeps names verbatim (escaping is the HTML's job)
+
+
+@pytest.mark.parametrize("records, with_machine", [
+    ([], True), ([], False),
+    ([{"kernel_name": "fill", "time_s": 1e-3, "fp32_flops": 0.0, "dram_bytes": 1e6}], True),
+])
+def test_views_cope_with_nothing_to_draw(records, with_machine):
+    a = analyze(from_records(records), v100_machine() if with_machine else None)
+    fig = roofline_figure(a)
+    assert not [c for c in fig.axes[0].collections if _gid(c).startswith(GID_POINTS)]
+    assert "<html>" in roofline_html(a)
+    assert kernel_table_renderable(a).row_count == len(records)
+    _render(summary_renderable(a))
+    json.dumps(analysis_to_dict(a), allow_nan=False)
+    if records:
+        assert "1 kernel without FLOPs (100.0% of time) not shown" in " ".join(t.get_text() for t in fig.texts)

@@ -68,8 +68,6 @@ def register(app: typer.Typer) -> None:
         table = api.read(files, fp16=fp16.value)
         analysis = api.analyze(table, machine if machine else None, by=by.value)
         print_analysis(analysis, top=top, explain=explain, metrics=table.metrics)
-        for w in table.warnings:
-            typer.echo(f"warning: {w}", err=True)
         for path in save_outputs(analysis, request, diagnoses=table.metrics):
             typer.echo(f"wrote {path}")
 

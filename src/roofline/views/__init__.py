@@ -1,0 +1,10 @@
+"""Views of an :class:`~roofline.analysis.Analysis`: they take data and return data.
+
+- :mod:`roofline.views.chart_static`: ``roofline_figure`` -> matplotlib Figure
+- :mod:`roofline.views.chart_interactive`: ``roofline_plotly`` -> plotly Figure, ``roofline_html`` -> str
+- :mod:`roofline.views.terminal`: ``kernel_table_renderable``, ``summary_renderable`` -> rich renderables
+- :mod:`roofline.views.json_out`: ``analysis_to_dict`` -> dict (schema ``roofline.analysis/1``)
+- :mod:`roofline.views.names`: ``short_name``, ``short_names`` for C++ kernel names
+
+Import the module you need: importing this package imports neither matplotlib nor plotly.
+"""

@@ -105,9 +105,10 @@ def roofline_figure(
     # -- layout in inches: axes, then the key of numbered kernels under it -------------
     labelled = shown.head(top)
     names = short_names(list(labelled["kernel_name"].astype(str)))
-    char_w = fs * 0.55 / 72  # inches per character, roughly, for the sans-serif default
-    key_text = [f"{k + 1}  {n}  (100.0%)" for k, n in enumerate(names)]
-    widest = max((len(t) for t in key_text), default=0) * char_w
+    char_w = (fs - 0.5) * 0.6 / 72  # inches per character, generously, for the sans-serif default
+    key_room = int((width - (0.55 if small else 0.7) - 0.1) / char_w) - len("10  ") - len("  (100.0%)")
+    names = [n if len(n) <= key_room else n[: max(key_room - 1, 8)] + "…" for n in names]
+    widest = max((len(n) for n in names), default=0) * char_w + len("10    (100.0%)") * char_w
     key_cols = max(1, min(3, int((width - 1.0) // max(widest + 0.2, 1e-9)))) if names else 1
     line_h = fs * 1.45 / 72
     key_rows = math.ceil(len(names) / key_cols)
@@ -158,7 +159,12 @@ def roofline_figure(
             x_start = peak / bw_max
             ax.plot([x_start, x_hi], [peak, peak], color="0.15", linewidth=1.2,
                     linestyle="-" if i == 0 else (0, (5, 2)), zorder=2, gid=f"{GID_COMPUTE}:{key}")
-            ax.text(x_hi / 1.15, peak * 1.08, compute_ceiling_label(key, peak), ha="right", va="bottom",
+            # label at the left end, above the line: compute-bound kernels gather at the right
+            label = compute_ceiling_label(key, peak)
+            room = (ax.transData.transform((x_hi, peak))[0] - ax.transData.transform((x_start * 1.15, peak))[0]) / fig.dpi
+            fits = room > len(label) * (fs - 0.5) * 0.6 / 72
+            ax.text(x_start * 1.15 if fits else x_hi / 1.15, peak * 1.08, label, ha="left" if fits else "right",
+                    va="bottom",
                     fontsize=fs - 0.5, color="0.15", zorder=3, gid=f"{GID_COMPUTE}-label:{key}",
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85})
 
