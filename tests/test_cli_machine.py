@@ -165,3 +165,14 @@ def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypa
     assert main(["machine"]) == 2
     assert "pass --cpu" in capsys.readouterr().err and fake_cpu_bench == []
     assert main(["machine", "--cpu"]) == 0 and fake_cpu_bench == ["default"]
+
+
+def test_spec_files_and_names_feed_analyze(tmp_path):
+    from roofline import api
+
+    path = tmp_path / "v100.json"
+    assert main(["machine", "--spec", "v100-sxm2", "-o", str(path)]) == 0
+    from_file = api.load_machine(path)
+    from_name = api.load_machine("v100-sxm2")
+    assert from_file.compute == from_name.compute and from_file.memory == from_name.memory
+    assert from_name.compute["fp32"] == pytest.approx(15.67e12, rel=1e-3)
