@@ -168,6 +168,7 @@ def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypa
 
 
 def test_spec_files_and_names_feed_analyze(tmp_path):
+    pytest.importorskip("roofline.readers.machine_files")  # read_machine: the CPU/ERT work
     from roofline import api
 
     path = tmp_path / "v100.json"
