@@ -28,6 +28,7 @@ _LAZY = {
     "analyze": "roofline.api",
     "plot": "roofline.api",
     "load_machine": "roofline.api",
+    "phase": "roofline.phases",
 }
 
 

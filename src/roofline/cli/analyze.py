@@ -67,8 +67,8 @@ def register(app: typer.Typer) -> None:
         check_targets(request)  # refuse before reading anything
         table = api.read(files, fp16=fp16.value)
         analysis = api.analyze(table, machine if machine else None, by=by.value)
-        print_analysis(analysis, top=top, explain=explain, metrics=table.metrics)
-        for path in save_outputs(analysis, request, diagnoses=table.metrics):
+        print_analysis(analysis, top=top, explain=explain, metrics=table)
+        for path in save_outputs(analysis, request, diagnoses=table):
             typer.echo(f"wrote {path}")
 
     @app.command()
@@ -88,8 +88,8 @@ def register(app: typer.Typer) -> None:
         table = api.read(profiles, fp16="paper")
         analysis = api.analyze(table, machine_file, by="name")
         typer.echo("DeepCAM (PyTorch, FP32, LAMB optimizer step) on V100-SXM2, from the paper authors' ncu files\n")
-        print_analysis(analysis, top=10, metrics=table.metrics)
-        for path in save_outputs(analysis, request, diagnoses=table.metrics):
+        print_analysis(analysis, top=10, metrics=table)
+        for path in save_outputs(analysis, request, diagnoses=table):
             typer.echo(f"wrote {path}")
 
     @app.command()

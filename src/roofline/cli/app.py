@@ -18,6 +18,8 @@ from roofline.errors import RooflineError
 #: Modules that define sub-commands; each has ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
     "roofline.cli.analyze",
+    "roofline.cli.compare",
+    "roofline.cli.profile",
     "roofline.cli.machine",
 )
 

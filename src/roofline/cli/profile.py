@@ -1,0 +1,128 @@
+"""`roofline profile [options] -- CMD ARGS...` and `roofline merge FILES... -o OUT`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from roofline.cli.analyze import By, Fp16
+
+
+def _live_printer(console, status):  # type: ignore[no-untyped-def]
+    """Line and progress callbacks: the program's output goes through, ncu's progress becomes a live count."""
+
+    def on_line(line: str, is_ncu: bool) -> None:
+        text = line.rstrip("\n")
+        if is_ncu and text.startswith(("==PROF== Profiling", "==PROF== Connected", "==PROF== Disconnected")):
+            return
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def on_progress(progress) -> None:  # type: ignore[no-untyped-def]
+        last = f" - last: {progress.last_kernel[:60]}" if progress.last_kernel else ""
+        status.update(f"ncu: {progress.kernels} kernel launches profiled{last}")
+
+    return on_line, on_progress
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(context_settings={"allow_interspersed_args": False})
+    def profile(
+        command: Annotated[list[str], typer.Argument(help="The program and its arguments, after --.", show_default=False)],
+        output: Annotated[Path, typer.Option("--output", "-o", help="Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under torchrun, mpirun or srun).")] = Path("roofline-profile"),
+        arch: Annotated[Optional[str], typer.Option(help="Compute capability for the metric set (e.g. 9.0); default: detected with nvidia-smi or NVML.")] = None,
+        metrics: Annotated[Optional[str], typer.Option(help="Comma-separated ncu metrics to collect instead of the architecture's roofline set.")] = None,
+        clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none (default: the clocks the program would get), base (lock base clocks) or reset.")] = "none",
+        kernel_name: Annotated[Optional[str], typer.Option(help="ncu --kernel-name filter (name, or regex:...).")] = None,
+        launch_skip: Annotated[Optional[int], typer.Option(help="ncu --launch-skip: launches to skip before profiling.")] = None,
+        launch_count: Annotated[Optional[int], typer.Option(help="ncu --launch-count: launches to profile.")] = None,
+        nvtx_include: Annotated[Optional[list[str]], typer.Option(help="ncu --nvtx-include range filter (repeatable), e.g. 'forward/'.")] = None,
+        no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
+        no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
+        ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: the profile's own peak metrics.")] = None,
+        by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
+        top: Annotated[int, typer.Option(help="Kernels to show and label.")] = 10,
+        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
+        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,
+        csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV.")] = None,
+        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive HTML report.")] = None,
+        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the roofline chart (.png, .svg or .pdf).")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+    ) -> None:
+        """Profile a program with Nsight Compute in one run (or without counters) and analyze it.
+
+        Exit status: 0 profiled; 2 bad input (no ncu, no GPU, program not found, output exists);
+        3 the program failed (what was profiled is analyzed); 4 no permission for the GPU counters
+        and --no-fallback; 130 interrupted (what was profiled is analyzed).
+        """
+        from rich.console import Console
+
+        from roofline.outputs import OutputRequest, check_targets
+        from roofline.profiling.ranks import rank_from_env
+        from roofline.profiling.session import profile as run_profile
+        from roofline.profiling.settings import ProfileSettings
+
+        rank = rank_from_env(os.environ)
+        settings = ProfileSettings(
+            command=tuple(command), output=output, arch=arch,
+            metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else None,
+            clock_control=clock_control, kernel_name=kernel_name, launch_skip=launch_skip,
+            launch_count=launch_count, nvtx_include=tuple(nvtx_include or ()), counters=not no_counters,
+            fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
+        )
+        request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
+                                png=_ranked(png_out, rank), force=force, top=top)
+        check_targets(request)
+        console = Console(stderr=False)
+        with console.status("starting the program") as status:
+            on_line, on_progress = _live_printer(console, status)
+            outcome = run_profile(settings, on_line=on_line, on_progress=on_progress)
+        for note in outcome.notes:
+            typer.echo(f"roofline: {note}", err=True)
+        if outcome.table is not None:
+            _report(outcome.table, machine, by.value, top, request)
+        for path in outcome.files:
+            typer.echo(f"wrote {path}")
+        raise typer.Exit(outcome.exit_code)
+
+    @app.command()
+    def merge(
+        files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json) or profiles.")],
+        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table (.kernels.json).")],
+        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention for profiles that are not kernel tables.")] = Fp16.ncu,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+    ) -> None:
+        """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
+        from roofline.io import check_writable, write_text
+        from roofline.profiling import table_file
+        from roofline.profiling.merge import merge_tables
+
+        check_writable(out, force=force)
+        table = merge_tables(files, fp16=fp16.value)
+        write_text(out, table_file.to_json(table), force=force)
+        ranks = table.metrics["rank"].dropna().nunique()
+        typer.echo(f"merged {len(files)} files ({ranks} ranks, {len(table)} rows) into {out}")
+
+
+def _ranked(path: Optional[Path], rank: Optional[int]) -> Optional[Path]:
+    """Per-rank output names: report.html -> report.rank3.html."""
+    if path is None or rank is None:
+        return path
+    return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+
+
+def _report(table, machine, by: str, top: int, request) -> None:  # type: ignore[no-untyped-def]
+    """The one-screen summary and the requested files, as `roofline analyze` makes them."""
+    from roofline import api
+    from roofline.cli.analyze import print_analysis
+    from roofline.outputs import save_outputs
+
+    analysis = api.analyze(table, machine if machine else None, by=by)
+    print_analysis(analysis, top=top, metrics=table.metrics)
+    for w in table.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    for path in save_outputs(analysis, request, diagnoses=table.metrics):
+        typer.echo(f"wrote {path}")

@@ -1,0 +1,134 @@
+"""One kernel's full diagnosis, for ``roofline analyze --explain KERNEL``.
+
+Kernels are matched by exact name, else by a unique substring of the name
+(case-insensitive); anything else is an :class:`~roofline.errors.InputError` that
+lists the candidates.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+
+from roofline.errors import InputError
+from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
+from roofline.kernels import KernelTable
+from roofline.units import format_si, format_time
+
+#: How many candidate names an error lists at most.
+MAX_CANDIDATES = 10
+
+
+def find_kernel(frame: pd.DataFrame, kernel: str) -> list[Hashable]:
+    """Index labels of the rows of ``frame`` whose kernel is ``kernel``.
+
+    Exact name first (several rows when the analysis is per phase or per launch), else
+    the rows of the one kernel whose name contains ``kernel`` (case-insensitive).
+    Raises :class:`InputError` when nothing or more than one kernel name matches.
+    """
+    names = frame["kernel_name"].astype("string")
+    exact = names == kernel
+    if exact.any():
+        return list(frame.index[exact.fillna(False).to_numpy(dtype=bool)])
+    hit = names.str.lower().str.contains(kernel.lower(), regex=False).fillna(False).to_numpy(dtype=bool)
+    matched = sorted(set(names[hit]))
+    if len(matched) == 1:
+        return list(frame.index[hit])
+    if not matched:
+        times = frame.get("time_s")
+        order = names if times is None else names[times.astype(float).sort_values(ascending=False).index]
+        shown = list(dict.fromkeys(order.dropna()))[:MAX_CANDIDATES]
+        raise InputError(f"no kernel name contains {kernel!r}",
+                         hint="kernels (longest first): " + "; ".join(shown))
+    shown = matched[:MAX_CANDIDATES]
+    more = f" and {len(matched) - len(shown)} more" if len(matched) > len(shown) else ""
+    raise InputError(f"{kernel!r} matches {len(matched)} kernels",
+                     hint="give more of the name; candidates: " + "; ".join(shown) + more)
+
+
+def _fmt_value(key: str, value: Any) -> str:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return "-"
+    if not math.isfinite(value):
+        return "-"
+    if key == "launches":
+        return f"{value:,.0f}"
+    if key.endswith("_s"):
+        return format_time(value)
+    if key.startswith("bw_") and not key.startswith("bw_use"):
+        return format_si(value, "B/s")
+    if key.endswith("_bytes"):
+        return format_si(value, "B")
+    if key.endswith(("_share", "_use")) or key.startswith("bw_use") or key == "pct_of_roofline":
+        return f"{value:.1%}"
+    if key.endswith("_pct"):
+        return f"{value:.1f}%"
+    return f"{value:,.4g}"
+
+
+def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("kernel", Text(str(row["kernel_name"])))
+    if diag.phase:
+        head.add_row("phase", Text(diag.phase))
+    if machine is not None:
+        head.add_row("machine", Text(str(getattr(machine, "name", machine))))
+    for key, label in (("launches", "launches"), ("time_s", "time"), ("time_share", "share of total time"),
+                       ("flop_rate", "FLOP/s"), ("savable_time_s", "savable time")):
+        if key in row.index:
+            v = row[key]
+            text = (format_si(v, "FLOP/s") if key == "flop_rate" else _fmt_value(key, v)) if pd.notna(v) else "-"
+            head.add_row(label, text)
+    head.add_row("limited by", Text(diag.limiter_label))
+    head.add_row("what helps", Text(diag.sentence))
+
+    rules = Table(show_lines=True, expand=True)
+    rules.add_column("rule", no_wrap=True)
+    rules.add_column("status", no_wrap=True)
+    rules.add_column("finding", overflow="fold")
+    style = {"fired": "yellow", "ok": "green", "missing": "dim"}
+    order = {"fired": 0, "ok": 1, "missing": 2}
+    for f in sorted(diag.findings, key=lambda f: order.get(f.status, 3)):
+        status = f.status if f.status != "fired" else f"{f.status} ({f.severity})"
+        rules.add_row(Text(f.title), Text(status, style=style.get(f.status, "")),
+                      Text(f.message + (f"\nsource: {f.source}" if f.source else "")))
+    return Group(Panel(head, title="kernel"), rules)
+
+
+def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, diagnoses: Diagnoses | None = None) -> Any:
+    """A rich renderable with the full diagnosis of the kernel matching ``kernel`` (all its rows)."""
+    from rich.console import Group
+
+    rows = find_kernel(analysis.frame, kernel)
+    diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
+    machine = getattr(analysis, "machine", None)
+    parts = [_renderable(analysis.frame.loc[i], diag.for_index(i), machine) for i in rows]
+    return Group(*parts)
+
+
+def explain_text(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, width: int = 100,
+                 diagnoses: Diagnoses | None = None) -> str:
+    """:func:`explain` rendered as plain text (no colour)."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, record=True)
+    console.print(explain(analysis, table, kernel, diagnoses=diagnoses))
+    return console.export_text()
+
+
+def explain_renderable(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str) -> Any:
+    """``roofline analyze --explain KERNEL``: same as :func:`explain`."""
+    return explain(analysis, table, kernel)

@@ -1,0 +1,185 @@
+"""The raw Nsight Compute metrics the guidance rules read, and how launches combine.
+
+A kernel table's ``metrics`` frame holds ncu's metrics per launch (SI units; ncu's
+percentages stay in percent, 0..100). When the analysis groups launches (by kernel
+name, or by phase and name), the metrics must be grouped the same way:
+percentages, ratios and rates become time-weighted means; counts (sectors,
+requests) are summed, so that ratios of counts (sectors per request) are taken
+after summing. :func:`metrics_per_row` does that, once, for every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from roofline.kernels import KernelTable
+
+# -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
+SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+MEMORY_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+WAVES_PER_SM = "launch__waves_per_multiprocessor"
+
+# -- Memory workload (ncu section MemoryWorkloadAnalysis_Tables) ----------------------
+GLOBAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+GLOBAL_LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+GLOBAL_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+GLOBAL_ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+#: Useful bytes per 32-byte sector, in percent of 32 bytes.
+GLOBAL_LD_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
+GLOBAL_ST_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
+L1_HIT_RATE = "l1tex__t_sector_hit_rate.pct"
+L2_HIT_RATE = "lts__t_sector_hit_rate.pct"
+#: Memory instructions by access size per thread (ncu's MemoryCacheAccessPattern rule uses them
+#: to find the ideal sectors per request).
+ACCESS_SIZE_INSTRUCTIONS = {
+    1: "smsp__sass_inst_executed_op_memory_8b.sum",
+    2: "smsp__sass_inst_executed_op_memory_16b.sum",
+    4: "smsp__sass_inst_executed_op_memory_32b.sum",
+    8: "smsp__sass_inst_executed_op_memory_64b.sum",
+    16: "smsp__sass_inst_executed_op_memory_128b.sum",
+}
+# -- Source counters (ncu section SourceCounters, rule UncoalescedGlobalAccess) --------
+L2_THEORETICAL_SECTORS_GLOBAL = "memory_l2_theoretical_sectors_global"
+L2_THEORETICAL_SECTORS_GLOBAL_IDEAL = "memory_l2_theoretical_sectors_global_ideal"
+L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE = "derived__memory_l2_theoretical_sectors_global_excessive"
+
+#: Bytes per sector: the unit of every L1TEX/L2 transfer.
+SECTOR_BYTES = 32.0
+
+#: Every metric a rule reads.
+ALL_METRICS: tuple[str, ...] = (
+    SM_THROUGHPUT, MEMORY_THROUGHPUT, WAVES_PER_SM,
+    GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS, GLOBAL_ST_REQUESTS,
+    GLOBAL_LD_BYTES_PER_SECTOR_PCT, GLOBAL_ST_BYTES_PER_SECTOR_PCT, L1_HIT_RATE, L2_HIT_RATE,
+    *ACCESS_SIZE_INSTRUCTIONS.values(),
+    L2_THEORETICAL_SECTORS_GLOBAL, L2_THEORETICAL_SECTORS_GLOBAL_IDEAL, L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,
+)
+
+
+def is_count(metric: str) -> bool:
+    """True for metrics that add up over launches (``.sum`` counters and source-counter sector totals).
+
+    Everything else (percentages, ``.ratio``, ``.avg``, ``per_second``, launch attributes)
+    is an intensive quantity and is combined as a time-weighted mean.
+    """
+    if metric.startswith(("memory_l2_theoretical_sectors", "derived__memory_l2_theoretical_sectors")):
+        return True
+    return metric.endswith(".sum")
+
+
+def _numeric(frame: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
+    cols = [n for n in names if n in frame.columns]
+    return pd.DataFrame({n: pd.to_numeric(frame[n], errors="coerce") for n in cols}, index=frame.index, dtype=float)
+
+
+def group_keys(by: str) -> list[str]:
+    """The kernel-table columns that identify a row of an analysis grouped ``by``."""
+    if by == "launch":
+        return ["launch_id"]
+    if by == "name":
+        return ["kernel_name"]
+    if by == "phase":
+        return ["phase", "kernel_name"]
+    raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+
+
+def _key_frame(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    out = pd.DataFrame(index=frame.index)
+    for k in keys:
+        out[k] = frame[k].astype("string").fillna("(none)")
+    return out
+
+
+def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
+                      names: Iterable[str] = ALL_METRICS) -> pd.DataFrame:
+    """Combine per-launch metrics into one row per group of launches.
+
+    ``launches`` is the per-launch kernel table (``kernel_name``, ``phase``, ``launch_id``,
+    ``time_s``) and ``metrics`` the raw metrics with the same index. Counts are summed
+    (NaN if any launch lacks the count); intensive metrics are time-weighted means over
+    the launches that have them. Returns a frame indexed by the group keys (strings, with
+    unknown phases as ``"(none)"``) holding the metrics in ``names`` that are present.
+    """
+    keys = group_keys(by)
+    values = _numeric(metrics.reindex(launches.index), names)
+    key_frame = _key_frame(launches, keys)
+    if values.empty:
+        return pd.DataFrame(index=pd.MultiIndex.from_frame(key_frame.drop_duplicates()) if len(keys) > 1
+                            else pd.Index(key_frame[keys[0]].drop_duplicates(), name=keys[0]))
+    grouper = [key_frame[k] for k in keys]
+    t = pd.to_numeric(launches["time_s"], errors="coerce").astype(float)
+    out = {}
+    for name in values.columns:
+        col = values[name]
+        if is_count(name):
+            summed = col.groupby(grouper, sort=False).sum(min_count=1)
+            any_nan = col.isna().groupby(grouper, sort=False).any()
+            out[name] = summed.mask(any_nan)
+        else:
+            ok = col.notna() & t.notna()
+            w = t.where(ok)
+            num = (col.where(ok) * w).groupby(grouper, sort=False).sum(min_count=1)
+            den = w.groupby(grouper, sort=False).sum(min_count=1)
+            mean = num / den.where(den > 0)
+            # Launches of zero recorded time: fall back to the plain mean rather than lose the value.
+            plain = col.groupby(grouper, sort=False).mean()
+            out[name] = mean.fillna(plain)
+    return pd.DataFrame(out)
+
+
+def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None) -> pd.DataFrame:
+    """Metrics aligned to the rows of an analysis ``frame`` grouped ``by``.
+
+    ``table`` is the per-launch kernel table the analysis came from. Returns a frame with
+    the same index as ``frame``; a metric absent from the profile is absent as a column,
+    a metric unknown for a row is NaN. Without a table, the result has no columns.
+    """
+    if table is None or table.metrics is None or table.metrics.empty:
+        return pd.DataFrame(index=frame.index)
+    agg = aggregate_metrics(table.frame, table.metrics, by)
+    if agg.shape[1] == 0:
+        return pd.DataFrame(index=frame.index)
+    keys = group_keys(by)
+    key_frame = _key_frame(frame, keys)
+    if len(keys) == 1:
+        lookup = pd.Index(key_frame[keys[0]])
+    else:
+        lookup = pd.MultiIndex.from_frame(key_frame)
+    out = agg.reindex(lookup)
+    out.index = frame.index
+    return out
+
+
+def present(row: pd.Series, names: Iterable[str]) -> list[str]:
+    """The metrics among ``names`` that have a finite value in ``row``."""
+    found = []
+    for n in names:
+        v = row.get(n, np.nan)
+        try:
+            if v is not None and np.isfinite(float(v)):
+                found.append(n)
+        except (TypeError, ValueError):
+            continue
+    return found
+
+
+#: The ncu section that collects each metric (``ncu --section NAME``), to name in hints.
+SECTION_OF: dict[str, str] = {
+    SM_THROUGHPUT: "SpeedOfLight",
+    MEMORY_THROUGHPUT: "SpeedOfLight",
+    WAVES_PER_SM: "LaunchStats",
+    GLOBAL_LD_SECTORS: "MemoryWorkloadAnalysis_Tables",
+    GLOBAL_LD_REQUESTS: "MemoryWorkloadAnalysis_Tables",
+    GLOBAL_ST_SECTORS: "MemoryWorkloadAnalysis_Tables",
+    GLOBAL_ST_REQUESTS: "MemoryWorkloadAnalysis_Tables",
+    GLOBAL_LD_BYTES_PER_SECTOR_PCT: "MemoryWorkloadAnalysis_Tables",
+    GLOBAL_ST_BYTES_PER_SECTOR_PCT: "MemoryWorkloadAnalysis_Tables",
+    L1_HIT_RATE: "MemoryWorkloadAnalysis",
+    L2_HIT_RATE: "MemoryWorkloadAnalysis",
+    L2_THEORETICAL_SECTORS_GLOBAL: "SourceCounters",
+    L2_THEORETICAL_SECTORS_GLOBAL_IDEAL: "SourceCounters",
+    L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE: "SourceCounters",
+}

@@ -1,0 +1,64 @@
+"""Turn what the counter-free recorders wrote into one kernel table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from roofline import kernels
+from roofline.errors import InputError, ToolNotFoundError
+from roofline.kernels import KernelTable
+
+#: Keys of a recorded row that are not kernel-table columns; kept in ``KernelTable.metrics``.
+EXTRA_KEYS = ("op", "shapes", "dtype", "device_type")
+
+
+def rows_to_table(rows: Iterable[Mapping[str, Any]], source: str) -> KernelTable:
+    """A kernel table (every row ``estimated``) from recorder rows; extra keys go to ``metrics``."""
+    rows = list(rows)
+    table_rows, extra = [], []
+    for i, r in enumerate(rows):
+        table_rows.append({k: v for k, v in r.items() if k in kernels.DTYPES} | {"source": source, "launch_id": i})
+        extra.append({k: r.get(k) for k in EXTRA_KEYS})
+    frame = kernels.from_records(table_rows)
+    frame["estimated"] = pd.array([True] * len(frame), dtype="boolean")
+    unknown = sorted({r["kernel_name"] for r in rows if r.get("fp32_flops") is None})
+    warnings = []
+    if unknown:
+        warnings.append("counter-free mode has no FLOP formula for " + ", ".join(unknown)
+                        + "; their FLOPs are unknown (NaN). Profile with Nsight Compute for measured counts.")
+    warnings.append("counter-free mode: times from the PyTorch profiler, FLOPs from formulas and bytes from "
+                    "tensor sizes (an estimate of DRAM traffic; L1 and L2 bytes unknown). Every point is estimated.")
+    return KernelTable(frame=frame, metrics=pd.DataFrame(extra, index=frame.index),
+                       sources=(source,), warnings=tuple(warnings))
+
+
+def collect(folder: str | Path) -> KernelTable:
+    """Read every ``ops.<pid>.json`` in ``folder`` into one table (process_id tells processes apart).
+
+    Raises :class:`ToolNotFoundError` when a process could not start the recorder
+    (no PyTorch in that Python) and nothing was recorded, :class:`InputError` when
+    nothing was recorded at all.
+    """
+    folder = Path(folder)
+    files = sorted(folder.glob("ops.*.json"))
+    errors = [json.loads(p.read_text())["error"] for p in sorted(folder.glob("error.*.json"))]
+    if not files:
+        if errors:
+            raise ToolNotFoundError(
+                f"the counter-free mode could not start inside the program: {errors[0]}",
+                hint="it records PyTorch programs: run the program with a Python that has torch installed")
+        raise InputError("the counter-free mode recorded no PyTorch operator",
+                         path=folder, hint="is the command a Python program that uses PyTorch?")
+    tables = []
+    for p in files:
+        payload = json.loads(p.read_text())
+        tables.append(rows_to_table(payload["rows"], source=str(p)))
+    frame = kernels.concat([t.frame for t in tables])
+    metrics = pd.concat([t.metrics for t in tables], ignore_index=True)
+    warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))
+    return KernelTable(frame=frame, metrics=metrics, sources=tuple(str(p) for p in files), warnings=warnings)

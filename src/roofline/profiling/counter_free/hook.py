@@ -1,0 +1,59 @@
+"""The part of the counter-free mode that runs inside the user's Python processes.
+
+The generated ``sitecustomize.py`` (see :mod:`.launch`) calls :func:`activate_from_env`
+at interpreter startup. When ``ROOFLINE_COUNTER_FREE_DIR`` names a folder, it starts a
+:class:`~.recorder.Recorder` and, at interpreter exit (normal end, ``sys.exit``, an
+uncaught exception or Ctrl-C), writes ``ops.<pid>.json`` there. Processes started by
+``multiprocessing`` (data-loader workers) write nothing. If PyTorch cannot be
+imported, ``error.<pid>.json`` says why, for the ``roofline`` process to report.
+
+Standard library and PyTorch only: the user's Python may lack pandas.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ENV_DIR = "ROOFLINE_COUNTER_FREE_DIR"
+
+
+def _write(folder: Path, name: str, payload: dict[str, Any]) -> None:
+    tmp = folder / f".{name}.tmp"
+    tmp.write_text(json.dumps(payload, default=str))
+    os.replace(tmp, folder / name)
+
+
+def _finish(recorder: Any, folder: Path) -> None:
+    import multiprocessing
+
+    recorder.stop()
+    if multiprocessing.parent_process() is not None:
+        return
+    rows = recorder.rows()
+    if rows:
+        from roofline.profiling.ranks import rank_from_env
+
+        _write(folder, f"ops.{os.getpid()}.json",
+               {"pid": os.getpid(), "rank": rank_from_env(os.environ), "argv": sys.argv, "rows": rows})
+
+
+def activate_from_env() -> bool:
+    """Start recording this process when ``ROOFLINE_COUNTER_FREE_DIR`` is set; True when started."""
+    folder = os.environ.get(ENV_DIR)
+    if not folder:
+        return False
+    path = Path(folder)
+    try:
+        from roofline.profiling.counter_free.recorder import Recorder
+
+        recorder = Recorder().start()
+    except Exception as exc:  # reported by the roofline process, which reads this file
+        _write(path, f"error.{os.getpid()}.json", {"pid": os.getpid(), "error": f"{type(exc).__name__}: {exc}"})
+        return False
+    atexit.register(_finish, recorder, path)
+    return True

@@ -1,0 +1,186 @@
+"""Record every PyTorch operator a program runs: its FLOPs, bytes, phase and time.
+
+A :class:`Recorder` is a ``TorchDispatchMode`` (it sees each ATen operator after
+autograd, with real tensors) plus a ``torch.profiler`` session. Each recorded call
+runs inside a ``record_function("roofline.op#N")`` range, which ties the profiler's
+times to our counts: on a GPU the CUDA kernels launched inside the range (CUPTI
+times), on the CPU the operator's own time.
+
+This module imports only PyTorch and the standard library: it runs inside the user's
+program, whose Python may lack pandas.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from typing import Any
+
+from roofline import phases
+from roofline.profiling.counter_free import formulas
+
+LABEL = "roofline.op#"
+
+#: Our FLOP column for each floating dtype name (non-tensor work).
+_DTYPE_COLUMN = {"float64": "fp64_flops", "float32": "fp32_flops", "float16": "fp16_flops", "bfloat16": "fp16_flops"}
+#: Ops whose FLOPs run on tensor cores on a GPU when the dtype allows it.
+_TENSOR_OPS = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "convolution", "_convolution", "cudnn_convolution",
+    "convolution_backward", "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_flash_attention_backward", "_scaled_dot_product_cudnn_attention_backward",
+    "_flash_attention_forward", "_efficient_attention_forward", "_flash_attention_backward",
+    "_efficient_attention_backward",
+})
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tensor_precision(name: str, dtype: str) -> str | None:
+    """The tensor-core input type a GPU op of this dtype most likely used, or None."""
+    import torch
+
+    if name not in _TENSOR_OPS:
+        return None
+    if dtype in ("float16", "bfloat16"):
+        return {"float16": "fp16", "bfloat16": "bf16"}[dtype]
+    if dtype == "float32":
+        conv = "conv" in name
+        allowed = torch.backends.cudnn.allow_tf32 if conv else torch.backends.cuda.matmul.allow_tf32
+        return "tf32" if allowed else None
+    return None
+
+
+def flop_columns(name: str, dtype: str, device_type: str, flops: float | None) -> dict[str, Any]:
+    """Spread one op's FLOPs over the kernel-table columns (unknown FLOPs stay unknown)."""
+    cols = {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0}
+    if flops is None:
+        return {k: None for k in cols}
+    if dtype not in _DTYPE_COLUMN:  # integer and boolean ops do no floating-point work
+        return cols
+    precision = _tensor_precision(name, dtype) if device_type == "cuda" else None
+    if precision is not None:
+        cols["tensor_flops"] = flops
+        cols["tensor_precision"] = precision
+    else:
+        cols[_DTYPE_COLUMN[dtype]] = flops
+    return cols
+
+
+class Recorder:
+    """Record operators while active: ``with Recorder() as rec: ...; rows = rec.rows()``.
+
+    ``rows()`` gives one dict per operator call with kernel-table column names
+    (``time_s`` in s, FLOP columns, ``dram_bytes`` in B, ``phase``...) plus ``op``
+    (the ATen overload) and ``shapes`` (input shapes).
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._mode: Any = None
+        self._prof: Any = None
+        self._events: Any = None
+
+    def _on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        import torch
+
+        name = func._overloadpacket.__name__
+        if func.is_view or name in formulas.SKIPPED:
+            return func(*args, **kwargs)
+        idx = next(self._ids)
+        with torch.profiler.record_function(f"{LABEL}{idx}"):
+            out = func(*args, **kwargs)
+        ins = formulas.flatten_tensors(args)
+        tensors = formulas.flatten_tensors(out) + ins
+        floating = [t for t in tensors if t.is_floating_point()]
+        dtype = _dtype_name((floating or tensors)[0].dtype) if tensors else "none"
+        device = tensors[0].device if tensors else torch.device("cpu")
+        try:
+            flops = formulas.op_flops(func, args, kwargs, out)
+        except Exception:  # a formula that cannot handle these arguments: unknown, not zero
+            flops = None
+        row = {
+            "op": str(func),
+            "kernel_name": f"aten::{name}",
+            "phase": phases.current_phase(),
+            "shapes": [list(t.shape) for t in ins],
+            "dtype": dtype,
+            "device_type": device.type,
+            "device": device.index if device.type == "cuda" else None,
+            "dram_bytes": float(formulas.op_bytes(args, kwargs, out)),
+            **flop_columns(name, dtype, device.type, flops),
+        }
+        with self._lock:
+            self._calls[idx] = row
+        return out
+
+    def start(self) -> Recorder:
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        recorder = self
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                return recorder._on_call(func, args, kwargs or {})
+
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if torch.cuda.is_available():
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self._prof = torch.profiler.profile(activities=activities)
+        self._prof.start()
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self
+
+    def stop(self) -> None:
+        if self._mode is not None:
+            self._mode.__exit__(None, None, None)
+            self._mode = None
+        if self._prof is not None:
+            self._prof.stop()
+            self._events = self._prof.events()
+            self._prof = None
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per recorded call that the profiler timed, in call order."""
+        import torch
+
+        times: dict[int, float] = {}
+        cc = None
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            cc = f"{major}.{minor}"
+        for ev in self._events or ():
+            if not ev.name.startswith(LABEL):
+                continue
+            idx = int(ev.name[len(LABEL):])
+            row = self._calls.get(idx)
+            if row is None:
+                continue
+            if row["device_type"] == "cuda":
+                us = ev.device_time_total  # CUPTI: the kernels launched inside the range
+            else:
+                children = [c for c in ev.cpu_children if not c.name.startswith(LABEL)]
+                us = sum(c.cpu_time_total for c in children) if children else ev.cpu_time_total
+            times[idx] = us * 1e-6
+        out = []
+        pid = os.getpid()
+        for idx in sorted(times):
+            row = dict(self._calls[idx])
+            row.update(time_s=times[idx], process_id=pid, estimated=True, launch_id=idx)
+            if row["device_type"] == "cuda":
+                row["compute_capability"] = cc
+            out.append(row)
+        return out

@@ -1,0 +1,67 @@
+"""Read what Nsight Compute prints while it runs: progress, permission errors, the program's fate.
+
+ncu prefixes its own lines with ``==PROF==``, ``==WARNING==`` or ``==ERROR==``; the
+program's output is interleaved. :class:`NcuProgress` folds lines into a state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PERMISSION_CODE = "ERR_NVGPUCTRPERM"
+PERMISSION_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+
+PERMISSION_HELP = f"""\
+Nsight Compute may not read the GPU's performance counters ({PERMISSION_CODE}). Ways out:
+  - run as root, or give the profiler CAP_SYS_ADMIN (Linux, or CAP_PERFMON on recent kernels);
+  - allow all users: put `options nvidia NVreg_RestrictProfilingToAdminUsers=0` in a file in
+    /etc/modprobe.d/, then reboot (or reload the nvidia kernel module);
+  - in a container: start it with `--cap-add SYS_ADMIN` (or `--privileged`); the host's
+    driver setting above still applies;
+  - or profile without counters: `roofline profile --no-counters` (PyTorch programs, estimated).
+See {PERMISSION_URL}"""
+
+_PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.*)" - (?P<id>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
+_APP_ERROR = re.compile(r"^==ERROR== The application returned an error code \((?P<code>-?\d+)\)")
+_REPORT = re.compile(r"^==PROF== Report: (?P<path>.+?)\s*$")
+_CONNECTED = re.compile(r"^==PROF== Connected to process (?P<pid>\d+)")
+
+
+@dataclass
+class NcuProgress:
+    """What ncu said so far. ``kernels`` counts launches profiled (finished)."""
+
+    kernels: int = 0
+    last_kernel: str | None = None
+    passes: int | None = None
+    processes: int = 0
+    permission_error: bool = False
+    app_error_code: int | None = None
+    report: str | None = None
+    no_kernels: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    def feed(self, line: str) -> bool:
+        """Take one line of output; True when the line was ncu's own (not the program's)."""
+        line = line.rstrip("\r\n")
+        if PERMISSION_CODE in line:
+            self.permission_error = True
+        if not line.startswith("=="):
+            return False
+        if m := _PROFILING.match(line):
+            self.kernels += 1
+            self.last_kernel = m["name"]
+            if m["passes"]:
+                self.passes = int(m["passes"])
+        elif m := _CONNECTED.match(line):
+            self.processes += 1
+        elif m := _APP_ERROR.match(line):
+            self.app_error_code = int(m["code"])
+        elif m := _REPORT.match(line):
+            self.report = m["path"]
+        elif line.startswith("==WARNING== No kernels were profiled"):
+            self.no_kernels = True
+        if line.startswith("==ERROR=="):
+            self.errors.append(line.removeprefix("==ERROR==").strip())
+        return line.startswith(("==PROF==", "==WARNING==", "==ERROR=="))

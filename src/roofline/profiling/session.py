@@ -1,0 +1,171 @@
+"""``roofline profile`` as a function: run, fall back, read, and say what happened.
+
+Exit statuses (:class:`Outcome.exit_code`), also documented in docs/profiling.md:
+
+====  =====================================================================
+0     the program ran to its end and was profiled (with counters, or in
+      counter-free mode when asked or after a permission error)
+1     unexpected failure (a bug: please report it)
+2     bad input or usage: no ncu, no GPU, program not found, output exists
+3     the program failed (non-zero exit); what was profiled is analyzed
+4     ncu may not read the counters (ERR_NVGPUCTRPERM) and ``--no-fallback``
+      was given; nothing analyzed
+130   interrupted (Ctrl-C); what was profiled before is analyzed
+====  =====================================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofline.errors import InputError, RooflineError
+from roofline.io import check_writable, write_text
+from roofline.kernels import KernelTable
+from roofline.profiling import table_file
+from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress
+from roofline.profiling.settings import ProfileSettings
+
+log = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_PROGRAM_FAILED = 3
+EXIT_NO_COUNTERS = 4
+EXIT_INTERRUPTED = 130
+
+LineSink = Callable[[str, bool], None]
+ProgressSink = Callable[[NcuProgress], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What ``roofline profile`` did: the table (None when nothing was profiled), files, status."""
+
+    table: KernelTable | None
+    mode: str  # "ncu" or "counter-free"
+    status: str  # "ok", "program-failed", "interrupted", "permission-denied"
+    exit_code: int
+    files: tuple[Path, ...]
+    notes: tuple[str, ...]
+    program_returncode: int | None
+    kernels_profiled: int
+
+
+def _status(interrupted: bool, failed: bool) -> tuple[str, int]:
+    if interrupted:
+        return "interrupted", EXIT_INTERRUPTED
+    if failed:
+        return "program-failed", EXIT_PROGRAM_FAILED
+    return "ok", EXIT_OK
+
+
+def outputs(settings: ProfileSettings) -> dict[str, Path]:
+    """The files a run writes, by kind."""
+    return {"report": settings.path(".ncu-rep"), "csv": settings.path(".ncu.csv"),
+            "table": settings.path(".kernels.json")}
+
+
+def check_outputs(settings: ProfileSettings) -> None:
+    """Refuse before running anything if an output exists (without --force) or its folder is missing."""
+    files = outputs(settings)
+    for kind, p in files.items():
+        if settings.counters or kind == "table":
+            check_writable(p, force=settings.force)
+
+
+def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = None,
+                      on_progress: ProgressSink | None = None) -> Outcome:
+    """Profile with Nsight Compute; on a permission error fall back to counter-free mode (unless told not to)."""
+    from roofline.profiling import metricsets
+    from roofline.profiling.ncu_runner import (
+        detect_compute_capability, export_raw_csv, find_ncu, find_program, ncu_command, run_ncu,
+    )
+
+    files = outputs(settings)
+    ncu = find_ncu(settings.ncu)
+    env = dict(os.environ, **dict(settings.extra_env))
+    find_program(settings.command, env)
+    metrics = list(settings.metrics) if settings.metrics else metricsets.metric_set(
+        settings.arch or detect_compute_capability(env))
+    command = ncu_command(settings, metrics, files["report"], ncu=ncu)
+    log.info("running %s", command)
+    run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
+    if run.progress.permission_error:
+        if not settings.fallback:
+            return Outcome(None, "ncu", "permission-denied", EXIT_NO_COUNTERS, (), (PERMISSION_HELP,),
+                           run.returncode, run.progress.kernels)
+        try:
+            fallback = run_counter_free(settings, on_line=on_line)
+        except RooflineError as exc:
+            return Outcome(None, "counter-free", "permission-denied", EXIT_NO_COUNTERS, (),
+                           (PERMISSION_HELP, f"the counter-free fallback failed too: {exc.render()}"),
+                           run.returncode, run.progress.kernels)
+        notes = (PERMISSION_HELP, "continued in counter-free mode: every point is estimated")
+        return Outcome(fallback.table, fallback.mode, fallback.status, fallback.exit_code, fallback.files,
+                       notes + fallback.notes, fallback.program_returncode, fallback.kernels_profiled)
+    status, code = _status(run.interrupted, run.program_failed)
+    notes: list[str] = []
+    if run.program_failed:
+        rc = run.progress.app_error_code if run.progress.app_error_code is not None else run.returncode
+        notes.append(f"the program failed (exit status {rc}); analyzing the {run.progress.kernels} "
+                     "kernel launches profiled before it stopped")
+    if run.interrupted:
+        notes.append(f"interrupted; analyzing the {run.progress.kernels} kernel launches profiled so far")
+    if run.report is None:
+        if code != EXIT_OK:
+            return Outcome(None, "ncu", status, code, (), (*notes, "ncu wrote no report: nothing to analyze"),
+                           run.returncode, run.progress.kernels)
+        raise InputError(
+            "ncu profiled no kernel" + (f" ({'; '.join(run.progress.errors)})" if run.progress.errors else ""),
+            hint="does the program launch CUDA kernels? check --kernel-name, --launch-skip and --nvtx-include",
+        )
+    csv_path = export_raw_csv(ncu, run.report, files["csv"], force=settings.force)
+    from roofline.readers import read_profile
+
+    table = read_profile([csv_path], fp16=settings.fp16)
+    write_text(files["table"], table_file.to_json(table), force=settings.force)
+    return Outcome(table, "ncu", status, code, (run.report, csv_path, files["table"]), tuple(notes),
+                   run.returncode, run.progress.kernels)
+
+
+def run_counter_free(settings: ProfileSettings, *, on_line: LineSink | None = None) -> Outcome:
+    """Run the program with the counter-free recorder in its Python processes, and collect the table."""
+    from roofline.profiling.counter_free.collect import collect
+    from roofline.profiling.counter_free.launch import counter_free_env
+    from roofline.profiling.ncu_runner import find_program, run_streaming
+
+    files = outputs(settings)
+    base = dict(os.environ, **dict(settings.extra_env))
+    find_program(settings.command, base)
+    with tempfile.TemporaryDirectory(prefix="roofline-cf-") as folder:
+        env = counter_free_env(folder, base)
+        returncode, _, interrupted = run_streaming(settings.command, env=env, on_line=on_line)
+        failed = returncode != 0 and not interrupted
+        status, code = _status(interrupted, failed)
+        notes = []
+        if failed:
+            notes.append(f"the program failed (exit status {returncode}); analyzing what ran before")
+        if interrupted:
+            notes.append("interrupted; analyzing the operators recorded so far")
+        try:
+            table = collect(folder)
+        except InputError:
+            if code != EXIT_OK:
+                return Outcome(None, "counter-free", status, code, (), (*notes, "nothing was recorded"),
+                               returncode, 0)
+            raise
+    write_text(files["table"], table_file.to_json(table), force=settings.force)
+    return Outcome(table, "counter-free", status, code, (files["table"],), tuple(notes), returncode, len(table))
+
+
+def profile(settings: ProfileSettings, *, on_line: LineSink | None = None,
+            on_progress: ProgressSink | None = None) -> Outcome:
+    """Profile ``settings.command`` as ``roofline profile`` does (see the module's exit statuses)."""
+    check_outputs(settings)
+    if not settings.counters:
+        return run_counter_free(settings, on_line=on_line)
+    return run_with_counters(settings, on_line=on_line, on_progress=on_progress)

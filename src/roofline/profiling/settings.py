@@ -1,0 +1,69 @@
+"""Everything ``roofline profile`` is told, as one frozen dataclass passed whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: ncu's --clock-control values: 'none' runs at the clocks the program would get
+#: (our default, so times and ceilings match production runs), 'base' locks base clocks
+#: (ncu's own default), 'reset' resets locked clocks and exits.
+CLOCK_CONTROLS = ("none", "base", "reset")
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """How to profile one command.
+
+    - ``command``: the program and its arguments, run as a list (never through a shell).
+    - ``output``: prefix of the files written: ``<output>.ncu-rep``, ``<output>.ncu.csv``
+      (ncu's raw page), ``<output>.kernels.json`` (our kernel table); under a parallel
+      launcher ``<output>.rank<N>.*``.
+    - ``arch``: compute capability to choose the metric set ('9.0'); None detects it.
+    - ``metrics``: metrics to collect instead of the architecture's set.
+    - ``clock_control``: ncu ``--clock-control`` (default 'none').
+    - ``kernel_name``, ``launch_skip``, ``launch_count``, ``nvtx_include``: ncu's kernel
+      filters, passed through (``nvtx_include`` may repeat).
+    - ``counters``: False runs the counter-free mode (PyTorch programs) instead of ncu.
+    - ``fallback``: after a permission error from ncu, rerun in counter-free mode.
+    - ``ncu``: the ncu executable (name on PATH or a path).
+    - ``force``: overwrite existing outputs.
+    - ``rank``: the process's rank in a parallel job, None outside one.
+    - ``fp16``: FP16 FLOP convention for the kernel table ('ncu' or 'paper').
+    """
+
+    command: tuple[str, ...]
+    output: Path = Path("roofline-profile")
+    arch: str | None = None
+    metrics: tuple[str, ...] | None = None
+    clock_control: str = "none"
+    kernel_name: str | None = None
+    launch_skip: int | None = None
+    launch_count: int | None = None
+    nvtx_include: tuple[str, ...] = ()
+    counters: bool = True
+    fallback: bool = True
+    ncu: str = "ncu"
+    force: bool = False
+    rank: int | None = None
+    fp16: str = "ncu"
+    extra_env: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        from roofline.errors import InputError
+
+        if not self.command:
+            raise InputError("no command to profile", hint="write it after --: roofline profile -- python train.py")
+        if self.clock_control not in CLOCK_CONTROLS:
+            raise InputError(f"--clock-control must be one of {', '.join(CLOCK_CONTROLS)}, not {self.clock_control!r}")
+        for name in ("launch_skip", "launch_count"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise InputError(f"--{name.replace('_', '-')} must not be negative")
+
+    def path(self, suffix: str) -> Path:
+        """An output path: the prefix, the rank when there is one, then ``suffix``."""
+        from roofline.profiling.ranks import ranked
+
+        base = ranked(self.output, self.rank)
+        return base.with_name(base.name + suffix)

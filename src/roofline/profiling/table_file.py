@@ -1,0 +1,75 @@
+"""Our kernel-table file (``*.kernels.json``, schema ``roofline.kernels/1``): what
+``roofline profile`` writes next to the .ncu-rep and ``roofline merge`` combines.
+
+    {"schema": "roofline.kernels/1", "fp16_convention": "ncu", "sources": [...],
+     "warnings": [...], "columns": [...], "rows": [[...], ...],
+     "metrics": {"columns": [...], "rows": [[...], ...]}}
+
+Unknown values are ``null``. Units are those of :data:`roofline.kernels.COLUMNS` (SI).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from roofline import kernels
+from roofline.errors import InputError
+from roofline.kernels import KernelTable
+
+SCHEMA = "roofline.kernels/1"
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return _plain(value.item())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rows(frame: pd.DataFrame) -> list[list[Any]]:
+    return [[_plain(v) for v in row] for row in frame.astype(object).itertuples(index=False, name=None)]
+
+
+def to_json(table: KernelTable) -> str:
+    """The kernel table (and its raw metrics) as our JSON text."""
+    frame = kernels.validate(table.frame)
+    doc = {
+        "schema": SCHEMA,
+        "fp16_convention": table.fp16_convention,
+        "sources": list(table.sources),
+        "warnings": list(table.warnings),
+        "columns": list(frame.columns),
+        "rows": _rows(frame),
+        "metrics": {"columns": [str(c) for c in table.metrics.columns], "rows": _rows(table.metrics)},
+    }
+    return json.dumps(doc, allow_nan=False)
+
+
+def read(path: str | Path) -> KernelTable:
+    """Read a ``*.kernels.json`` file."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise InputError("no such file", path=p) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a kernel-table JSON file: {exc}", path=p) from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise InputError(f"not a kernel-table file (schema {SCHEMA!r} expected)", path=p,
+                         hint="roofline merge combines the .kernels.json files that roofline profile writes")
+    frame = kernels.validate(pd.DataFrame(doc["rows"], columns=doc["columns"]), where=str(p))
+    m = doc.get("metrics") or {"columns": [], "rows": []}
+    metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
+    metrics.index = frame.index
+    return KernelTable(frame=frame, metrics=metrics, sources=tuple(doc.get("sources", ())),
+                       warnings=tuple(doc.get("warnings", ())), fp16_convention=doc.get("fp16_convention", "ncu"))

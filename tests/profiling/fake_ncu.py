@@ -1,0 +1,68 @@
+"""A stand-in for Nsight Compute's `ncu`, for tests on machines without a GPU.
+
+Profile mode (`ncu ... --export REPORT ... -- CMD ARGS`): logs its argv (JSON) to
+$FAKE_NCU_ARGV_LOG, prints `==PROF==` lines like ncu, runs CMD for real, and writes
+REPORT as a copy of $FAKE_NCU_RECORDED (a recorded ncu raw-page CSV). $FAKE_NCU_MODE:
+  ok          N kernels profiled, the report written, exit with CMD's status
+  perm0/perm1 ERR_NVGPUCTRPERM printed for every kernel, no report, exit 0 / 1
+  interrupt   N kernels profiled, then wait for SIGINT; on it write the report, exit 130
+Import mode (`ncu --import REPORT --csv --page raw`): prints REPORT.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+PERM = ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+        "Counters on the target device 0. For instructions on enabling permissions and to get more information "
+        "see https://developer.nvidia.com/ERR_NVGPUCTRPERM")
+
+
+def main(argv):
+    if "--import" in argv:
+        with open(argv[argv.index("--import") + 1]) as fh:
+            sys.stdout.write(fh.read())
+        return 0
+    log = os.environ.get("FAKE_NCU_ARGV_LOG")
+    if log:
+        with open(log, "w") as fh:
+            json.dump(argv, fh)
+    report = argv[argv.index("--export") + 1]
+    command = argv[argv.index("--") + 1:]
+    mode = os.environ.get("FAKE_NCU_MODE", "ok")
+    kernels = int(os.environ.get("FAKE_NCU_KERNELS", "3"))
+    print(f"==PROF== Connected to process {os.getpid()} ({command[0]})", flush=True)
+    rc = subprocess.run(command).returncode
+    for i in range(kernels):
+        if mode.startswith("perm"):
+            print(PERM, flush=True)
+        else:
+            print(f'==PROF== Profiling "kernel_{i}<float>" - {i}: 0%....50%....100% - 9 passes', flush=True)
+    if mode.startswith("perm"):
+        print("==PROF== Disconnected from process", os.getpid(), flush=True)
+        print("==WARNING== No kernels were profiled.", flush=True)
+        return 0 if mode == "perm0" else 1
+    if mode == "interrupt":
+        got = []
+        signal.signal(signal.SIGINT, lambda *a: got.append(1))
+        print("==PROF== waiting", flush=True)
+        deadline = time.time() + 20
+        while not got and time.time() < deadline:
+            time.sleep(0.05)
+        shutil.copyfile(os.environ["FAKE_NCU_RECORDED"], report)
+        print(f"==PROF== Report: {report}", flush=True)
+        return 130
+    shutil.copyfile(os.environ["FAKE_NCU_RECORDED"], report)
+    print(f"==PROF== Disconnected from process {os.getpid()}", flush=True)
+    if rc != 0:
+        print(f"==ERROR== The application returned an error code ({rc}).", flush=True)
+    print(f"==PROF== Report: {report}", flush=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,228 @@
+"""Counter-free mode on CPU PyTorch: FLOPs against analytic formulas, bytes from tensor sizes,
+phases, and the whole path through a separate Python process (examples/deepcam_mini.py)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from roofline.profiling.counter_free.collect import rows_to_table  # noqa: E402
+from roofline.profiling.counter_free.recorder import Recorder  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _record(fn):  # type: ignore[no-untyped-def]
+    with torch.no_grad(), Recorder() as rec:
+        fn()
+    return rec.rows()
+
+
+def _only(rows, name):  # type: ignore[no-untyped-def]
+    found = [r for r in rows if r["kernel_name"] == name]
+    assert len(found) == 1, [r["kernel_name"] for r in rows]
+    return found[0]
+
+
+def test_conv2d_flops_are_2_n_cout_hout_wout_cin_kh_kw() -> None:
+    n, cin, cout, h, w, k = 2, 3, 5, 17, 13, 3
+    x, wt = torch.randn(n, cin, h, w), torch.randn(cout, cin, k, k)
+    rows = _record(lambda: torch.nn.functional.conv2d(x, wt, stride=2, padding=1))
+    hout, wout = (h + 2 - k) // 2 + 1, (w + 2 - k) // 2 + 1
+    row = _only(rows, "aten::convolution")
+    assert row["fp32_flops"] == 2 * n * cout * hout * wout * cin * k * k
+    assert row["fp64_flops"] == 0.0 and row["tensor_flops"] == 0.0
+    assert row["time_s"] > 0 and row["phase"] is None
+
+
+def test_linear_flops_are_2_batch_in_out_and_bytes_count_every_tensor_once() -> None:
+    b, fin, fout = 7, 11, 5
+    lin = torch.nn.Linear(fin, fout).double()
+    x = torch.randn(b, fin, dtype=torch.float64)
+    row = _only(_record(lambda: lin(x)), "aten::addmm")
+    assert row["fp64_flops"] == 2 * b * fin * fout
+    assert row["dram_bytes"] == 8 * (b * fin + fout * fin + fout + b * fout)
+
+
+def test_elementwise_add_moves_three_times_numel_itemsize() -> None:
+    a, b = torch.randn(1000), torch.randn(1000)
+    row = _only(_record(lambda: a + b), "aten::add")
+    assert row["dram_bytes"] == 3 * 1000 * 4
+    assert row["fp32_flops"] == 1000
+    c = torch.randn(1000)
+    inplace = _only(_record(lambda: c.add_(a)), "aten::add_")
+    assert inplace["dram_bytes"] == 3 * 1000 * 4  # read c, read a, write c
+    bias = torch.randn(1, 50)
+    m = torch.randn(20, 50)
+    bcast = _only(_record(lambda: m + bias.expand(20, 50)), "aten::add")
+    assert bcast["dram_bytes"] == 4 * (20 * 50 + 50 + 20 * 50)  # a broadcast row is read once
+
+
+def test_batch_norm_and_optimizer_ops_have_our_formulas_and_unknown_ops_stay_unknown() -> None:
+    bn = torch.nn.BatchNorm2d(4).train()
+    x = torch.randn(2, 4, 8, 8)
+    row = _only(_record(lambda: bn(x)), "aten::native_batch_norm")
+    assert row["fp32_flops"] == 7 * x.numel()
+    p, g, v = torch.randn(100), torch.randn(100), torch.randn(100)
+    row = _only(_record(lambda: p.addcdiv_(g, v, value=-0.1)), "aten::addcdiv_")
+    assert row["fp32_flops"] == 3 * 100
+    mat = torch.randn(6, 6)
+    row = _only(_record(lambda: torch.linalg.cholesky(mat @ mat.T + 6 * torch.eye(6))), "aten::linalg_cholesky_ex")
+    assert row["fp32_flops"] is None  # no formula: unknown, never zero
+    table = rows_to_table([row], source="test")
+    assert np.isnan(table.frame["flops"].iloc[0])
+    assert bool(table.frame["estimated"].iloc[0])
+    assert any("linalg_cholesky_ex" in w for w in table.warnings)
+    ints = _only(_record(lambda: torch.arange(10) * 3), "aten::mul")
+    assert ints["fp32_flops"] == 0.0 and ints["dtype"] == "int64"  # integer work is no floating-point work
+
+
+def test_views_are_not_recorded_but_copies_are() -> None:
+    x = torch.randn(4, 6)
+    assert _record(lambda: x.view(6, 4).t()[1:3]) == []
+    rows = _record(lambda: x.view(6, 4).t().reshape(24))  # not contiguous: reshape copies
+    assert [r["kernel_name"] for r in rows] == ["aten::clone"]
+    assert rows[0]["dram_bytes"] == 2 * 24 * 4 and rows[0]["fp32_flops"] == 0.0
+
+
+def _conv_expected(shapes: list[list[int]], out_hw: tuple[int, int]) -> float:
+    (n, cin, _, _), (cout, cin_w, kh, kw) = shapes[0], shapes[1]
+    return 2 * n * cout * out_hw[0] * out_hw[1] * cin_w * kh * kw
+
+
+def test_deepcam_mini_through_a_separate_process(tmp_path: Path) -> None:
+    """`roofline profile --no-counters -- python examples/deepcam_mini.py` without the CLI around it."""
+    from roofline.profiling.session import EXIT_OK, profile
+    from roofline.profiling.settings import ProfileSettings
+
+    size, batch = 16, 2
+    settings = ProfileSettings(
+        command=(sys.executable, str(ROOT / "examples" / "deepcam_mini.py"), "--size", str(size),
+                 "--batch", str(batch), "--steps", "1", "--width", "4"),
+        output=tmp_path / "cam", counters=False,
+    )
+    lines: list[str] = []
+    outcome = profile(settings, on_line=lambda line, is_ncu: lines.append(line))
+    assert outcome.exit_code == EXIT_OK and outcome.mode == "counter-free"
+    assert any("deepcam_mini: 1 steps on cpu" in line for line in lines)
+    assert (tmp_path / "cam.kernels.json").exists()
+    frame, metrics = outcome.table.frame, outcome.table.metrics
+    assert frame["estimated"].all()
+    convs = frame["kernel_name"] == "aten::convolution"
+    assert convs.sum() == 8 + 3  # 8 conv layers + 3 transposed convs, all aten::convolution
+    checked = 0
+    for i in np.flatnonzero(convs.to_numpy()):
+        shapes = metrics["shapes"].iloc[i]
+        n, cin, h, w = shapes[0]
+        wshape = shapes[1]
+        if len(wshape) == 4 and wshape[2] == 3:  # 3x3 conv, padding 1: same size
+            expected = 2 * n * wshape[0] * h * w * wshape[1] * 9
+        elif wshape[2] == 1:  # 1x1 head
+            expected = 2 * n * wshape[0] * h * w * wshape[1]
+        else:  # 2x2 stride-2 transposed conv: weight is (Cin, Cout, 2, 2), output 2h x 2w
+            expected = 2 * n * wshape[0] * h * w * wshape[1] * 4
+        assert frame["fp32_flops"].iloc[i] == expected
+        assert frame["phase"].iloc[i] == "forward"
+        checked += 1
+    assert checked == 11
+    phases = set(frame["phase"].dropna())
+    assert {"forward", "backward", "optimizer"} <= phases
+    assert set(frame.loc[frame["kernel_name"] == "aten::convolution_backward", "phase"]) == {"backward"}
+    assert (frame["time_s"] > 0).all()
+    assert math.isclose(float(frame["time_s"].sum()), float(frame["time_s"].sum()))  # finite
+
+
+def test_program_failure_keeps_what_was_recorded(tmp_path: Path) -> None:
+    from roofline.profiling.session import EXIT_PROGRAM_FAILED, profile
+    from roofline.profiling.settings import ProfileSettings
+
+    script = tmp_path / "fails.py"
+    script.write_text("import torch\nx = torch.randn(64)\ny = x + x\nraise SystemExit(5)\n")
+    outcome = profile(ProfileSettings(command=(sys.executable, str(script)), output=tmp_path / "f", counters=False))
+    assert outcome.exit_code == EXIT_PROGRAM_FAILED and outcome.program_returncode == 5
+    assert "aten::add" in set(outcome.table.frame["kernel_name"])
+
+
+def test_a_program_without_torch_operators_is_an_input_error(tmp_path: Path) -> None:
+    from roofline.errors import InputError
+    from roofline.profiling.session import profile
+    from roofline.profiling.settings import ProfileSettings
+
+    with pytest.raises(InputError, match="no PyTorch operator"):
+        profile(ProfileSettings(command=(sys.executable, "-c", "print(1)"), output=tmp_path / "n", counters=False))
+
+
+def test_saxpy_example_is_2_flops_and_12_bytes_per_element() -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import saxpy
+    finally:
+        sys.path.pop(0)
+    n = 100_000
+    with Recorder() as rec:
+        result = saxpy.run(n, backend="torch", repeat=2)
+    adds = [r for r in rec.rows() if r["kernel_name"] == "aten::add_"]
+    assert len(adds) == 2
+    assert all(r["fp32_flops"] == 2 * n and r["dram_bytes"] == 12 * n for r in adds)
+    assert result["bytes"] == 12 * n and result["flops"] == 2 * n
+
+
+def test_interrupt_keeps_the_operators_recorded_so_far(tmp_path: Path) -> None:
+    from roofline.profiling.session import EXIT_INTERRUPTED, profile
+    from roofline.profiling.settings import ProfileSettings
+
+    script = tmp_path / "long.py"
+    script.write_text("import time, torch\nx = torch.randn(128)\ny = x * x\nprint('ready', flush=True)\n"
+                      "time.sleep(60)\n")
+
+    def ctrl_c(line: str, is_ncu: bool) -> None:
+        if line.startswith("ready"):
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C now
+
+    outcome = profile(ProfileSettings(command=(sys.executable, str(script)), output=tmp_path / "i", counters=False),
+                      on_line=ctrl_c)
+    assert outcome.exit_code == EXIT_INTERRUPTED and outcome.status == "interrupted"
+    mul = outcome.table.frame[outcome.table.frame["kernel_name"] == "aten::mul"]
+    assert len(mul) == 1 and mul["fp32_flops"].iloc[0] == 128
+
+
+def test_gpu_matmul_flops_go_to_tensor_cores_by_dtype() -> None:
+    from roofline.profiling.counter_free.recorder import flop_columns
+
+    half = flop_columns("mm", "float16", "cuda", 100.0)
+    assert half["tensor_flops"] == 100.0 and half["tensor_precision"] == "fp16" and half["fp16_flops"] == 0.0
+    assert flop_columns("convolution", "bfloat16", "cuda", 8.0)["tensor_precision"] == "bf16"
+    old = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        assert flop_columns("mm", "float32", "cuda", 5.0)["fp32_flops"] == 5.0
+        torch.backends.cuda.matmul.allow_tf32 = True
+        assert flop_columns("mm", "float32", "cuda", 5.0)["tensor_precision"] == "tf32"
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    assert flop_columns("add", "float16", "cuda", 3.0)["fp16_flops"] == 3.0  # element-wise: no tensor cores
+    assert flop_columns("mm", "float16", "cpu", 3.0)["fp16_flops"] == 3.0
+    assert all(v is None for v in flop_columns("mystery", "float32", "cuda", None).values())
+
+
+def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.session import profile
+    from roofline.profiling.settings import ProfileSettings
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    marker = tmp_path / "marker"
+    (theirs / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(theirs), os.environ.get("PYTHONPATH", "")]))
+    script = tmp_path / "p.py"
+    script.write_text("import torch\ntorch.ones(8).sum()\n")
+    outcome = profile(ProfileSettings(command=(sys.executable, str(script)), output=tmp_path / "s", counters=False))
+    assert marker.read_text() == "ran"
+    assert "aten::sum" in set(outcome.table.frame["kernel_name"])

@@ -1,0 +1,230 @@
+"""The ncu runner against a fake `ncu` (tests/profiling/fake_ncu.py) that prints and writes what ncu does."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import InputError, ToolNotFoundError
+from roofline.profiling import session
+from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress
+from roofline.profiling.ncu_runner import find_ncu, find_program, ncu_command, run_ncu
+from roofline.profiling.settings import ProfileSettings
+
+HERE = Path(__file__).resolve().parent
+RECORDED = HERE.parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+RECORDED_KERNELS = 16  # launches in the recorded raw page
+
+
+@pytest.fixture
+def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An executable `ncu` first on PATH; returns the file its argv is logged to."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    exe = bindir / "ncu"
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_ncu.py'} \"$@\"\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "argv.json"
+    monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
+    monkeypatch.setenv("FAKE_NCU_RECORDED", str(RECORDED))
+    return log
+
+
+def _settings(tmp_path: Path, *command: str, **kw) -> ProfileSettings:  # type: ignore[no-untyped-def]
+    return ProfileSettings(command=command or (sys.executable, "-c", "print('hello from the program')"),
+                           output=tmp_path / "run", arch="9.0", **kw)
+
+
+# -- the argument list -------------------------------------------------------------
+
+def test_command_is_one_ncu_run_with_nvtx_all_processes_and_no_clock_control(tmp_path: Path) -> None:
+    s = _settings(tmp_path, "python", "train.py", "--lr", "0.1; rm -rf /", kernel_name="regex:gemm",
+                  launch_skip=5, launch_count=20, nvtx_include=("forward/", "backward/"))
+    cmd = ncu_command(s, ["a.sum", "b.sum"], tmp_path / "run.ncu-rep", ncu="/opt/ncu")
+    assert cmd[0] == "/opt/ncu"
+    assert cmd[cmd.index("--metrics") + 1] == "a.sum,b.sum"
+    assert "--nvtx" in cmd
+    assert cmd[cmd.index("--target-processes") + 1] == "all"
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
+    assert cmd[cmd.index("--export") + 1] == str(tmp_path / "run.ncu-rep")
+    assert cmd[cmd.index("--kernel-name") + 1] == "regex:gemm"
+    assert cmd[cmd.index("--launch-skip") + 1] == "5" and cmd[cmd.index("--launch-count") + 1] == "20"
+    assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--nvtx-include"] == ["forward/", "backward/"]
+    # the program comes last, after --, each argument its own list item (no shell)
+    assert cmd[cmd.index("--") + 1:] == ["python", "train.py", "--lr", "0.1; rm -rf /"]
+    other = ncu_command(_settings(tmp_path, "x", clock_control="base"), ["m"], tmp_path / "r.ncu-rep")
+    assert other[other.index("--clock-control") + 1] == "base"
+    assert "--kernel-name" not in other and "--nvtx-include" not in other
+
+
+def test_settings_refuse_bad_values(tmp_path: Path) -> None:
+    with pytest.raises(InputError):
+        ProfileSettings(command=())
+    with pytest.raises(InputError):
+        _settings(tmp_path, "x", clock_control="fast")
+    with pytest.raises(InputError):
+        _settings(tmp_path, "x", launch_count=-1)
+
+
+def test_missing_ncu_and_program_are_typed_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolNotFoundError) as err:
+        find_ncu("ncu")
+    assert "--no-counters" in err.value.render() and "Nsight Compute" in err.value.render()
+    with pytest.raises(InputError, match="not found on PATH"):
+        find_program(["no-such-program-xyz"])
+    with pytest.raises(InputError, match="does not exist"):
+        find_program([str(tmp_path / "missing.py")])
+
+
+# -- what ncu prints --------------------------------------------------------------------
+
+def test_progress_lines_are_counted_and_program_lines_passed_over() -> None:
+    p = NcuProgress()
+    assert p.feed("==PROF== Connected to process 4242 (/usr/bin/python3)\n")
+    assert not p.feed("epoch 1 loss 0.3\n")
+    assert p.feed('==PROF== Profiling "void at::native::vectorized_elementwise_kernel<4, at::native::'
+                  'CUDAFunctor_add<float>>(int, T2, T3)" - 0: 0%....50%....100% - 9 passes\n')
+    assert p.feed('==PROF== Profiling "ampere_sgemm_128x64_nn" - 1: 0%....50%....100% - 46 passes\n')
+    assert p.kernels == 2 and p.passes == 46 and p.last_kernel == "ampere_sgemm_128x64_nn"
+    assert p.processes == 1 and not p.permission_error
+    p.feed("==ERROR== The application returned an error code (7).")
+    p.feed("==PROF== Report: /tmp/x.ncu-rep")
+    assert p.app_error_code == 7 and p.report == "/tmp/x.ncu-rep"
+
+
+def test_permission_error_is_found_in_the_text() -> None:
+    p = NcuProgress()
+    p.feed("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    assert p.permission_error
+    for needed in ("CAP_SYS_ADMIN", "NVreg_RestrictProfilingToAdminUsers=0", "--cap-add SYS_ADMIN", "--no-counters",
+                   "https://developer.nvidia.com/ERR_NVGPUCTRPERM"):
+        assert needed in PERMISSION_HELP
+
+
+# -- running the fake ncu -------------------------------------------------------------------
+
+def test_run_streams_progress_and_writes_the_report(tmp_path: Path, fake_ncu: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_KERNELS", "5")
+    s = _settings(tmp_path)
+    report = s.path(".ncu-rep")
+    counts: list[int] = []
+    lines: list[tuple[str, bool]] = []
+    run = run_ncu(ncu_command(s, ["gpu__time_duration.sum"], report), report,
+                  on_line=lambda line, is_ncu: lines.append((line, is_ncu)),
+                  on_progress=lambda p: counts.append(p.kernels))
+    assert run.returncode == 0 and not run.interrupted and not run.program_failed
+    assert run.report == report and report.read_bytes() == RECORDED.read_bytes()
+    assert run.progress.kernels == 5 and counts[-1] == 5 and counts == sorted(counts)
+    assert ("hello from the program\n", False) in lines
+    argv = json.loads(fake_ncu.read_text())
+    assert argv[argv.index("--") + 1:] == list(s.command)
+
+
+def test_interrupt_is_forwarded_and_the_partial_report_kept(tmp_path: Path, fake_ncu: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_MODE", "interrupt")
+    monkeypatch.setenv("FAKE_NCU_KERNELS", "2")
+    s = _settings(tmp_path)
+    report = s.path(".ncu-rep")
+
+    def ctrl_c(line: str, is_ncu: bool) -> None:
+        if line.startswith("==PROF== waiting"):
+            raise KeyboardInterrupt  # as if the user pressed Ctrl-C now
+
+    run = run_ncu(ncu_command(s, ["m"], report), report, on_line=ctrl_c)
+    assert run.interrupted and run.returncode == 130
+    assert run.progress.kernels == 2
+    assert run.report == report and report.exists()  # the fake writes it only after SIGINT arrived
+
+
+@pytest.mark.parametrize("mode", ["perm0", "perm1"])
+def test_permission_error_falls_back_to_counter_free_whatever_ncu_exits_with(
+        tmp_path: Path, fake_ncu: Path, monkeypatch, mode: str) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.setenv("FAKE_NCU_MODE", mode)
+    script = tmp_path / "prog.py"
+    script.write_text("import torch\na = torch.ones(256)\nb = a * 2 + a\nprint('done')\n")
+    outcome = session.profile(_settings(tmp_path, sys.executable, str(script)))
+    assert outcome.mode == "counter-free" and outcome.exit_code == session.EXIT_OK
+    assert outcome.notes[0] == PERMISSION_HELP
+    assert outcome.table is not None and outcome.table.frame["estimated"].all()
+    assert {"aten::mul", "aten::add"} <= set(outcome.table.frame["kernel_name"])
+    assert (tmp_path / "run.kernels.json").exists() and not (tmp_path / "run.ncu-rep").exists()
+
+
+def test_permission_error_without_fallback_exits_4(tmp_path: Path, fake_ncu: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_MODE", "perm0")
+    outcome = session.profile(_settings(tmp_path, fallback=False))
+    assert outcome.exit_code == session.EXIT_NO_COUNTERS == 4
+    assert outcome.table is None and outcome.status == "permission-denied"
+    assert PERMISSION_HELP in outcome.notes
+
+
+def test_existing_outputs_are_refused_before_running(tmp_path: Path, fake_ncu: Path) -> None:
+    from roofline.errors import OutputExistsError
+
+    (tmp_path / "run.ncu-rep").write_text("precious")
+    with pytest.raises(OutputExistsError):
+        session.profile(_settings(tmp_path))
+    assert not fake_ncu.exists()  # ncu never started
+    assert (tmp_path / "run.ncu-rep").read_text() == "precious"
+
+
+# -- the whole session (needs the ncu CSV reader) ----------------------------------------------
+
+def test_session_reads_the_report_into_a_kernel_table(tmp_path: Path, fake_ncu: Path) -> None:
+    pytest.importorskip("roofline.readers.dispatch")
+    outcome = session.profile(_settings(tmp_path))
+    assert outcome.exit_code == 0 and outcome.status == "ok" and outcome.mode == "ncu"
+    assert len(outcome.table) == RECORDED_KERNELS
+    assert not outcome.table.frame["estimated"].any()
+    names = {p.name for p in outcome.files}
+    assert names == {"run.ncu-rep", "run.ncu.csv", "run.kernels.json"}
+    from roofline.profiling import table_file
+
+    again = table_file.read(tmp_path / "run.kernels.json")
+    assert len(again) == RECORDED_KERNELS
+    assert again.frame["time_s"].tolist() == pytest.approx(outcome.table.frame["time_s"].tolist())
+
+
+def test_program_failure_keeps_the_profile_and_exits_3(tmp_path: Path, fake_ncu: Path) -> None:
+    pytest.importorskip("roofline.readers.dispatch")
+    outcome = session.profile(_settings(tmp_path, sys.executable, "-c", "import sys; sys.exit(9)"))
+    assert outcome.exit_code == session.EXIT_PROGRAM_FAILED == 3
+    assert outcome.status == "program-failed" and outcome.table is not None
+    assert any("exit status 9" in n for n in outcome.notes)
+
+
+# -- architecture detection ------------------------------------------------------------------------
+
+def _fake_smi(tmp_path: Path, text: str, rc: int = 0) -> Path:
+    bindir = tmp_path / "smi"
+    bindir.mkdir()
+    exe = bindir / "nvidia-smi"
+    exe.write_text(f"#!/bin/sh\nprintf '{text}'\nexit {rc}\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return bindir
+
+
+def test_compute_capability_from_nvidia_smi_honours_visible_devices(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.ncu_runner import detect_compute_capability
+
+    monkeypatch.setenv("PATH", str(_fake_smi(tmp_path, "9.0\\n8.0\\n")))
+    assert detect_compute_capability({}) == "9.0"
+    assert detect_compute_capability({"CUDA_VISIBLE_DEVICES": "1"}) == "8.0"
+
+
+def test_no_gpu_is_a_typed_error_naming_arch_and_no_counters(tmp_path: Path, monkeypatch) -> None:
+    from roofline.profiling.ncu_runner import detect_compute_capability
+
+    monkeypatch.setenv("PATH", str(_fake_smi(tmp_path, "No devices were found\\n", rc=6)))
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML bindings either
+    with pytest.raises(ToolNotFoundError) as err:
+        detect_compute_capability({})
+    assert "--arch" in err.value.render() and "--no-counters" in err.value.render()

@@ -1,0 +1,101 @@
+"""A realistic analysis for the report tests, built from the DeepCAM authors' per-kernel table.
+
+Not a test module. Times, launches, FLOPs and per-level intensities are the paper
+authors' (tests/data/ncu/deepcam_authors); the roofline columns are computed here
+from the V100 ERT ceilings (L1 14336, L2 2996.77, HBM 828.758 GB/s; FP32 15.7 TFLOP/s)
+the way the analysis declares them, and one hostile kernel name is added. The figure is
+a minimal plotly scatter for the tests only (the report ships the analysis view's chart).
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+
+from guidance_data import DEEPCAM_AUTHORS, FrameAnalysis, analysis_row
+from roofline.machine.model import Machine
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+V100 = Machine(name="V100-SXM2 (ERT)", source="measured", memory={"l1": 14336e9, "l2": 2996.77e9, "dram": 828.758e9},
+               compute={"fp32": 15.7e12, "tensor_fp16": 125e12}, sm_clock_hz=1.53e9)
+
+
+def deepcam_analysis(extra_hostile: bool = True) -> FrameAnalysis:
+    authors = pd.read_csv(DEEPCAM_AUTHORS)
+    rows = []
+    for _, r in authors.iterrows():
+        rows.append(_row(str(r["Kernel Name"]), float(r["Time"]), int(r["Count"]), float(r["all FLOPs"]),
+                         {"l1": float(r["l1tex__t_bytes.sum"]), "l2": float(r["lts__t_bytes.sum"]),
+                          "dram": float(r["dram__bytes.sum"])}))
+    if extra_hostile:
+        rows.append(_row(HOSTILE, 4.0e-4, 40, 2.0e9, {"l1": 4e8, "l2": 3e8, "dram": 2e8}))
+        rows.append(_row("void gemm<float, &scale>(float const*, float*) [a&b]", 2.5e-4, 2, 3.2e9,
+                         {"l1": 2e8, "l2": 1e8, "dram": 5e7}))
+    frame = pd.DataFrame(rows)
+    frame["time_share"] = frame["time_s"] / frame["time_s"].sum()
+    frame = frame.sort_values("time_s", ascending=False).reset_index(drop=True)
+    return FrameAnalysis(frame=frame, machine=V100)
+
+
+def _row(name: str, time_s: float, launches: int, flops: float, by_level: dict[str, float]) -> dict:
+    peak = V100.compute["fp32"]
+    values = {"kernel_name": name, "time_s": time_s, "launches": launches, "flops": flops, "fp32_flops": flops,
+              "fp64_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0, "l1_bytes": by_level["l1"],
+              "l2_bytes": by_level["l2"], "dram_bytes": by_level["dram"], "flop_rate": flops / time_s,
+              "compute_peak": peak, "compute_ceiling": "fp32"}
+    times = {"fp32": flops / peak}
+    for lv, b in by_level.items():
+        bw = V100.memory[lv]
+        values[f"ai_{lv}"] = flops / b if b > 0 else np.nan
+        values[f"bw_{lv}"] = b / time_s
+        values[f"bw_use_{lv}"] = b / time_s / bw
+        values[f"attainable_{lv}"] = min(peak, values[f"ai_{lv}"] * bw) if b > 0 else np.nan
+        times[lv] = b / bw
+    bound = max(times, key=times.get)
+    rt = times[bound]
+    values.update(roofline_time_s=rt, pct_of_roofline=rt / time_s, savable_time_s=max(0.0, time_s - rt), bound=bound,
+                  compute_use=flops / time_s / peak, bw_use=max(values[f"bw_use_{lv}"] for lv in by_level))
+    poor = values["compute_use"] < 0.5 and values["bw_use"] < 0.5
+    values["region"] = "poor" if poor else ("compute-bound" if bound == "fp32" else "memory-bound")
+    ai = [values["ai_l1"], values["ai_l2"], values["ai_dram"]]
+    values["locality"] = "streaming" if max(ai) < 1.5 * min(ai) else "l2-reuse"
+    return analysis_row(**values)
+
+
+def minimal_figure(analysis: FrameAnalysis):
+    """A minimal roofline-like plotly figure with escaped hover text (test-only)."""
+    import plotly.graph_objects as go
+
+    f = analysis.frame
+    fig = go.Figure()
+    for lv in ("l1", "l2", "dram"):
+        fig.add_trace(go.Scatter(x=f[f"ai_{lv}"], y=f["flop_rate"], mode="markers", name=lv.upper(),
+                                 hovertext=[html.escape(n) for n in f["kernel_name"]],
+                                 hovertemplate="%{hovertext}<extra></extra>"))
+    fig.update_layout(xaxis={"type": "log"}, yaxis={"type": "log"}, height=450)
+    return fig
+
+
+def real_analysis():
+    """The same kernels through the real ``roofline.analysis.analyze`` (kernel-table columns in, with phases).
+
+    Returns (analysis, table): the DeepCAM authors' kernels put in a 'optimizer' phase, plus the
+    hostile name in a 'forward' phase.
+    """
+    from roofline.analysis import analyze
+    from roofline.kernels import KernelTable, from_records
+
+    authors = pd.read_csv(DEEPCAM_AUTHORS)
+    records = []
+    for _, r in authors.iterrows():
+        records.append({"kernel_name": str(r["Kernel Name"]), "phase": "optimizer", "time_s": float(r["Time"]),
+                        "launches": int(r["Count"]), "fp32_flops": float(r["all FLOPs"]), "fp64_flops": 0.0,
+                        "fp16_flops": 0.0, "tensor_flops": 0.0, "l1_bytes": float(r["l1tex__t_bytes.sum"]),
+                        "l2_bytes": float(r["lts__t_bytes.sum"]), "dram_bytes": float(r["dram__bytes.sum"])})
+    records.append({"kernel_name": HOSTILE, "phase": "forward", "time_s": 4.0e-4, "launches": 40,
+                    "fp32_flops": 2.0e9, "fp64_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0,
+                    "l1_bytes": 4e8, "l2_bytes": 3e8, "dram_bytes": 2e8})
+    table = KernelTable(frame=from_records(records))
+    return analyze(table, V100, by="phase"), table
