@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from roofline.errors import InputError
 from roofline.readers import read_profile
 from roofline.readers.ncu_csv import read_ncu_csv
 
@@ -124,6 +125,25 @@ def test_european_separators_detected(tmp_path):
     assert m["dram__bytes.sum"].iloc[0] == 2_000_000
     assert m["sm__cycles_elapsed.avg.per_second"].iloc[0] == 1.41e9
     assert m["l1tex__t_bytes.sum"].iloc[0] == 0.5
+
+
+def test_three_decimal_values_are_not_taken_for_european(tmp_path):
+    text = (RAW_HEADER
+            + '"","","","","","","","","","","","nsecond","byte","cycle/second","byte"\n'
+            + '"0","1","a","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","8.0","0.125","1,234","12.50","7"\n')
+    m = read_ncu_csv(_write(tmp_path, "us.csv", text)).metrics
+    assert m["gpu__time_duration.sum"].iloc[0] == pytest.approx(0.125e-9)
+    assert m["dram__bytes.sum"].iloc[0] == 1234
+    assert m["sm__cycles_elapsed.avg.per_second"].iloc[0] == 12.5
+
+
+def test_both_conventions_in_one_file_are_refused(tmp_path):
+    text = (RAW_HEADER
+            + '"","","","","","","","","","","","nsecond","byte","cycle/second","byte"\n'
+            + '"0","1","a","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","8.0","0,5","1,234,567","12.50","7"\n')
+    p = _write(tmp_path, "mixed.csv", text)
+    with pytest.raises(InputError, match="both"):
+        read_ncu_csv(p)
 
 
 def test_details_units_scale_per_value_and_rules_ignored(tmp_path):

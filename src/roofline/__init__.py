@@ -29,6 +29,12 @@ _LAZY = {
     "plot": "roofline.api",
     "load_machine": "roofline.api",
     "phase": "roofline.phases",
+    # The measurement API lives in roofline.measuring: a submodule named `measure` would replace
+    # the `measure` function on the package as soon as it is imported.
+    "measure": "roofline.measuring",
+    "measured": "roofline.measuring",
+    "collecting": "roofline.measuring",
+    "Collector": "roofline.measuring",
 }
 
 

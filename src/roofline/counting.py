@@ -179,7 +179,7 @@ def ncu_hint(metrics: Iterable[str]) -> str:
 
 def _get(metrics: pd.DataFrame, counter: Counter) -> np.ndarray | None:
     for name in counter.names:
-        if name in metrics.columns and metrics[name].dtype.kind == "f":
+        if name in metrics.columns and metrics[name].dtype.kind in "iuf":
             return metrics[name].to_numpy(dtype=np.float64)
     return None
 
@@ -216,7 +216,7 @@ def _tensor_ops(metrics: pd.DataFrame, rows: np.ndarray, cc: str | None, warning
         if cc is not None and not _applies(path.archs, cc):
             continue
         for alternative in path.alternatives:
-            present = [m for m in alternative if m in metrics.columns and metrics[m].dtype.kind == "f"]
+            present = [m for m in alternative if m in metrics.columns and metrics[m].dtype.kind in "iuf"]
             if not present:
                 continue
             if len(present) < len(alternative):

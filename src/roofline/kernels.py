@@ -93,8 +93,8 @@ def empty_frame(n: int = 0) -> pd.DataFrame:
     for c in COLUMNS:
         if c.dtype == "float64":
             data[c.name] = np.full(n, np.nan)
-        else:
-            data[c.name] = pd.array([pd.NA] * n, dtype=c.dtype)
+        else:  # all-missing extension array, built without a Python list of n NAs (fast for 1e6 rows)
+            data[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
     frame = pd.DataFrame(data)
     frame["launches"] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
     frame["flops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
@@ -149,9 +149,9 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
         except (TypeError, ValueError) as exc:
             raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
     numeric = ["time_s", "sm_clock_hz", *FLOP_COLUMNS, "flops", "l1_bytes", "l2_bytes", "dram_bytes"]
-    values = out[numeric].to_numpy(dtype=float)
-    if (values < 0).any():
-        bad = [n for n, neg in zip(numeric, (values < 0).any(axis=0)) if neg]
+    # column by column: no 2-D copy of the table (1e6 launches)
+    bad = [n for n in numeric if (out[n].to_numpy(dtype=float) < 0).any()]
+    if bad:
         raise InputError(f"negative values in {', '.join(bad)}", path=where)
     return out
 
@@ -162,6 +162,35 @@ def _group_keys(by: GroupBy) -> list[str]:
     if by == "phase":
         return ["phase", "kernel_name"]
     raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+
+
+def _distinct_pairs(values: pd.Series, gid: np.ndarray, *, keep_missing: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (group, value code) pairs, and the values the codes stand for (integer work only)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=not keep_missing)
+    width = len(uniques) + 1
+    pair = pd.unique(gid.astype(np.int64) * width + (codes.astype(np.int64) + 1))
+    return pair // width, pair % width - 1, np.asarray(uniques, dtype=object)
+
+
+def _joined_distinct(values: pd.Series, gid: np.ndarray, ngroups: int) -> pd.Series:
+    """Per group: the distinct non-missing values, sorted and comma-joined; <NA> when none."""
+    groups, codes, names = _distinct_pairs(values, gid, keep_missing=False)
+    present = codes >= 0
+    joined: list[object] = [pd.NA] * ngroups
+    members: dict[int, list[str]] = {}
+    for g, c in zip(groups[present].tolist(), codes[present].tolist()):  # distinct pairs only: small
+        members.setdefault(g, []).append(str(names[c]))
+    for g, vals in members.items():
+        joined[g] = ",".join(sorted(vals))
+    return pd.Series(pd.array(joined, dtype="string"))
+
+
+def _common_value(values: pd.Series, gid: np.ndarray, first_rows: np.ndarray) -> pd.Series:
+    """Per group: the value when all launches agree (missing counts as a value), else <NA>."""
+    groups, _, _ = _distinct_pairs(values, gid, keep_missing=True)
+    distinct = np.bincount(groups, minlength=len(first_rows))
+    first = values.iloc[first_rows].reset_index(drop=True)
+    return first.where(pd.Series(distinct == 1))
 
 
 def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
@@ -176,29 +205,37 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     if by == "launch":
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
     keys = _group_keys(by)
-    work = frame.copy()
-    for k in keys:
-        work[k] = work[k].astype("string").fillna("(none)")
-    g = work.groupby(keys, sort=False, dropna=False)
-    sums = g[list(SUMMED)].sum(min_count=1)
-    nan_any = work[list(SUMMED)].isna().groupby([work[k] for k in keys], sort=False).any()
-    sums = sums.mask(nan_any)
-    t = work["time_s"].to_numpy(dtype=float)
-    clk = work["sm_clock_hz"].to_numpy(dtype=float)
-    weighted = pd.DataFrame({"wt": np.where(np.isnan(clk) | np.isnan(t), np.nan, t * clk),
-                             "tw": np.where(np.isnan(clk) | np.isnan(t), np.nan, t)}, index=work.index)
-    wg = weighted.groupby([work[k] for k in keys], sort=False).sum(min_count=1)
-    sums["sm_clock_hz"] = wg["wt"] / wg["tw"]
-    sums["flops_partial"] = g["flops_partial"].any()
-    sums["estimated"] = g["estimated"].any()
+    frame = frame.reset_index(drop=True)
+    key_frame = pd.DataFrame({k: frame[k].astype("string").fillna("(none)") for k in keys})
+    # Group ids in order of first appearance, computed once; every reduction below groups on
+    # these integers instead of hashing the (long) kernel names again (1e6 launches).
+    gid = key_frame.groupby(keys, sort=False).ngroup().to_numpy()
+    ngroups = int(gid.max()) + 1 if len(gid) else 0
+    sums = pd.DataFrame(index=pd.RangeIndex(ngroups))
+    for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
+        values = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
+        missing = np.isnan(values)
+        total = np.bincount(gid, weights=np.where(missing, 0.0, values), minlength=ngroups)
+        sums[col] = np.where(np.bincount(gid, weights=missing, minlength=ngroups) > 0, np.nan, total)
+    t = frame["time_s"].to_numpy(dtype=float)
+    clk = frame["sm_clock_hz"].to_numpy(dtype=float)
+    ok = ~(np.isnan(clk) | np.isnan(t))
+    wt = np.bincount(gid, weights=np.where(ok, t * clk, 0.0), minlength=ngroups)
+    tw = np.bincount(gid, weights=np.where(ok, t, 0.0), minlength=ngroups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sums["sm_clock_hz"] = np.where(np.bincount(gid, weights=ok, minlength=ngroups) > 0, wt / tw, np.nan)
+    for col in ("flops_partial", "estimated"):
+        flags = frame[col].to_numpy(dtype=bool, na_value=False)
+        sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
+    first_rows = np.flatnonzero(~pd.Series(gid).duplicated().to_numpy())  # ids number first appearances
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
-        nun = g[col].nunique(dropna=False)
-        first = g[col].first()
-        sums[col] = first.where(nun == 1)
-    sums["source"] = g["source"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
+        sums[col] = _common_value(frame[col], gid, first_rows)
+    sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
     if by == "name":
-        sums["phase"] = g["phase"].agg(lambda s: ",".join(sorted(set(s.dropna()))) or pd.NA)
-    out = sums.reset_index()
+        sums["phase"] = _joined_distinct(frame["phase"], gid, ngroups)
+    for k in keys:
+        sums[k] = key_frame[k].to_numpy()[first_rows] if ngroups else key_frame[k].to_numpy()
+    out = sums.reset_index(drop=True)
     if by == "phase":
         out["phase"] = out["phase"].replace("(none)", pd.NA)
     out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")

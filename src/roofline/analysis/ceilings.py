@@ -65,7 +65,7 @@ MEMORY_PEAKS: dict[str, tuple[tuple[tuple[float, str], ...], str]] = {
 
 def _median(metrics: pd.DataFrame, names: Sequence[str]) -> tuple[float, str] | None:
     for name in names:
-        if name in metrics.columns and metrics[name].dtype.kind == "f":
+        if name in metrics.columns and metrics[name].dtype.kind in "iuf":
             values = metrics[name].to_numpy(dtype=np.float64)
             values = values[np.isfinite(values) & (values > 0)]
             if values.size:

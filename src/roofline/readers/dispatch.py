@@ -17,7 +17,7 @@ import pandas as pd
 
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, empty_frame, validate, with_total_flops
+from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, validate, with_total_flops
 from roofline.readers.merge import merge_profiles
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import RawProfile
@@ -58,13 +58,36 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     except InputError as exc:
         raise InputError(exc.message, path=where, hint=exc.hint) from None
     n = len(profile)
-    frame = empty_frame(n)
-    for col in profile.ids.columns:
-        frame[col] = profile.ids[col].to_numpy()
-    for col, values in counted.columns.items():
-        frame[col] = values
-    frame["source"] = pd.array([label] * n, dtype="string")
-    frame = with_total_flops(frame)
+    ids = profile.ids.reset_index(drop=True)
+    # flops and flops_partial by the kernel table's own rule, applied to the FLOP columns only
+    # (with_total_flops copies what it is given; the whole table would be 1e6 x 24 values).
+    flop_part = with_total_flops(pd.DataFrame({c: counted.columns[c] for c in FLOP_COLUMNS}))
+    numbers = {**counted.columns, "flops": flop_part["flops"].to_numpy()}
+    # The float columns are written into one preallocated 2-D block, which pandas adopts without
+    # the copy it makes when it consolidates separate arrays (0.3 s at 1e6 launches).
+    float_cols = [c.name for c in COLUMNS if c.dtype == "float64"]
+    block = np.full((len(float_cols), n), np.nan)
+    for i, name in enumerate(float_cols):
+        if name in numbers:
+            block[i] = numbers[name]
+    frame = pd.DataFrame(block.T, columns=float_cols, copy=False)
+    for c in COLUMNS:
+        if c.dtype == "float64":
+            continue
+        if c.name == "tensor_precision":
+            frame[c.name] = _strings(counted.columns[c.name])
+        elif c.name == "flops_partial":
+            frame[c.name] = flop_part["flops_partial"].array
+        elif c.name in ids.columns:
+            frame[c.name] = ids[c.name].astype(c.dtype)
+        elif c.name == "source":
+            frame[c.name] = pd.array([label], dtype="string").take(np.zeros(n, dtype=np.intp))
+        elif c.name == "launches":
+            frame[c.name] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
+        elif c.dtype == "boolean":
+            frame[c.name] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+        else:
+            frame[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
     known_time = not np.isnan(frame["time_s"].to_numpy()).all()
     known_flops = not frame[list(FLOP_COLUMNS)].isna().all().all()
     known_bytes = not frame[["l1_bytes", "l2_bytes", "dram_bytes"]].isna().all().all()
@@ -80,6 +103,16 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     warnings = [f"{label}: {w}" for w in counted.warnings]
     return KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
                        warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16)
+
+
+def _strings(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """An object array of str/None as the ``string`` dtype (through pyarrow when present: 1e6 rows fast)."""
+    try:
+        import pyarrow as pa
+
+        return pd.array(pa.array(values, type=pa.large_string()), dtype=pd.StringDtype("pyarrow"))
+    except ImportError:
+        return pd.array(values, dtype="string")
 
 
 def _first_cc(profile: RawProfile) -> str | None:

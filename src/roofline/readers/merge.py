@@ -103,8 +103,9 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                 units[c] = profiles[i].units.get(c, "")
                 continue
             a, b = columns[c], m[c]
-            same = a.equals(b) or (a.dtype.kind == "f" and b.dtype.kind == "f"
-                                   and np.allclose(a.to_numpy(), b.to_numpy(), rtol=1e-12, atol=0, equal_nan=True))
+            same = a.equals(b) or (a.dtype.kind in "iuf" and b.dtype.kind in "iuf"
+                                   and np.allclose(a.to_numpy(dtype=np.float64), b.to_numpy(dtype=np.float64),
+                                                   rtol=1e-12, atol=0, equal_nan=True))
             if not same:
                 warnings.append(f"{c} differs between {_name(profiles[origin[c]])} and {_name(profiles[i])}; "
                                 f"kept {_name(profiles[origin[c]])}'s values")

@@ -6,9 +6,12 @@ with the ``cxxfilt`` package (a ctypes binding to the C++ runtime's own
 ``abi::__cxa_demangle``) when it is installed, else with binutils' ``c++filt`` when
 it is on PATH (one process for all names), else kept as is, with a warning.
 
-NVTX: the phase of a launch is the OUTERMOST push/pop range it ran in (e.g. a
-profiling harness's ``forward``/``backward``/``optimizer`` around framework ranges
-such as ``aten::mm``); ranges are listed outermost first.
+NVTX: the phase of a launch is the INNERMOST push/pop range it ran in (the most
+recently pushed), as :func:`roofline.phases.current_phase` defines it for the
+counter-free mode, so both modes give a kernel the same phase. A launch with no
+push/pop range takes the last start/end range (``roofline.torch.annotate`` opens
+``backward`` as a start/end range, since autograd launches from its own threads).
+Stacks are written outermost first (``forward/aten::mm``).
 """
 
 from __future__ import annotations
@@ -62,15 +65,15 @@ def demangle_names(names: pd.Series) -> tuple[pd.Series, list[str]]:
     return names.astype("string").replace(mapping), []
 
 
-def outermost_range(stack: str | None) -> str | None:
-    """The outermost range of an NVTX push/pop stack written ``a/b/c`` or ``domain:a/b`` (outermost first)."""
+def innermost_range(stack: str | None) -> str | None:
+    """The innermost range of an NVTX push/pop stack written ``a/b/c`` or ``domain:a/b`` (outermost first)."""
     if stack is None or not isinstance(stack, str) or not stack.strip():
         return None
     text = stack.strip()
-    if ":" in text.split("/")[0]:
+    if ":" in text.split("/")[0] and "::" not in text.split("/")[0]:
         text = text.split(":", 1)[1]
-    first = text.split("/")[0].strip()
-    return first or None
+    parts = [p.strip() for p in text.split("/") if p.strip()]
+    return parts[-1] if parts else None
 
 
 def phase_from_nvtx(columns: pd.DataFrame) -> pd.Series:
@@ -79,7 +82,7 @@ def phase_from_nvtx(columns: pd.DataFrame) -> pd.Series:
     for col in columns.columns:
         values = columns[col].astype("string")
         uniques = pd.unique(values.dropna())
-        mapping = {u: outermost_range(u) for u in uniques}
+        mapping = {u: innermost_range(u) for u in uniques}
         phase = values.map(mapping).astype("string")
         result = result.fillna(phase)
     return result

@@ -21,8 +21,8 @@ class RawProfile:
     """One input's launches.
 
     ``ids`` has the :data:`IDENTITY` columns (unknown values are <NA>); ``metrics``
-    has one column per raw metric (float64 in SI units, or strings for
-    non-numeric metrics), same index as ``ids``. ``units`` maps each metric to the
+    has one column per raw metric (numbers in SI units: float64, or int64 for
+    integer counts as printed; strings for non-numeric metrics), same index as ``ids``. ``units`` maps each metric to the
     unit the tool printed (before conversion). ``source`` names the input file.
     """
 

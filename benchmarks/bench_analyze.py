@@ -1,0 +1,189 @@
+"""Benchmark: read + count a 1,000,000-launch ncu raw-page CSV vs plain ``pandas.read_csv``.
+
+Targets (issue 2): the roofline step takes at most 2x the time of ``pandas.read_csv`` of the
+same file, with peak memory under 4 GB. Each variant runs in its own child process (fresh
+interpreter, so peak RSS is that variant's own); the time is measured inside the child
+around the step only (imports excluded); the best of ``--repeat`` runs is kept.
+
+    PYTHONPATH=src python benchmarks/bench_analyze.py [--launches 1000000] [--repeat 3]
+
+Writes benchmarks/results/bench_analyze.txt. To time another step (e.g. the full
+``roofline analyze`` CLI), change :func:`roofline_step`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+ID_COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+              "Block Size", "Grid Size", "Device", "CC"]
+SASS = [f"sm__sass_thread_inst_executed_op_{p}{o}_pred_on.sum" for p in "dfh" for o in ("add", "mul", "fma")]
+METRICS = {  # name -> unit printed in the units row
+    "dram__bytes.sum": "byte", "gpu__time_duration.sum": "usecond", "l1tex__t_bytes.sum": "Kbyte",
+    "lts__t_bytes.sum": "byte", "sm__cycles_elapsed.avg": "cycle", "sm__cycles_elapsed.avg.per_second": "cycle/nsecond",
+    "sm__inst_executed_pipe_tensor.sum": "inst", **{s: "inst" for s in SASS},
+    "launch__waves_per_multiprocessor": "", "sm__throughput.avg.pct_of_peak_sustained_elapsed": "%",
+}
+
+
+def kernel_names(count: int, rng: np.random.Generator) -> list[str]:
+    templates = [
+        "void at::native::vectorized_elementwise_kernel<4, at::native::{op}_kernel_cuda(at::TensorIteratorBase&)::{{lambda()#1}}, at::detail::Array<char*, {n}> >(int, {op}, at::detail::Array<char*, {n}>)",
+        "ampere_sgemm_{m}x{n}_{op}",
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_{m}x{n}_{op}>(Params)",
+        "void flash_fwd_kernel<Flash_fwd_kernel_traits<{m}, {n}, 128, 4, false, false, cutlass::half_t>, {op}>(Flash_fwd_params)",
+    ]
+    ops = ["add", "mul", "fill", "copy", "relu", "gelu", "softmax", "layer_norm", "nn", "tn", "nt"]
+    names = set()
+    while len(names) < count:
+        t = templates[int(rng.integers(len(templates)))]
+        names.add(t.format(op=ops[int(rng.integers(len(ops)))], n=int(rng.integers(1, 9)),
+                           m=int(rng.choice([32, 64, 128, 256])) + len(names)))
+    return sorted(names)
+
+
+def generate(path: Path, launches: int, distinct: int = 300, seed: int = 0) -> None:
+    """Write a realistic raw-page ncu CSV: program output, ==PROF== lines, header, units row, quoted values."""
+    rng = np.random.default_rng(seed)
+    names = np.array(kernel_names(distinct, rng), dtype=object)
+    which = rng.integers(distinct, size=launches)
+    cycles = rng.uniform(2e3, 5e7, launches)
+    clock = rng.uniform(1.2, 1.41, launches)
+    data: dict[str, object] = {
+        "ID": np.arange(launches), "Process ID": 4242, "Process Name": "python3.11", "Host Name": "127.0.0.1",
+        "Kernel Name": names[which], "Context": 1, "Stream": 7, "Block Size": "(256, 1, 1)",
+        "Grid Size": "(1024, 1, 1)", "Device": 0, "CC": "8.0",
+    }
+    dram = rng.integers(0, 10**10, launches)
+    data["dram__bytes.sum"] = [f"{v:,}" for v in dram.tolist()]  # thousands separators
+    data["gpu__time_duration.sum"] = np.round(cycles / clock / 1e3, 2)
+    data["l1tex__t_bytes.sum"] = np.round(dram * 2.5 / 1e3, 2)
+    data["lts__t_bytes.sum"] = dram * 2
+    data["sm__cycles_elapsed.avg"] = np.round(cycles, 2)
+    data["sm__cycles_elapsed.avg.per_second"] = np.round(clock, 2)
+    data["sm__inst_executed_pipe_tensor.sum"] = 0
+    for s in SASS:
+        data[s] = rng.integers(0, 10**9, launches)
+    data["launch__waves_per_multiprocessor"] = np.round(rng.uniform(0, 20, launches), 2)
+    data["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = np.round(rng.uniform(0, 100, launches), 2)
+    frame = pd.DataFrame(data)
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write("Loading model...\nstep 1 loss=0.93\n==PROF== Connected to process 4242 (/usr/bin/python3.11)\n")
+        fh.write("==PROF== Disconnected from process 4242\n")
+        writer = csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        writer.writerow(list(frame.columns))
+        writer.writerow([""] * len(ID_COLUMNS) + [METRICS[c] for c in frame.columns[len(ID_COLUMNS):]])
+        frame.to_csv(fh, header=False, index=False, quoting=csv.QUOTE_ALL, lineterminator="\n")
+
+
+PREAMBLE_LINES = 4  # lines before the header in generate()
+
+
+def pandas_step(path: Path) -> int:
+    """The reference: plain pandas.read_csv of the same file (preamble and units row skipped)."""
+    frame = pd.read_csv(path, skiprows=[*range(PREAMBLE_LINES), PREAMBLE_LINES + 1], thousands=",")
+    return len(frame)
+
+
+def roofline_step(path: Path) -> int:
+    """What is timed for roofline: read + count + aggregate by kernel name."""
+    from roofline.kernels import aggregate  # imported before timing starts, in child()
+    from roofline.readers import read_profile
+
+    table = read_profile(path)
+    by_name = aggregate(table.frame, by="name")
+    return len(table) + len(by_name)
+
+
+STEPS = {"pandas": pandas_step, "roofline": roofline_step}
+
+
+def child(variant: str, path: Path) -> None:
+    # One warm-up on a small file of the same shape first: imports and pandas' lazy first-use
+    # initialisation are paid once per process whatever the file size, and are not what is compared.
+    warm = path.with_name(path.stem + "_warmup.csv")
+    if not warm.exists():
+        generate(warm, 2000)
+    STEPS[variant](warm)
+    t0, c0 = time.perf_counter(), time.process_time()
+    rows = STEPS[variant](path)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print(json.dumps({"variant": variant, "seconds": seconds, "cpu": cpu, "peak_bytes": peak_kib * 1024, "rows": rows}))
+
+
+def run_child(variant: str, path: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", variant, str(path)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--launches", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--csv", type=Path, help="reuse this generated file instead of writing a new one")
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "bench_analyze.txt")
+    ap.add_argument("--child", nargs=2, metavar=("VARIANT", "PATH"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], Path(args.child[1]))
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.csv or Path(tmp) / "ncu_raw_1M.csv"
+        if args.csv is None:
+            t0 = time.perf_counter()
+            generate(path, args.launches)
+            print(f"generated {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t0:.1f} s", flush=True)
+        runs: dict[str, list[dict[str, float]]] = {"pandas": [], "roofline": []}
+        for _ in range(args.repeat):
+            for variant in runs:
+                r = run_child(variant, path)
+                runs[variant].append(r)
+                print(f"  {variant:8s} wall {r['seconds']:6.2f} s  cpu {r['cpu']:6.2f} s  peak {r['peak_bytes'] / 1e9:.2f} GB",
+                      flush=True)
+        best = {v: min(r["seconds"] for r in rs) for v, rs in runs.items()}
+        best_cpu = {v: min(r["cpu"] for r in rs) for v, rs in runs.items()}
+        peak = {v: max(r["peak_bytes"] for r in rs) for v, rs in runs.items()}
+        ratio = best["roofline"] / best["pandas"]
+        ratio_cpu = best_cpu["roofline"] / best_cpu["pandas"]
+        size = path.stat().st_size
+    lines = [
+        "bench_analyze: read_profile + aggregate(by='name') vs pandas.read_csv, ncu raw-page CSV",
+        f"date: {dt.datetime.now(dt.timezone.utc).isoformat(timespec='seconds')}",
+        f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, os.cpu_count={__import__('os').cpu_count()}; "
+        f"python {platform.python_version()}, pandas {pd.__version__}, numpy {np.__version__}",
+        f"file: {args.launches:,} launches, {size / 1e6:.0f} MB, {len(ID_COLUMNS) + len(METRICS)} columns, 300 kernel names",
+        f"pandas.read_csv: best of {args.repeat}: wall {best['pandas']:.2f} s, cpu {best_cpu['pandas']:.2f} s; "
+        f"peak RSS {peak['pandas'] / 1e9:.2f} GB",
+        f"roofline step:   best of {args.repeat}: wall {best['roofline']:.2f} s, cpu {best_cpu['roofline']:.2f} s; "
+        f"peak RSS {peak['roofline'] / 1e9:.2f} GB",
+        f"ratio roofline / pandas: wall {ratio:.2f}, cpu {ratio_cpu:.2f} (target <= 2.0) -> "
+        f"{'PASS' if max(ratio, ratio_cpu) <= 2.0 else 'FAIL'}",
+        "(each variant in its own child process, alternating, after a warm-up run on a 2,000-launch file that "
+        "takes imports and pandas' first-use set-up out of the timing; wall time is noisy on a shared 2-core box, "
+        "process CPU time less so)",
+        f"peak memory target < 4 GB -> {'PASS' if peak['roofline'] < 4e9 else 'FAIL'}",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

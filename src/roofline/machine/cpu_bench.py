@@ -1,0 +1,360 @@
+"""Measure a CPU's ceilings with numba micro-kernels on all cores: ``measure_cpu(mode=...)``.
+
+- compute: FP64 and FP32 FMA chains (:mod:`roofline.machine.cpu_kernels`) at each vector width
+  the CPU has (512 and 256 bit on AVX-512 parts, whose 512-bit units are not always faster);
+  the faster width is the ceiling, and the assembly is checked for FMAs on those registers.
+- memory: a read (sum) sweep with one private buffer per thread from a few KiB to far beyond
+  the last-level cache; plateaus are found by :mod:`roofline.machine.sweep` and named after the
+  cache levels sysfs reports (l1, l2, l3 where present) and dram.
+- checks in the same run: FP64 ceiling / FLOP/s of a numpy (BLAS) matrix product, and DRAM
+  ceiling / bandwidth of a large numpy copy (bytes read + written).
+
+Each ceiling is the median of the faster half of its repeats (other processes on the cores only
+ever slow a run down); its spread is half the range of those repeats over the median (for memory
+levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together, and so are the returned
+``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
+counts once per thread, a shared one once); sysfs's per-instance sizes are in
+``metadata['cache_sizes_per_instance']``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import MachineError
+from roofline.machine import cpu_kernels as K
+from roofline.machine.cpu_system import CpuDescription, describe_cpu
+from roofline.machine.measurement import Measurement, Mode, Progress
+from roofline.machine.model import Machine
+from roofline.machine.sweep import Plateau, find_plateaus, name_plateaus
+
+log = logging.getLogger(__name__)
+
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class CpuBenchSettings:
+    """How long and how finely to measure.
+
+    ``repeats``: timed runs per ceiling and per sweep point; ``target_s``: length of one timed run
+    (s); ``points_per_octave``: sweep points per doubling of the working set; ``min_bytes``:
+    smallest working set per thread (B); ``llc_factor``/``min_max_bytes``: the sweep ends at the
+    larger of ``llc_factor`` x the last-level cache and ``min_max_bytes`` (all threads, B);
+    ``gemm_n``: order of the numpy matrix product; ``copy_bytes``: size of the numpy copy (B).
+    """
+
+    repeats: int
+    target_s: float
+    points_per_octave: int
+    min_bytes: int = 4096
+    llc_factor: int = 8
+    min_max_bytes: int = 256 * MiB
+    gemm_n: int = 2048
+    copy_bytes: int = 256 * MiB
+
+
+SETTINGS: dict[str, CpuBenchSettings] = {
+    "quick": CpuBenchSettings(repeats=3, target_s=0.01, points_per_octave=2, gemm_n=1536, copy_bytes=128 * MiB),
+    "default": CpuBenchSettings(repeats=5, target_s=0.02, points_per_octave=4),
+    "thorough": CpuBenchSettings(repeats=9, target_s=0.05, points_per_octave=6, llc_factor=16,
+                                 min_max_bytes=1024 * MiB, gemm_n=3072, copy_bytes=512 * MiB),
+}
+
+
+def _median_spread(values: list[float]) -> tuple[float, float]:
+    """Median and spread of the faster half of the repeats (rates: higher is faster).
+
+    Other processes on the same cores can only slow a run down, never speed it up, so the slower
+    half of the repeats measures them rather than the machine and is left out. The spread is
+    half the range of the kept repeats over their median.
+    """
+    kept = sorted(values, reverse=True)[: max(1, (len(values) + 1) // 2)]
+    med = float(np.median(kept))
+    return med, (max(kept) - min(kept)) / (2 * med) if med > 0 else float("nan")
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _aligned(n: int, align: int = 64) -> np.ndarray:
+    """An FP64 array of ``n`` elements starting on an ``align``-byte boundary.
+
+    Large numpy arrays start 16 bytes into a page; a vector load from such an array straddles two
+    cache lines every other time, which costs a third of the L1 bandwidth on Zen 4.
+    """
+    raw = np.empty(n + align // 8)
+    offset = (-raw.ctypes.data % align) // 8
+    return raw[offset: offset + n]
+
+
+def _calibrate(run: Callable[[int], Any], count: int, target_s: float) -> int:
+    """Smallest count (doubling from ``count``) whose run takes at least ``target_s``.
+
+    Each count is timed twice and the faster run counts, so that one scheduling delay (another
+    process on the same cores) does not stop the doubling early.
+    """
+    while min(_timed(lambda: run(count)), _timed(lambda: run(count))) < target_s and count < 1 << 40:
+        count *= 2
+    return count
+
+
+class _Run:
+    """One characterization: settings, progress reporting, the CPU description."""
+
+    def __init__(self, settings: CpuBenchSettings, progress: Progress | None, cpu: CpuDescription,
+                 team: K.ThreadTeam):
+        self.s = settings
+        self.progress = progress
+        self.cpu = cpu
+        self.team = team
+        self.threads = len(team.cpus)
+        self.notes: list[str] = []
+
+    def report(self, what: str, fraction: float) -> None:
+        if self.progress is not None:
+            self.progress(what, min(max(fraction, 0.0), 1.0))
+
+    # -- compute ---------------------------------------------------------------------------
+    def fma_rate(self, dtype: str, lanes: int) -> tuple[list[float], dict[str, Any]]:
+        kernel = K.fma_kernel(dtype, lanes)
+        accs = [np.ones(K.CHAINS * lanes, dtype=dtype) for _ in range(self.threads)]
+        kernel(accs[0], 0.999, 0.001, 16)  # compile
+        isa = K.vector_isa(kernel)
+        flops_per_iter = 2.0 * K.CHAINS * lanes * self.threads
+
+        def timed(iters: int) -> float:
+            return self.team.run(kernel, [(acc, 0.999, 0.001, iters) for acc in accs])[0]
+
+        iters = _calibrate(timed, 1024, self.s.target_s)
+        # Compute runs are short and cheap: three times the repeats, for a steadier faster half.
+        rates = [flops_per_iter * iters / timed(iters) for _ in range(3 * self.s.repeats)]
+        if not all(np.isfinite(acc).all() for acc in accs):
+            raise MachineError("the FMA kernel produced non-finite values; the measurement is invalid")
+        return rates, isa
+
+    def compute(self, key: str, start: float, span: float) -> tuple[float, float, dict[str, Any]]:
+        """The ``key`` ('fp64' or 'fp32') FMA ceiling (FLOP/s), its spread and details by vector width.
+
+        Every vector width up to the widest is measured (two at most); the fastest is the ceiling.
+        """
+        dtype, size = {"fp64": ("float64", 8), "fp32": ("float32", 4)}[key]
+        widths = [w for w in (64, 32, 16) if w <= K.host_vector_bytes()][:2]
+        details: dict[str, Any] = {}
+        best: tuple[float, float, int, dict[str, Any]] | None = None
+        for step, width in enumerate(widths):
+            self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / len(widths))
+            rates, isa = self.fma_rate(dtype, width // size)
+            med, spread = _median_spread(rates)
+            details[f"{key}_{width * 8}bit_flops"] = med
+            details[f"{key}_{width * 8}bit_isa"] = isa
+            if best is None or med > best[0]:
+                best = (med, spread, width, isa)
+        assert best is not None
+        details[f"{key}_vector_bits"] = best[2] * 8
+        details[f"{key}_widest_fma_registers"] = best[3]["widest"]
+        return best[0], best[1], details
+
+    # -- memory ----------------------------------------------------------------------------
+    def sweep(self, lanes: int, max_total: int, start: float, span: float) -> pd.DataFrame:
+        kernel = K.read_kernel(lanes)
+        fill = K.fill_kernel()
+        block = K.CHAINS * lanes  # elements
+        per_thread_max = max(block, (max_total // self.threads // 8) // block * block)
+
+        def make_row() -> np.ndarray:  # run by the owning thread: its pages are placed near it
+            row = _aligned(per_thread_max)
+            fill(row, 1.0)
+            return row
+
+        rows = self.team.run(make_row, [()] * self.threads)[1]
+        kernel(rows[0], block, 1)  # compile
+        lo = math.log2(self.s.min_bytes / 8)
+        hi = math.log2(per_thread_max)
+        count = int((hi - lo) * self.s.points_per_octave) + 1
+        ns = sorted({max(block, int(round(2 ** (lo + k / self.s.points_per_octave) / block)) * block)
+                     for k in range(count)} | {per_thread_max})
+
+        def timed(n: int, reps: int) -> tuple[float, list[float]]:
+            return self.team.run(kernel, [(row, n, reps) for row in rows])
+
+        # Pass 1 calibrates each size and measures it once; the other passes measure every size
+        # again in turn, so a burst of load from other processes hits one pass, not a whole point.
+        reps_of: dict[int, int] = {}
+        rates: dict[int, list[float]] = {n: [] for n in ns}
+        total_steps = len(ns) * self.s.repeats
+        reps, n_prev = 1, ns[0]
+        for p in range(self.s.repeats):
+            for i, n in enumerate(ns):
+                self.report(f"read sweep {n * 8 * self.threads / MiB:.3g} MiB, pass {p + 1}/{self.s.repeats}",
+                            start + span * (p * len(ns) + i) / total_steps)
+                if p == 0:
+                    timed(n, 1)  # warm the caches
+                    # Start from the previous point's bytes per run, halved: bandwidth falls with size,
+                    # so this starts near the target and the doubling never needs many steps.
+                    reps = _calibrate(lambda r: timed(n, r)[0], max(1, reps * n_prev // n // 2), self.s.target_s)
+                    reps_of[n], n_prev = reps, n
+                elapsed, sums = timed(n, reps_of[n])
+                if not np.allclose(sums, n * reps_of[n]):
+                    raise MachineError("the read kernel summed wrong values; the measurement is invalid")
+                rates[n].append(n * 8 * self.threads * reps_of[n] / elapsed)
+        points = []
+        for n in ns:
+            med, spread = _median_spread(rates[n])
+            points.append({"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread})
+        return pd.DataFrame(points)
+
+    # -- sanity checks with numpy ----------------------------------------------------------
+    def numpy_matmul_flops(self) -> float:
+        n = self.s.gemm_n
+        rng = np.random.default_rng(0)
+        a, b = rng.random((n, n)), rng.random((n, n))
+        a @ b
+        rates = [2.0 * n**3 / _timed(lambda: a @ b) for _ in range(self.s.repeats)]
+        return _median_spread(rates)[0]  # the same statistic as the ceilings it is compared with
+
+    def numpy_copy_bandwidth(self) -> float:
+        n = self.s.copy_bytes // 8
+        src = np.ones(n)
+        dst = np.empty_like(src)
+        np.copyto(dst, src)
+        rates = [2.0 * src.nbytes / _timed(lambda: np.copyto(dst, src)) for _ in range(self.s.repeats)]
+        return _median_spread(rates)[0]
+
+
+def _available_memory() -> int | None:
+    try:
+        for line in open("/proc/meminfo", encoding="ascii"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def measure_cpu(*, mode: Mode = "default", progress: Progress | None = None) -> Measurement:
+    """Measure this CPU's FP64/FP32 and cache/DRAM ceilings on all cores (see the module docstring).
+
+    ``mode``: 'quick' (CI, about 10-20 s on 2 cores), 'default' (under a minute), 'thorough'.
+    ``progress(what, fraction)`` is called as the run proceeds. Raises :class:`MachineError`
+    when a kernel misbehaves and :class:`~roofline.errors.ToolNotFoundError` without numba.
+    """
+    if mode not in SETTINGS:
+        raise MachineError(f"unknown mode {mode!r}; choose one of {', '.join(SETTINGS)}")
+    t_start = time.perf_counter()
+    settings = SETTINGS[mode]
+    K._numba()
+    cpu = describe_cpu()
+    threads = len(cpu.cpus)
+    with K.ThreadTeam(cpu.cpus) as team:
+        return _measure(settings, mode, progress, cpu, team, t_start)
+
+
+def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, cpu: CpuDescription,
+             team: K.ThreadTeam, t_start: float) -> Measurement:
+    threads = len(team.cpus)
+    run = _Run(settings, progress, cpu, team)
+    # Each numpy reference runs right after the ceiling it checks: on a virtual machine the host
+    # can move the vCPUs (e.g. onto SMT siblings sharing FMA units) between parts of a long run.
+    compute: dict[str, float] = {}
+    compute_spread: dict[str, float] = {}
+    compute_details: dict[str, Any] = {}
+    gemm = float("nan")
+    for key, start in (("fp64", 0.0), ("fp32", 0.18)):
+        compute[key], compute_spread[key], details = run.compute(key, start, 0.12)
+        compute_details.update(details)
+        if key == "fp64":
+            run.report("numpy matrix product", 0.12)
+            gemm = run.numpy_matmul_flops()
+    totals = cpu.cache_totals()
+    llc = max(totals.values()) if totals else 32 * MiB
+    max_total = max(settings.llc_factor * llc, settings.min_max_bytes)
+    avail = _available_memory()
+    if avail is not None and max_total > avail // 3:
+        max_total = max(avail // 3, 16 * MiB)
+        run.notes.append(f"sweep limited to {max_total / MiB:.0f} MiB by available memory")
+    if totals and max_total < 4 * llc:
+        run.notes.append("the sweep ends less than 4x beyond the last-level cache: the DRAM ceiling may be high")
+    lanes = compute_details["fp64_vector_bits"] // 64
+    frame = run.sweep(lanes, max_total, 0.35, 0.55)
+    run.report("numpy copy", 0.9)
+    copy = run.numpy_copy_bandwidth()
+    plateaus = find_plateaus(frame["size_bytes"], frame["bandwidth"], totals or None)
+    levels = [*sorted(totals), "dram"] if totals else ["l1", "l2", "l3", "dram"]
+    named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
+    if "dram" not in named:
+        named["dram"] = _beyond_caches(frame, llc, run)
+    missing = [lv for lv in levels if lv not in named]
+    if missing:
+        run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
+    checks = {"fp64_vs_numpy_matmul": compute["fp64"] / gemm, "dram_vs_numpy_copy": named["dram"].bandwidth / copy}
+    theoretical = _theoretical(cpu, threads, run)
+    widest = compute_details["fp64_widest_fma_registers"]
+    run.notes.append(
+        f"FMA kernels: {compute_details['fp64_vector_bits']}-bit vectors were fastest for FP64 "
+        f"(FMAs on {widest} registers in the assembly); widest vector unit {K.host_vector_bytes() * 8} bit"
+    )
+    import numba
+
+    metadata: dict[str, Any] = {
+        "cpu": cpu.model, "vendor": cpu.vendor, "threads": threads, "cpus": list(cpu.cpus),
+        "physical_cores": cpu.physical_cores, "mode": mode,
+        "vector_bits": compute_details["fp64_vector_bits"], "widest_vector_bits": K.host_vector_bytes() * 8,
+        "fma_isa": {k: v for k, v in compute_details.items() if k.endswith("_isa")},
+        "flops_by_width": {k: v for k, v in compute_details.items() if k.endswith("bit_flops")},
+        "cache_sizes_per_instance": cpu.cache_sizes(), "sweep_cache_sizes": totals,
+        "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
+                         "spread": p.spread, "points": p.points} for k, p in named.items()},
+        "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
+        "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    machine = Machine(
+        name=f"{cpu.model} ({threads} threads)", source="measured",
+        memory={k: p.bandwidth for k, p in named.items()}, compute=compute,
+        spread={**{k: p.spread for k, p in named.items()}, **compute_spread}, metadata=metadata,
+    )
+    run.report("done", 1.0)
+    return Measurement(
+        machine=machine, sweeps={"read": frame}, theoretical=theoretical, checks=checks,
+        cache_sizes=totals, clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
+        notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
+    )
+
+
+def _beyond_caches(frame: pd.DataFrame, llc: int, run: _Run) -> Plateau:
+    """DRAM from the sweep points beyond 4x the last-level cache, when no plateau was found there."""
+    tail = frame[frame["size_bytes"] >= 4 * llc]
+    if len(tail) < 2:
+        raise MachineError("no DRAM plateau in the working-set sweep and too few points beyond the caches",
+                           hint="run with mode='thorough'")
+    bw = tail["bandwidth"].to_numpy()
+    med = float(np.median(bw))
+    run.notes.append(f"no DRAM plateau found (noisy sweep): DRAM is the median of the {len(tail)} points "
+                     "beyond 4x the last-level cache")
+    return Plateau(float(tail["size_bytes"].min()), float(tail["size_bytes"].max()), med,
+                   1.4826 * float(np.median(np.abs(bw - med))) / med, len(tail))
+
+
+def _theoretical(cpu: CpuDescription, threads: int, run: _Run) -> Machine | None:
+    from roofline.machine.cpu_theory import theoretical_cpu
+
+    try:
+        return theoretical_cpu(cpu, threads=threads)
+    except MachineError as exc:
+        run.notes.append(f"no theoretical ceilings: {exc.message}")
+        return None

@@ -1,0 +1,53 @@
+"""``read_machine(path)``: ceilings from any machine file we know, recognised by content.
+
+- our JSON (``"schema": "roofline.machine/1"``) -> :meth:`Machine.load`
+- ERT ``roofline.json`` (an ``empirical`` section) -> :func:`roofline.readers.ert.read_ert_json`
+- ERT ``sum`` text (``... GFLOPs`` lines and ``META_DATA``) -> :func:`roofline.readers.ert.read_ert_sum`
+- NERSC plotting input (``memroofs`` / ``comproofs`` lines) -> :func:`roofline.readers.ert.read_nersc_txt`
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from os import PathLike
+from pathlib import Path
+
+from roofline.errors import MachineError
+from roofline.machine.model import SCHEMA, Machine
+from roofline.readers import ert
+
+_SUM_MARK = re.compile(r"^\s*[0-9.eE+-]+\s+(\w+\s+)?GFLOPs\s*$", re.MULTILINE)
+_NERSC_MARK = re.compile(r"^\s*(memroofs|comproofs)\s", re.MULTILINE)
+
+
+def read_machine(path: str | PathLike[str]) -> Machine:
+    """Read ceilings from our JSON, an ERT ``roofline.json``, an ERT ``sum`` file or NERSC plotting input."""
+    p = Path(path)
+    if p.is_dir():
+        raise MachineError("is a folder, not a machine file", path=p,
+                           hint="give the roofline.json (or sum) file inside the ERT results folder")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise MachineError("no such file", path=p) from None
+    except UnicodeDecodeError:
+        raise MachineError("not a text machine file", path=p) from None
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MachineError(f"not JSON ({exc})", path=p) from None
+        if isinstance(d, dict) and d.get("schema") == SCHEMA:
+            return Machine.from_dict(d, path=p)
+        if isinstance(d, dict) and "empirical" in d:
+            return ert.from_ert_dict(d, path=p)
+        raise MachineError("JSON that is neither a roofline machine file nor an ERT roofline.json", path=p,
+                           hint=f"a machine file has \"schema\": \"{SCHEMA}\"; ERT's has an 'empirical' section")
+    if _NERSC_MARK.search(text):
+        return ert.read_nersc_txt(p)
+    if "META_DATA" in text and _SUM_MARK.search(text):
+        return ert.read_ert_sum(p)
+    raise MachineError("unknown machine file format", path=p,
+                       hint="expected our machine JSON, an ERT roofline.json or sum file, or NERSC memroofs/comproofs")

@@ -1,0 +1,157 @@
+"""The formula table (roofline.counting) on synthetic metric tables with known answers."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from roofline import counting
+from roofline.errors import InputError
+from roofline.kernels import COLUMN_NAMES
+from roofline.units import si_factor
+
+OPS = "sm__ops_path_tensor_src_"
+
+
+def _cc(n: int, cc: str | None) -> pd.Series:
+    return pd.Series([cc] * n, dtype="string")
+
+
+def test_table_has_no_duplicates_and_names_real_columns():
+    keys = Counter((f.column, f.convention, f.archs) for f in counting.FORMULAS)
+    assert all(v == 1 for v in keys.values())
+    for f in counting.FORMULAS:
+        assert f.column in COLUMN_NAMES
+        assert f.doc
+    fp16 = {f.convention for f in counting.FORMULAS if f.column == "fp16_flops"}
+    assert fp16 == {"ncu", "paper"}
+
+
+def test_required_metrics_per_architecture():
+    v100 = counting.required_metrics("7.0")
+    assert "sm__inst_executed_pipe_tensor.sum" in v100
+    assert not any(m.startswith(OPS) for m in v100)
+    for m in ("gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second",
+              "sm__sass_thread_inst_executed_op_dfma_pred_on.sum", "sm__sass_thread_inst_executed_op_hfma_pred_on.sum",
+              "l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum"):
+        assert m in v100
+    a100 = counting.required_metrics("8.0")
+    assert f"{OPS}fp16_dst_fp32.sum" in a100 and f"{OPS}tf32_dst_fp32.sum" in a100
+    assert f"{OPS}fp8.sum" not in a100
+    assert f"{OPS}fp8.sum" in counting.required_metrics("9.0")
+    assert len(a100) == len(set(a100))
+    with pytest.raises(InputError, match="unknown GPU architecture"):
+        counting.required_metrics("6.1")
+    assert counting.ncu_hint(["a.sum", "b.sum", "a.sum"]) == "collect with: ncu --metrics a.sum,b.sum"
+
+
+def test_scalar_flops_and_smsp_variants():
+    m = pd.DataFrame({
+        "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum": [1.0, 0.0],
+        "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum": [2.0, 0.0],
+        "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": [3.0, 10.0],
+        "sm__sass_thread_inst_executed_op_fadd_pred_on.sum": [5, 0],  # int64 counts are fine
+        "sm__sass_thread_inst_executed_op_fmul_pred_on.sum": [7, 0],
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": [11, 1],
+        "sm__sass_thread_inst_executed_op_hadd_pred_on.sum": [1.0, 0.0],
+        "sm__sass_thread_inst_executed_op_hmul_pred_on.sum": [1.0, 0.0],
+        "sm__sass_thread_inst_executed_op_hfma_pred_on.sum": [1.0, 2.0],
+    })
+    c = counting.count(m, _cc(2, "8.0"), fp16="ncu").columns
+    assert c["fp64_flops"].tolist() == [1 + 2 + 6, 20]
+    assert c["fp32_flops"].tolist() == [5 + 7 + 22, 2]
+    assert c["fp16_flops"].tolist() == [2 + 2 + 4, 8]
+    assert counting.count(m, _cc(2, "8.0"), fp16="paper").columns["fp16_flops"].tolist() == [1 + 1 + 2, 4]
+
+
+def test_missing_metrics_are_nan_with_one_warning_per_column():
+    m = pd.DataFrame({"sm__cycles_elapsed.avg": [100.0] * 5, "sm__cycles_elapsed.avg.per_second": [1e9] * 5})
+    out = counting.count(m, _cc(5, "7.0"))
+    assert out.columns["time_s"].tolist() == pytest.approx([1e-7] * 5)
+    for col in ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "l1_bytes", "l2_bytes", "dram_bytes"):
+        assert np.isnan(out.columns[col]).all(), col
+    assert len(out.warnings) == 7  # one per column, not per launch
+    dram = [w for w in out.warnings if w.startswith("dram_bytes")]
+    assert dram == ["dram_bytes unknown: metrics not collected: dram__bytes.sum; collect with: ncu --metrics dram__bytes.sum"]
+
+
+def test_dram_read_plus_write_and_time_fallback():
+    m = pd.DataFrame({
+        "dram__bytes_read.sum": [100.0, 5.0], "dram__bytes_write.sum": [20.0, 1.0],
+        "gpu__time_duration.sum": [2e-6, np.nan],
+        "sm__cycles_elapsed.avg": [9.0, 3000.0], "sm__cycles_elapsed.avg.per_second": [1.5e9, 1.5e9],
+    })
+    c = counting.count(m, _cc(2, "9.0")).columns
+    assert c["dram_bytes"].tolist() == [120.0, 6.0]
+    assert c["time_s"].tolist() == pytest.approx([2e-6, 2e-6])  # duration first, cycles/clock where it is n/a
+    assert c["sm_clock_hz"].tolist() == [1.5e9, 1.5e9]
+
+
+def test_tensor_ops_paths_on_ampere():
+    m = pd.DataFrame({
+        f"{OPS}fp16_dst_fp32.sum": [4096.0, 0.0, 0.0],
+        f"{OPS}fp16_dst_fp16.sum": [1024.0, 0.0, 0.0],
+        f"{OPS}bf16_dst_fp32.sum": [0.0, 8192.0, 0.0],
+        f"{OPS}tf32_dst_fp32.sum": [10.0, 0.0, 0.0],
+        "sm__inst_executed_pipe_tensor.sum": [3.0, 2.0, 0.0],
+    })
+    out = counting.count(m, _cc(3, "8.0"))
+    assert out.columns["tensor_flops"].tolist() == [5130.0, 8192.0, 0.0]
+    assert list(out.columns["tensor_precision"]) == ["fp16", "bf16", None]
+    assert not any("tensor" in w for w in out.warnings)
+
+
+def test_per_source_total_is_not_double_counted():
+    m = pd.DataFrame({f"{OPS}fp16.sum": [300.0], f"{OPS}fp16_dst_fp32.sum": [200.0], f"{OPS}fp16_dst_fp16.sum": [100.0]})
+    assert counting.count(m, _cc(1, "9.0")).columns["tensor_flops"].tolist() == [300.0]
+
+
+def test_partial_tensor_counters_warn_lower_bound():
+    m = pd.DataFrame({f"{OPS}fp16_dst_fp32.sum": [64.0]})
+    out = counting.count(m, _cc(1, "8.6"))
+    assert out.columns["tensor_flops"].tolist() == [64.0]
+    assert any("lower bound" in w and f"{OPS}fp16_dst_fp16.sum" in w for w in out.warnings)
+
+
+@pytest.mark.parametrize("cc", ["7.5", "8.0", "10.0", None])
+def test_instruction_counts_only_are_unknown_unless_zero(cc):
+    m = pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0, 5.0]})
+    out = counting.count(m, _cc(2, cc))
+    assert out.columns["tensor_flops"][0] == 0.0
+    assert np.isnan(out.columns["tensor_flops"][1])
+    assert sum("tensor_flops unknown for 1 launches" in w for w in out.warnings) == 1
+
+
+def test_volta_512_per_instruction():
+    m = pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0, 33_554_432_000.0]})
+    out = counting.count(m, _cc(2, "7.0"))
+    assert out.columns["tensor_flops"].tolist() == [0.0, 2 * 20480.0**3]
+
+
+def test_mixed_architectures_in_one_table():
+    m = pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [1.0, 1.0], f"{OPS}fp16_dst_fp32.sum": [np.nan, 4096.0]})
+    out = counting.count(m, pd.Series(["7.0", "8.0"], dtype="string"))
+    assert out.columns["tensor_flops"].tolist() == [512.0, 4096.0]
+
+
+def test_unknown_architecture_raises():
+    with pytest.raises(InputError, match="compute capability 5.2"):
+        counting.count(pd.DataFrame({"dram__bytes.sum": [1.0]}), _cc(1, "5.2"))
+
+
+def test_bad_fp16_convention():
+    with pytest.raises(ValueError):
+        counting.count(pd.DataFrame({"dram__bytes.sum": [1.0]}), _cc(1, "8.0"), fp16="half")
+
+
+@pytest.mark.parametrize("unit,factor", [
+    ("nsecond", 1e-9), ("ns", 1e-9), ("usecond", 1e-6), ("us", 1e-6), ("msecond", 1e-3), ("ms", 1e-3),
+    ("second", 1.0), ("byte", 1.0), ("Kbyte", 1e3), ("Mbyte", 1e6), ("Gbyte", 1e9), ("cycle/second", 1.0),
+    ("cycle/nsecond", 1e9), ("cycle/usecond", 1e6), ("Gbyte/second", 1e9), ("%", 1.0), ("inst", 1.0),
+    ("inst/cycle", 1.0), ("Ghz", 1e9), ("byte/block", 1.0), ("register/thread", 1.0),
+])
+def test_ncu_units_to_si(unit, factor):
+    assert si_factor(unit) == pytest.approx(factor, rel=1e-15)
