@@ -23,7 +23,7 @@ Every timed point is the median of ``repeats`` launches, each sized by calibrati
 phase (``Measurement.clock_hz``); ``Machine.sm_clock_hz`` is the clock seen during the FP32 kernel.
 
 Time budget of the default mode on an H100 (estimate, not yet measured): NVRTC compiles ~2 s;
-PyTorch import and cuBLAS set-up ~3-5 s; clock warm-up 1 s; 41 read + 27 rmw sweep points x
+PyTorch import and cuBLAS set-up ~3-5 s; clock warm-up 1 s; 40 read + 25 rmw sweep points x
 (<= 4 calibration + 7 timed launches of ~2 ms) ~2 s; 4 FMA kernels x 8 x 10 ms ~0.5 s; 6 GEMM
 kinds x 9 calls of 8192^3 (18 ms for FP64, ~1.5 ms for BF16) ~1.5 s; buffer fill and copy < 1 s:
 about 15 s, well inside the 60 s target. ``quick`` halves the points and repeats; ``thorough``
