@@ -25,9 +25,9 @@ phase (``Measurement.clock_hz``); ``Machine.sm_clock_hz`` is the clock seen duri
 Time budget of the default mode on an H100 (estimate, not yet measured): NVRTC compiles ~2 s;
 PyTorch import and cuBLAS set-up ~3-5 s; clock warm-up 1 s; 40 read + 25 rmw sweep points x
 (<= 4 calibration + 7 timed launches of ~2 ms) ~2 s; 4 FMA kernels x 8 x 10 ms ~0.5 s; 6 GEMM
-kinds x 23 calls (2 warm-up + 7 samples of 3) of 8192^3 (18 ms for FP64, ~1.5 ms for BF16) ~1 s; buffer fill and copy < 1 s:
-about 15 s, well inside the 60 s target. ``quick`` halves the points and repeats; ``thorough``
-doubles the points per octave, repeats 15 times and sweeps to 8 GiB.
+kinds x 23 calls (2 warm-up + 7 samples of 3) of 8192^3 (18 ms for FP64, ~1.5 ms for BF16) ~1 s;
+buffer fill and copy < 1 s: about 15 s, well inside the 60 s target. ``quick`` halves the points
+and repeats; ``thorough`` doubles the points per octave, repeats 15 times and sweeps to 8 GiB.
 """
 
 from __future__ import annotations
