@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "roofline.cli.analyze",
     "roofline.cli.compare",
     "roofline.cli.profile",
+    "roofline.cli.machine",
 )
 
 EXIT_BAD_INPUT = 2

@@ -1,0 +1,240 @@
+"""`roofline machine`: measure this machine's ceilings, or print a named GPU's theoretical ones.
+
+    roofline machine [--gpu N | --cpu] [--quick | --thorough] [-o machine.json] [--png sweep.png]
+                     [--ert-json roofline.json] [--force]
+    roofline machine --spec h100-sxm [--clock-mhz 1755] [-o h100.json]
+    roofline machine --list-specs
+
+With no ``--gpu`` and no ``--cpu`` it measures GPU 0 when there is one, else the CPU.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from roofline.errors import InputError, ToolNotFoundError
+from roofline.units import format_si
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=130)
+
+
+def _unit(key: str) -> str:
+    if key in ("l1", "l2", "l3", "dram") or not key.startswith(("fp", "bf", "tensor")):
+        return "B/s"
+    return "OP/s" if key.endswith("int8") else "FLOP/s"
+
+
+def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str, float] | None = None) -> Any:
+    """A rich Table: each ceiling measured (with spread and clock), theoretical, and their ratio."""
+    from rich.table import Table
+
+    from roofline.machine.model import COMPUTE_KEYS, level_order
+
+    clock_hz = clock_hz or {}
+    table = Table(title=None, header_style="bold")
+    table.add_column("ceiling")
+    if measured is not None:
+        table.add_column("measured", justify="right")
+        table.add_column("spread", justify="right")
+        table.add_column("clock", justify="right")
+    if theory is not None:
+        table.add_column("theoretical", justify="right")
+        table.add_column("clock assumed", justify="right")
+    if measured is not None and theory is not None:
+        table.add_column("measured / theoretical", justify="right")
+    machines = [m for m in (measured, theory) if m is not None]
+    mem = level_order(sorted({k for m in machines for k in m.memory}))
+    comp_keys = {k for m in machines for k in m.compute}
+    comp = [k for k in COMPUTE_KEYS if k in comp_keys] + sorted(comp_keys - set(COMPUTE_KEYS))
+    assumed = dict(theory.metadata.get("clock_hz", {})) if theory is not None else {}
+    for key in mem + comp:
+        unit = _unit(key)
+        group = "memory" if key in mem else "compute"
+        row = [key]
+        m_val = (measured.memory if group == "memory" else measured.compute).get(key) if measured else None
+        t_val = (theory.memory if group == "memory" else theory.compute).get(key) if theory else None
+        if measured is not None:
+            spread = measured.spread.get(key)
+            row += [format_si(m_val, unit),
+                    "-" if spread is None or m_val is None else f"±{100 * spread:.1f}%",
+                    format_si(clock_hz.get(key), "Hz") if m_val is not None else "-"]
+        if theory is not None:
+            clock = assumed.get(key)
+            row += [format_si(t_val, unit),
+                    format_si(clock, "Hz") if clock else ("memory clock" if key == "dram" and t_val else "-")]
+        if measured is not None and theory is not None:
+            row.append(f"{m_val / t_val:.1%}" if m_val and t_val else "-")
+        table.add_row(*row)
+    return table
+
+
+def _specs_table() -> Any:
+    from rich.table import Table
+
+    from roofline.machine.gpu_specs import SPECS, list_specs
+    from roofline.machine.theoretical import theoretical_from_spec
+
+    table = Table(header_style="bold")
+    for col in ("spec", "GPU", "architecture", "SMs", "boost clock", "DRAM", "FP32", "dense BF16/FP16 tensor"):
+        table.add_column(col)
+    for key in list_specs():
+        s = SPECS[key]
+        m = theoretical_from_spec(s)
+        tensor = m.compute.get("tensor_bf16", m.compute.get("tensor_fp16"))
+        table.add_row(key, s.name, s.architecture.name, str(s.sms), format_si(s.boost_clock_hz, "Hz"),
+                      format_si(m.memory["dram"], "B/s"), format_si(m.compute.get("fp32"), "FLOP/s"),
+                      format_si(tensor, "FLOP/s"))
+    return table
+
+
+def _check_outputs(paths: list[Optional[Path]], force: bool) -> None:
+    from roofline.io import check_writable
+
+    for p in paths:
+        if p is not None:
+            check_writable(p, force=force)
+
+
+def _ert_exporter() -> Any:
+    try:
+        from roofline.machine.ert import to_ert_json
+    except ImportError as exc:
+        raise ToolNotFoundError(f"ERT export is not available in this build ({exc})") from None
+    return to_ert_json
+
+
+def _measure(gpu: Optional[int], cpu: bool, mode: str) -> Any:
+    from roofline.machine import gpu_info
+
+    if cpu and gpu is not None:
+        raise InputError("--cpu and --gpu exclude each other")
+    if not cpu:
+        n = gpu_info.gpu_count()
+        if gpu is not None and n == 0:
+            raise ToolNotFoundError(f"no NVIDIA GPU found (asked for --gpu {gpu}); --cpu measures the CPU")
+        if gpu is not None and gpu >= n:
+            raise ToolNotFoundError(f"no GPU {gpu}: this machine has {n} (0 to {n - 1})")
+        if n == 0 and gpu is None:
+            reason = gpu_info.undetected_gpu_reason()
+            if reason:
+                raise ToolNotFoundError(f"{reason}; install CuPy for your CUDA, or pass --cpu to measure the CPU")
+        if n > 0:
+            from roofline.machine.gpu_bench import measure_gpu
+
+            return _with_progress(lambda progress: measure_gpu(device=gpu or 0, mode=mode, progress=progress))
+    try:
+        from roofline.machine.cpu_bench import measure_cpu
+    except ImportError as exc:
+        raise ToolNotFoundError(f"no GPU found and the CPU characterization is not available ({exc})") from None
+    return _with_progress(lambda progress: measure_cpu(mode=mode, progress=progress))
+
+
+def _with_progress(run: Any) -> Any:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("measuring", total=1.0)
+
+        def progress(label: str, fraction: float) -> None:
+            bar.update(task, completed=fraction, description=label)
+
+        return run(progress)
+
+
+def print_measurement(measurement: Any, console: Any) -> None:
+    """Print a Measurement (GPU or CPU): ceilings, checks, notes."""
+    m = measurement.machine
+    clock = f" at {format_si(m.sm_clock_hz, 'Hz')}" if m.sm_clock_hz else ""
+    console.print(f"[bold]{m.name}[/bold]: measured ceilings{clock}")
+    console.print(ceilings_table(m, measurement.theoretical, dict(measurement.clock_hz)))
+    if measurement.checks:
+        console.print("checks (same run): " + ", ".join(
+            f"{k} = {v:.3g}" for k, v in measurement.checks.items() if math.isfinite(v)))
+    for note in measurement.notes:
+        console.print(f"note: {note}")
+    if math.isfinite(measurement.elapsed_s):
+        console.print(f"measured in {measurement.elapsed_s:.1f} s")
+
+
+def _save_png(measurement: Any, path: Path, force: bool) -> Path:
+    from roofline.io import write_bytes
+    from roofline.machine.sweep import plot_sweep
+
+    if not measurement.sweeps:
+        raise InputError("this measurement has no working-set sweep to plot", path=path)
+    fig = plot_sweep(dict(measurement.sweeps), dict(measurement.cache_sizes) or None,
+                     title=f"{measurement.machine.name}: bandwidth vs working set")
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", dpi=150)
+    return write_bytes(path, buf.getvalue(), force=force)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def machine(
+        gpu: Annotated[Optional[int], typer.Option("--gpu", help="Measure this GPU (CUDA index).")] = None,
+        cpu: Annotated[bool, typer.Option("--cpu", help="Measure the CPU, even when there is a GPU.")] = False,
+        quick: Annotated[bool, typer.Option("--quick", help="A faster, coarser run.")] = False,
+        thorough: Annotated[bool, typer.Option("--thorough", help="Longer sweeps, more repeats.")] = False,
+        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the ceilings as machine JSON (for roofline analyze --machine).")] = None,
+        png: Annotated[Optional[Path], typer.Option("--png", help="Plot the working-set sweep (bandwidth vs working set).")] = None,
+        ert_json: Annotated[Optional[Path], typer.Option("--ert-json", help="Also write ERT's roofline.json layout.")] = None,
+        spec: Annotated[Optional[str], typer.Option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")] = None,
+        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="With --spec: the SM clock to assume (MHz).")] = None,
+        list_specs: Annotated[bool, typer.Option("--list-specs", help="Name the GPUs --spec knows.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+    ) -> None:
+        """Ceilings of this machine (measured, with theoretical alongside) or of a named GPU."""
+        console = _console()
+        if list_specs:
+            console.print(_specs_table())
+            return
+        if quick and thorough:
+            raise InputError("--quick and --thorough exclude each other")
+        if spec is not None:
+            if gpu is not None or cpu or quick or thorough or png is not None:
+                raise InputError("--spec gives theoretical ceilings only; it takes -o, --ert-json, --clock-mhz")
+            _check_outputs([output, ert_json], force)
+            from roofline.machine.theoretical import theoretical
+
+            theory = theoretical(spec, sm_clock_hz=clock_mhz * 1e6 if clock_mhz else None)
+            console.print(f"[bold]{theory.name}[/bold]: theoretical ceilings (dense)")
+            console.print(ceilings_table(None, theory))
+            for level, why in theory.metadata.get("absent", {}).items():
+                console.print(f"note: {level}: {why}")
+            _write(theory, None, output, ert_json, force)
+            return
+        if clock_mhz is not None:
+            raise InputError("--clock-mhz goes with --spec")
+        _check_outputs([output, png, ert_json], force)
+        if ert_json is not None:
+            _ert_exporter()  # fail before measuring, not after
+        mode = "quick" if quick else "thorough" if thorough else "default"
+        measurement = _measure(gpu, cpu, mode)
+        print_measurement(measurement, console)
+        if png is not None:
+            typer.echo(f"wrote {_save_png(measurement, png, force)}")
+        _write(measurement.machine, measurement, output, ert_json, force)
+
+
+def _write(machine: Any, measurement: Any, output: Optional[Path], ert_json: Optional[Path], force: bool) -> None:
+    if output is not None:
+        typer.echo(f"wrote {machine.save(output, force=force)}")
+    if ert_json is not None:
+        from roofline.io import write_text
+
+        doc = _ert_exporter()(machine, measurement)
+        typer.echo(f"wrote {write_text(ert_json, json.dumps(doc, indent=2) + chr(10), force=force)}")

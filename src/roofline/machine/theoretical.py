@@ -1,0 +1,145 @@
+"""Theoretical ceilings of an NVIDIA GPU: SMs x per-SM rate x clock, bus width x data rate.
+
+- compute ceiling (FLOP/s) = SMs x FLOP/clk/SM (:mod:`roofline.machine.gpu_specs`) x SM clock (Hz);
+- DRAM (B/s) = bus width (bits) / 8 x data rate (bit/s per pin; for DDR memories twice the
+  memory clock);
+- L1 (B/s) = B/clk/SM x SMs x SM clock, where the architecture row has a sourced figure;
+- L2: absent. NVIDIA publishes no per-clock L2 bandwidth we could source, so the L2 ceiling
+  only ever comes from measurement (``metadata['absent']`` says so).
+
+Every machine records in ``metadata['clock_hz']`` the clock each ceiling assumes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from roofline.errors import MachineError
+from roofline.machine.gpu_specs import (
+    LOW_PRECISION_TENSOR_KEYS,
+    GpuSpec,
+    arch_for,
+    get_spec,
+    spec_for_device_name,
+)
+from roofline.machine.gpu_specs import list_specs as list_specs
+from roofline.machine.model import Machine
+
+if TYPE_CHECKING:  # pragma: no cover
+    from roofline.machine.gpu_info import DeviceInfo
+
+__all__ = ["dram_bandwidth", "list_specs", "live_spec", "spec_from_device", "theoretical", "theoretical_from_spec"]
+
+
+def dram_bandwidth(memory_bus_bits: int, memory_data_rate: float) -> float:
+    """DRAM bandwidth in B/s from the bus width (bits) and the data rate per pin (bit/s)."""
+    if memory_bus_bits <= 0 or memory_data_rate <= 0:
+        raise MachineError(f"bad memory description: {memory_bus_bits} bits at {memory_data_rate} bit/s")
+    return memory_bus_bits / 8 * memory_data_rate
+
+
+def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) -> Machine:
+    """Ceilings of ``spec``: at ``sm_clock_hz`` for every SM-clocked ceiling when given, otherwise at
+    the vendor's clocks (boost clock; the low-precision tensor clock where the product has one)."""
+    arch = spec.architecture
+    rates = spec.rates()
+    clocks: dict[str, float] = {}
+    compute: dict[str, float] = {}
+    for key, per_clk in rates.items():
+        if sm_clock_hz is not None:
+            clock = sm_clock_hz
+        elif key in LOW_PRECISION_TENSOR_KEYS and spec.low_precision_tensor_clock_hz:
+            clock = spec.low_precision_tensor_clock_hz
+        else:
+            clock = spec.boost_clock_hz
+        compute[key] = spec.sms * per_clk * clock
+        clocks[key] = clock
+    sm_clock = sm_clock_hz if sm_clock_hz is not None else spec.boost_clock_hz
+    memory: dict[str, float] = {"dram": dram_bandwidth(spec.memory_bus_bits, spec.memory_data_rate)}
+    absent = {"l2": "no sourced per-clock L2 bandwidth: measure it (roofline machine)"}
+    if arch.l1_bytes_per_clk_per_sm:
+        memory["l1"] = arch.l1_bytes_per_clk_per_sm * spec.sms * sm_clock
+        clocks["l1"] = sm_clock
+    else:
+        absent["l1"] = f"no sourced L1 bytes/clock for {arch.name}"
+    meta: dict[str, Any] = {
+        "spec": spec.key,
+        "gpu": spec.name,
+        "architecture": arch.name,
+        "sms": spec.sms,
+        "clock_hz": clocks,
+        "dram_assumes": (
+            f"{spec.memory_bus_bits}-bit bus at {spec.memory_data_rate / 1e9:.4g} Gb/s per pin "
+            "(not SM-clocked)"
+        ),
+        "memory_bus_bits": spec.memory_bus_bits,
+        "memory_data_rate": spec.memory_data_rate,
+        "absent": absent,
+        "source": f"{spec.source} | {arch.source}",
+    }
+    if spec.l2_bytes:
+        meta["l2_bytes"] = spec.l2_bytes
+    if arch.l1_shared_bytes_per_sm:
+        meta["l1_shared_bytes_per_sm"] = arch.l1_shared_bytes_per_sm
+    if spec.datasheet:
+        meta["datasheet"] = dict(spec.datasheet)
+    if spec.notes:
+        meta["notes"] = spec.notes
+    return Machine(
+        name=spec.name, source="theoretical", memory=memory, compute=compute,
+        sm_clock_hz=sm_clock, metadata=meta,
+    )
+
+
+def live_spec(device: int = 0) -> GpuSpec:
+    """A :class:`GpuSpec` read from the GPU in this machine (CUDA attributes and NVML)."""
+    from roofline.machine.gpu_info import read_device_info
+
+    return spec_from_device(read_device_info(device))
+
+
+def spec_from_device(info: DeviceInfo) -> GpuSpec:
+    """A :class:`GpuSpec` for a GPU described by :class:`~roofline.machine.gpu_info.DeviceInfo`.
+
+    Counts and clocks are the device's; a recognised product adds its vendor facts (rate
+    overrides, the low-precision tensor clock, datasheet figures). MachineError when we have no
+    rates for its compute capability.
+    """
+    device = info.index
+    arch = arch_for(info.compute_capability)
+    known = spec_for_device_name(info.name)
+    spec = GpuSpec(
+        key=f"device{device}", name=info.name, arch=arch.key, sms=info.sms,
+        boost_clock_hz=info.max_sm_clock_hz, memory_bus_bits=info.memory_bus_bits,
+        memory_data_rate=2 * info.max_memory_clock_hz, l2_bytes=info.l2_bytes,
+        source="live: CUDA device attributes and NVML max clocks",
+        notes="DRAM data rate = 2 x the memory clock NVML reports (DDR).",
+    )
+    if known is not None and known.arch == arch.key:
+        # Keep the live counts and clocks; take the product's vendor-specific facts.
+        spec = replace(
+            spec,
+            rate_overrides=known.rate_overrides,
+            datasheet=known.datasheet,
+            low_precision_tensor_clock_hz=known.low_precision_tensor_clock_hz,
+            notes=f"{spec.notes} Matched product {known.key}.",
+        )
+    return spec
+
+
+def theoretical(
+    spec: str | GpuSpec | None = None, *, device: int = 0, sm_clock_hz: float | None = None
+) -> Machine:
+    """Theoretical ceilings of a GPU (``source='theoretical'``).
+
+    ``spec``: a product name (see :func:`list_specs`), a :class:`GpuSpec`, or None to read the
+    GPU ``device`` of this machine live (needs CuPy and nvidia-ml-py, and a GPU).
+    ``sm_clock_hz``: the SM clock every SM-clocked ceiling assumes; by default the vendor's
+    boost clock (or, live, the maximum SM clock NVML reports). DRAM never depends on it.
+    """
+    if spec is None:
+        return theoretical_from_spec(live_spec(device), sm_clock_hz=sm_clock_hz)
+    if isinstance(spec, str):
+        spec = get_spec(spec)
+    return theoretical_from_spec(spec, sm_clock_hz=sm_clock_hz)

@@ -1,0 +1,288 @@
+"""GPU measurement without a GPU: launch arithmetic, statistics, and the whole orchestration on a
+fake backend whose timings come from a known cache model (the ceilings it must find)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from roofline.errors import MachineError
+from roofline.machine.gpu_bench import BenchSettings, calibrate, measure_gpu, robust_stats
+from roofline.machine.gpu_gemm import gemm_flops, gemm_kinds_for
+from roofline.machine.gpu_info import DeviceInfo
+from roofline.machine.gpu_kernels import (
+    CHAINS,
+    COMPUTE_SOURCES,
+    UNROLL,
+    BandwidthConfig,
+    ComputeConfig,
+    bandwidth_blocks,
+    compute_blocks,
+    reps_for_target,
+    size_ladder,
+)
+
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+
+
+# -- pure arithmetic ------------------------------------------------------------------------------
+
+def test_bytes_moved_per_mapping_and_kernel():
+    bcast = BandwidthConfig("read", "broadcast", 64 * KiB, blocks=1056, reps=10)
+    assert bcast.bytes_moved == 1056 * 64 * KiB * 10  # every block reads the whole set
+    assert bcast.elements == 4096 and bcast.kernel_name == "bw_read_bcast"
+    part = BandwidthConfig("read", "partitioned", 1 * GiB, blocks=1056, reps=3)
+    assert part.bytes_moved == 3 * GiB and part.kernel_name == "bw_read_part"
+    rmw = BandwidthConfig("rmw", "partitioned", 1 * GiB, blocks=1056, reps=3)
+    assert rmw.bytes_moved == 6 * GiB and rmw.kernel_name == "bw_rmw_part"  # read + written
+    assert rmw.with_reps(1).bytes_moved == 2 * GiB
+
+
+def test_bandwidth_config_rejects_what_the_kernels_cannot_run():
+    with pytest.raises(ValueError):
+        BandwidthConfig("read", "broadcast", 4 * KiB + 16, blocks=1)  # not a multiple of 256 x 16 B
+    with pytest.raises(ValueError):
+        BandwidthConfig("rmw", "broadcast", 4 * KiB, blocks=1)
+    with pytest.raises(ValueError):
+        BandwidthConfig("read", "partitioned", 100, blocks=1)  # not whole int4s
+
+
+def test_flops_counted_exactly_per_precision():
+    c = ComputeConfig("fp32", blocks=1056, threads=256, iters=1000)
+    fmas = 1000 * UNROLL * CHAINS + CHAINS - 1
+    assert c.fmas == fmas
+    assert c.flops == 1056 * 256 * fmas * 2
+    assert ComputeConfig("fp16", 1056, 256, 1000).flops == 2 * c.flops  # HFMA2: two lanes
+    assert ComputeConfig("bf16", 1056, 256, 1000).flops == 2 * c.flops
+    assert ComputeConfig("fp64", 1056, 256, 1000).flops == c.flops
+    # The count matches the source: UNROLL x CHAINS FMAs per trip, CHAINS - 1 in the final sum.
+    src = COMPUTE_SOURCES["fp32"]
+    assert f"u < {UNROLL}" in src and f"k < {CHAINS}" in src and "int k = 1" in src
+    assert "__hfma2" in COMPUTE_SOURCES["bf16"] and "__nv_bfloat162" in COMPUTE_SOURCES["bf16"]
+
+
+def test_gemm_flops_and_kinds_by_compute_capability():
+    assert gemm_flops(8192) == 2 * 8192**3
+    assert gemm_kinds_for((7, 0)) == ["tensor_fp16"]
+    assert gemm_kinds_for((7, 5)) == ["tensor_fp16", "tensor_int8"]
+    assert gemm_kinds_for((8, 6)) == ["tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_int8"]
+    assert gemm_kinds_for((9, 0)) == ["tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16",
+                                      "tensor_fp8", "tensor_int8"]
+    assert "tensor_fp64" not in gemm_kinds_for((8, 9))
+
+
+def test_launch_configs_fill_the_gpu():
+    assert bandwidth_blocks(132) == 132 * 8  # 8 x 256 threads = 2048 per SM
+    assert compute_blocks(132) == 1056
+
+
+def test_size_ladder_is_geometric_aligned_and_bounded():
+    sizes = size_ladder(4 * KiB, 4 * GiB, 2)
+    assert sizes[0] == 4 * KiB and sizes[-1] == 4 * GiB
+    assert len(sizes) == 40  # 4096 x sqrt(2) rounds back to 4096: one point lost at the bottom
+    assert all(s % 4096 == 0 for s in sizes) and sizes == sorted(set(sizes))
+    ratios = np.array(sizes[1:]) / np.array(sizes[:-1])
+    assert np.all((ratios > 1.2) & (ratios <= 2.0))
+    big = np.array([s for s in sizes if s >= 64 * KiB])
+    assert np.allclose(big[1:] / big[:-1], math.sqrt(2), rtol=0.05)
+    with pytest.raises(ValueError):
+        size_ladder(8, 4, 1)
+
+
+def test_reps_scaling_and_calibration():
+    assert reps_for_target(10, 1e-4, 2e-3) == 200
+    assert reps_for_target(10, 0.0, 2e-3) == 160  # a launch too short to time: grow fast
+    seen = []
+
+    def time_one(reps: int) -> float:  # 1 µs per rep plus 5 µs launch overhead
+        seen.append(reps)
+        return 5e-6 + reps * 1e-6
+
+    reps = calibrate(time_one, 1, 2e-3)
+    assert 5e-6 + reps * 1e-6 >= 1e-3 and reps < 4000
+    assert seen[0] == 1
+
+
+def test_robust_stats_median_and_spread():
+    med, spread = robust_stats([10.0, 11.0, 9.0, 10.0, 100.0])
+    assert med == 10.0
+    assert spread == pytest.approx(1.4826 * 1.0 / 10.0)  # the outlier does not move it
+    assert math.isnan(robust_stats([])[0])
+
+
+def test_settings_per_mode_fit_the_gpu():
+    d = BenchSettings.for_mode("default", total_memory_bytes=80 * GiB, l2_bytes=50 * MiB)
+    assert d.max_bytes == 4 * GiB and d.copy_bytes == 1 * GiB and d.repeats == 7
+    q = BenchSettings.for_mode("quick", total_memory_bytes=80 * GiB, l2_bytes=50 * MiB)
+    t = BenchSettings.for_mode("thorough", total_memory_bytes=80 * GiB, l2_bytes=50 * MiB)
+    assert q.repeats < d.repeats < t.repeats and q.points_per_octave < t.points_per_octave
+    assert t.max_bytes == 8 * GiB
+    small = BenchSettings.for_mode("default", total_memory_bytes=4 * GiB, l2_bytes=6 * MiB)
+    assert small.max_bytes == 1 * GiB  # a quarter of the memory
+    big_l2 = BenchSettings.for_mode("quick", total_memory_bytes=80 * GiB, l2_bytes=96 * MiB)
+    assert big_l2.max_bytes >= 8 * 96 * MiB  # past the L2, so DRAM has a plateau
+    with pytest.raises(MachineError):
+        BenchSettings.for_mode("fast", total_memory_bytes=80 * GiB, l2_bytes=50 * MiB)
+
+
+# -- the whole orchestration on a fake GPU -----------------------------------------------------------
+
+@dataclass
+class FakeClock:
+    hz: float
+
+    def __enter__(self) -> FakeClock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    @property
+    def median_hz(self) -> float:
+        return self.hz
+
+
+class FakeGpu:
+    """An H100-like GPU whose timings follow a three-level cache model, with 1 % noise."""
+
+    L1_BYTES, L2_BYTES = 256 * KiB, 50 * MiB
+    L1, L2_READ, L2_RMW, DRAM_READ, DRAM_RMW, COPY = 30e12, 10e12, 8e12, 3.0e12, 2.9e12, 2.8e12
+    CLOCK = 1.755e9
+    FLOPS = {"fp64": 0.96 * 132 * 128 * 1.755e9, "fp32": 0.97 * 132 * 256 * 1.755e9,
+             "fp16": 100e12, "bf16": 99e12}
+    GEMM = {"tensor_fp64": 55e12, "tensor_tf32": 400e12, "tensor_fp16": 750e12, "tensor_bf16": 760e12,
+            "tensor_int8": 1.3e15}
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(7)
+        self.launches = 0
+        self.closed = False
+
+    def _t(self, seconds: float) -> float:
+        self.launches += 1
+        return (seconds + 4e-6) * (1 + 0.01 * self.rng.standard_normal())
+
+    def device_info(self) -> DeviceInfo:
+        return DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0), sms=132,
+                          max_sm_clock_hz=1980e6, max_memory_clock_hz=2619e6, memory_bus_bits=5120,
+                          l2_bytes=self.L2_BYTES, total_memory_bytes=80 * GiB)
+
+    def clock_sampler(self) -> FakeClock:
+        return FakeClock(self.CLOCK)
+
+    def bandwidth(self, cfg: BandwidthConfig) -> float:
+        w = cfg.size_bytes
+        if cfg.mapping == "broadcast":
+            return self.L1 if w <= self.L1_BYTES else self.L2_READ
+        if cfg.kernel == "read":
+            return self.L2_READ if w <= self.L2_BYTES else self.DRAM_READ
+        return self.L2_RMW if w <= self.L2_BYTES else self.DRAM_RMW
+
+    def time_bandwidth(self, cfg: BandwidthConfig) -> float:
+        return self._t(cfg.bytes_moved / self.bandwidth(cfg))
+
+    def compute_unsupported(self, precision: str) -> str | None:
+        return None
+
+    def time_compute(self, cfg: ComputeConfig) -> float:
+        return self._t(cfg.flops / self.FLOPS[cfg.precision])
+
+    def gemm_library(self) -> str:
+        return "fake"
+
+    def gemm_unsupported(self, kind: str) -> str | None:
+        return "fp8 refused by this fake library" if kind == "tensor_fp8" else None
+
+    def time_gemm(self, kind: str, n: int) -> float:
+        return self._t(gemm_flops(n) / self.GEMM[kind])
+
+    def time_copy(self, nbytes: int) -> float:
+        return self._t(2 * nbytes / self.COPY)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def plateau_finder():
+    """The shared plateau finder (roofline.machine.sweep), once it is on this branch."""
+    from roofline.machine import sweep
+
+    if not hasattr(sweep, "find_plateaus"):
+        pytest.skip("roofline.machine.sweep.find_plateaus has not landed on this branch yet")
+    return sweep
+
+
+def test_orchestration_finds_the_cache_model_ceilings(plateau_finder):
+    gpu = FakeGpu()
+    steps: list[tuple[str, float]] = []
+    m = measure_gpu(mode="default", backend=gpu, progress=lambda label, f: steps.append((label, f)))
+    mach = m.machine
+    assert mach.source == "measured" and mach.name == "NVIDIA H100 80GB HBM3"
+    # Memory: each level's plateau, the faster of read and read-modify-write.
+    assert mach.memory["l1"] == pytest.approx(FakeGpu.L1, rel=0.03)
+    assert mach.memory["l2"] == pytest.approx(FakeGpu.L2_READ, rel=0.03)
+    assert mach.memory["dram"] == pytest.approx(FakeGpu.DRAM_READ, rel=0.03)
+    assert mach.metadata["ceiling_from"] == {"l1": "read", "l2": "read", "dram": "read"}
+    # Compute: FLOPs counted exactly, so the rates come back.
+    for key, rate in {**FakeGpu.FLOPS, **FakeGpu.GEMM}.items():
+        assert mach.compute[key] == pytest.approx(rate, rel=0.03), key
+    assert "tensor_fp8" not in mach.compute
+    assert any("tensor_fp8 not measured: fp8 refused" in n for n in m.notes)
+    # Spreads, clocks and checks.
+    assert all(0 <= s < 0.05 for s in mach.spread.values())
+    assert mach.sm_clock_hz == FakeGpu.CLOCK and m.clock_hz["dram"] == FakeGpu.CLOCK
+    assert m.checks["dram_vs_copy"] == pytest.approx(3.0 / 2.8, rel=0.03)
+    assert m.checks["fp32_vs_theoretical_at_observed_clock"] == pytest.approx(0.97, rel=0.03)
+    assert m.checks["fp64_vs_theoretical_at_observed_clock"] == pytest.approx(0.96, rel=0.03)
+    assert m.checks["dram_vs_datasheet"] == pytest.approx(3.0 / 3.35, rel=0.03)
+    # The sweeps are kept, and the theoretical machine comes along.
+    read = m.sweeps["read"]
+    assert list(read.columns[:3]) == ["size_bytes", "bandwidth", "spread"]
+    assert read["size_bytes"].min() == 4 * KiB and read["size_bytes"].max() == 4 * GiB
+    assert set(read["mapping"]) == {"broadcast", "partitioned"}
+    assert m.sweeps["rmw"]["size_bytes"].min() == 1 * MiB
+    assert m.cache_sizes == {"l1": 256 * KiB, "l2": 50 * MiB}
+    assert m.theoretical is not None and m.theoretical.source == "theoretical"
+    assert m.theoretical.compute["fp32"] == pytest.approx(66.9e12, rel=0.01)
+    # Progress: monotone, ends at 1; the backend was not closed (the caller owns it).
+    fractions = [f for _, f in steps]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert not gpu.closed
+    # Round trip as a machine file.
+    from roofline.machine.model import Machine
+
+    assert Machine.from_dict(mach.to_dict()).memory == mach.memory
+
+
+def test_orchestration_without_theoretical_rates_still_measures(plateau_finder):
+    class Unknown(FakeGpu):
+        def device_info(self) -> DeviceInfo:
+            from dataclasses import replace
+
+            return replace(super().device_info(), compute_capability=(12, 0), name="Future GPU")
+
+    m = measure_gpu(mode="quick", backend=Unknown())
+    assert m.theoretical is None
+    assert any("no theoretical ceilings" in n for n in m.notes)
+    assert m.machine.compute["fp32"] == pytest.approx(FakeGpu.FLOPS["fp32"], rel=0.03)
+    assert "l1" not in m.cache_sizes  # L1 capacity comes from the architecture table
+
+
+def test_orchestration_reports_what_it_could_not_measure(plateau_finder):
+    class NoHalf(FakeGpu):
+        def compute_unsupported(self, precision: str) -> str | None:
+            return "NVRTC could not compile it" if precision in ("fp16", "bf16") else None
+
+        def time_gemm(self, kind: str, n: int) -> float:
+            if kind == "tensor_int8":
+                raise RuntimeError("cuBLASLt refused")
+            return super().time_gemm(kind, n)
+
+    m = measure_gpu(mode="quick", backend=NoHalf())
+    assert "fp16" not in m.machine.compute and "tensor_int8" not in m.machine.compute
+    assert any("fp16 not measured: NVRTC could not compile it" in n for n in m.notes)
+    assert any("tensor_int8 not measured: RuntimeError: cuBLASLt refused" in n for n in m.notes)

@@ -1,0 +1,81 @@
+"""The CUDA sources compile with NVRTC, and the PTX holds the instructions the byte and FLOP counts
+assume. NVRTC compiles without a GPU: these tests run wherever the NVRTC library is found
+(the ``nvidia-cuda-nvrtc`` and ``nvidia-cuda-runtime`` wheels, or ROOFLINE_NVRTC_DIR pointing at a
+folder with ``lib/libnvrtc.so*`` and ``include/cuda_fp16.h``), and are skipped elsewhere."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import site
+from pathlib import Path
+
+import pytest
+
+from roofline.machine.gpu_kernels import BANDWIDTH_SOURCE, CHAINS, COMPUTE_SOURCES, UNROLL
+
+
+def _nvrtc_dirs() -> list[Path]:
+    roots = [Path(p) for p in (os.environ.get("ROOFLINE_NVRTC_DIR"),) if p]
+    for sp in [*site.getsitepackages(), site.getusersitepackages(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]:
+        if sp:
+            roots += sorted(Path(sp).glob("nvidia/cu1*")) + sorted(Path(sp).glob("nvidia/cuda_nvrtc"))
+    return [r for r in roots if list(r.glob("lib/libnvrtc.so*"))]
+
+
+@pytest.fixture(scope="module")
+def nvrtc():
+    dirs = _nvrtc_dirs()
+    if not dirs:
+        pytest.skip("NVRTC not found (pip install nvidia-cuda-nvrtc nvidia-cuda-runtime, or set ROOFLINE_NVRTC_DIR)")
+    root = dirs[0]
+    lib_dir = root / "lib"
+    for builtins in sorted(lib_dir.glob("libnvrtc-builtins.so.*")):  # NVRTC dlopens it by name
+        if ".alt." not in builtins.name:
+            ctypes.CDLL(str(builtins), mode=ctypes.RTLD_GLOBAL)
+    lib = ctypes.CDLL(str(next(p for p in sorted(lib_dir.glob("libnvrtc.so*")) if ".alt." not in p.name)))
+    include = next((d for d in [root / "include", *[r / "include" for r in dirs]] if (d / "cuda_fp16.h").exists()), None)
+
+    def compile_ptx(src: str, arch: str) -> str:
+        prog = ctypes.c_void_p()
+        assert lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None) == 0
+        opts = [f"--gpu-architecture={arch}".encode()] + ([f"-I{include}".encode()] if include else [])
+        rc = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+        n = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+        log = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetProgramLog(prog, log)
+        assert rc == 0, log.value.decode()
+        lib.nvrtcGetPTXSize(prog, ctypes.byref(n))
+        ptx = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetPTX(prog, ptx)
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        return ptx.value.decode()
+
+    return compile_ptx
+
+
+@pytest.mark.parametrize("arch", ["compute_75", "compute_90"])
+def test_bandwidth_kernels_use_16_byte_accesses_with_the_right_cache_operators(nvrtc, arch):
+    ptx = nvrtc(BANDWIDTH_SOURCE, arch)
+    for name in ("bw_read_bcast", "bw_read_part", "bw_rmw_part"):
+        assert f".entry {name}(" in ptx
+    assert len(re.findall(r"ld\.global\.ca\.v4\.[su]32", ptx)) >= 4  # broadcast: through L1, unrolled
+    assert len(re.findall(r"ld\.global\.cg\.v4\.[su]32", ptx)) == 10  # partitioned read + rmw: 4 + 1 each
+    assert len(re.findall(r"st\.global\.cg\.v4\.[su]32", ptx)) == 5
+    assert not re.search(r"ld\.global(\.ca|\.cg)?\.(u32|s32|b32) ", ptx)  # no narrowed scalar loads
+
+
+@pytest.mark.parametrize(("precision", "arch", "instruction"), [
+    ("fp64", "compute_75", r"fma\.rn\.f64"),
+    ("fp32", "compute_75", r"fma\.rn\.f32"),
+    ("fp16", "compute_75", r"fma\.rn\.f16x2"),
+    ("bf16", "compute_80", r"fma\.rn\.bf16x2"),
+    ("fp32", "compute_90", r"fma\.rn\.f32"),
+])
+def test_fma_kernels_hold_exactly_the_counted_fmas(nvrtc, precision, arch, instruction):
+    ptx = nvrtc(COMPUTE_SOURCES[precision], arch)
+    # One loop trip holds UNROLL x CHAINS FMAs and the final sum CHAINS - 1: what ComputeConfig.fmas counts.
+    assert len(re.findall(instruction, ptx)) == UNROLL * CHAINS + CHAINS - 1
+    assert len(re.findall(r"\bfma\.", ptx)) == UNROLL * CHAINS + CHAINS - 1  # and no other FMA
