@@ -126,9 +126,6 @@ def test_outputs_are_checked_before_measuring(no_gpu, fake_cpu_bench, tmp_path):
 
 def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, capsys):
     from roofline.machine import gpu_bench, gpu_info, sweep
-
-    if not hasattr(sweep, "find_plateaus"):
-        pytest.skip("roofline.machine.sweep.find_plateaus has not landed on this branch yet")
     from test_gpu_bench import FakeGpu
 
     real = gpu_bench.measure_gpu
@@ -149,7 +146,6 @@ def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, cap
 
 
 def test_ert_export(tmp_path, capsys):
-    pytest.importorskip("roofline.machine.ert")
     path = tmp_path / "roofline.json"
     assert main(["machine", "--spec", "v100-sxm2", "--ert-json", str(path)]) == 0
     doc = json.loads(path.read_text())
@@ -168,7 +164,6 @@ def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypa
 
 
 def test_spec_files_and_names_feed_analyze(tmp_path):
-    pytest.importorskip("roofline.readers.machine_files")  # read_machine: the CPU/ERT work
     from roofline import api
 
     path = tmp_path / "v100.json"

@@ -210,9 +210,6 @@ class FakeGpu:
 def plateau_finder():
     """The shared plateau finder (roofline.machine.sweep), once it is on this branch."""
     from roofline.machine import sweep
-
-    if not hasattr(sweep, "find_plateaus"):
-        pytest.skip("roofline.machine.sweep.find_plateaus has not landed on this branch yet")
     return sweep
 
 

@@ -21,9 +21,6 @@ def script():
 
 def test_targets_are_ratios_against_the_issue_thresholds(script):
     from roofline.machine import sweep
-
-    if not hasattr(sweep, "find_plateaus"):
-        pytest.skip("roofline.machine.sweep.find_plateaus has not landed on this branch yet")
     from test_gpu_bench import FakeGpu
 
     from roofline.machine.gpu_bench import measure_gpu

@@ -43,18 +43,15 @@ def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machi
         from roofline.readers import read_machine
 
         return read_machine(path)
-    name = str(spec)
-    try:
-        from roofline.machine.theoretical import theoretical
-    except ImportError:  # pragma: no cover - the spec table ships with the package
-        theoretical = None
-    if theoretical is not None and not any(sep in name for sep in "/\\") and "." not in name:
-        return theoretical(name)
-    raise MachineError(
-        "no such machine file", path=path,
-        hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
-        "or a GPU spec name (roofline machine --list-specs)",
-    )
+    if path.suffix or len(path.parts) > 1:  # meant as a file
+        raise MachineError(
+            "no such machine file", path=path,
+            hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
+            "or a GPU spec name (roofline machine --list-specs)",
+        )
+    from roofline.machine.theoretical import theoretical
+
+    return theoretical(str(spec))  # a GPU spec name; an unknown one raises with the known names
 
 
 def analyze(
