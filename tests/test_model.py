@@ -115,3 +115,14 @@ def test_validate_rejects_negative_time():
     t.loc[0, "time_s"] = -1.0
     with pytest.raises(Exception, match="negative"):
         validate(t)
+
+
+def test_written_files_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    from roofline.io import _umask, write_text
+
+    p = write_text(tmp_path / "out.json", "{}")
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o666 & ~_umask()
+    assert not list(tmp_path.glob(".out.json.*"))  # no temporary file left behind

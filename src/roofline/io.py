@@ -19,13 +19,31 @@ def check_writable(path: str | Path, *, force: bool = False) -> Path:
     return p
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where Linux allows (/proc), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
 def write_bytes(path: str | Path, data: bytes, *, force: bool = False) -> Path:
-    """Write atomically (temporary file then rename), so a failure never leaves half a file."""
+    """Write atomically (temporary file then rename), so a failure never leaves half a file.
+
+    The file gets the permissions an ordinary ``open(path, "w")`` would give it (0666 less the
+    umask), not the temporary file's 0600.
+    """
     p = check_writable(path, force=force)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
