@@ -282,3 +282,23 @@ def test_views_cope_with_nothing_to_draw(records, with_machine):
     json.dumps(analysis_to_dict(a), allow_nan=False)
     if records:
         assert "1 kernel without FLOPs (100.0% of time) not shown" in " ".join(t.get_text() for t in fig.texts)
+
+
+def test_notebook_display_escapes_names_and_lists_the_ranked_kernels():
+    from roofline.analysis import analyze
+    from roofline.kernels import from_records
+    from roofline.machine import Machine
+
+    m = Machine(name="m<1>", source="theoretical", memory={"l1": 4e12, "l2": 2e12, "dram": 1e12},
+                compute={"fp32": 1e13})
+    t = from_records([
+        dict(kernel_name="<img src=x onerror=alert(1)>", time_s=2e-3, fp32_flops=1e9, fp64_flops=0.0,
+             fp16_flops=0.0, tensor_flops=0.0, l1_bytes=4e9, l2_bytes=2e9, dram_bytes=1e9),
+        dict(kernel_name="small", time_s=1e-3, fp32_flops=1e6, fp64_flops=0.0, fp16_flops=0.0,
+             tensor_flops=0.0, l1_bytes=1e6, l2_bytes=1e6, dram_bytes=1e6),
+    ])
+    out = analyze(t, m)._repr_html_()
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "m&lt;1&gt;" in out
+    assert out.index("&lt;img") < out.index(">small<")  # ranked by time
+    assert "2 ms" in out and "66.7%" in out  # time and share of the longest kernel
