@@ -91,10 +91,3 @@ def register(app: typer.Typer) -> None:
         print_analysis(analysis, top=10, metrics=table)
         for path in save_outputs(analysis, request, diagnoses=table):
             typer.echo(f"wrote {path}")
-
-    @app.command()
-    def version() -> None:
-        """Print the version."""
-        from roofline import __version__
-
-        typer.echo(__version__)

@@ -41,6 +41,14 @@ def build_app() -> typer.Typer:
 
     for mod in COMMAND_MODULES:
         import_module(mod).register(app)
+
+    @app.command()
+    def version() -> None:
+        """Print the version."""
+        from roofline import __version__
+
+        typer.echo(__version__)
+
     return app
 
 
