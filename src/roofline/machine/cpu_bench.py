@@ -5,14 +5,20 @@
   the faster width is the ceiling, and the assembly is checked for FMAs on those registers.
 - memory: a read (sum) sweep with one private buffer per thread from a few KiB to far beyond
   the last-level cache; plateaus are found by :mod:`roofline.machine.sweep` and named after the
-  cache levels sysfs reports (l1, l2, l3 where present) and dram.
+  cache levels sysfs reports (l1, l2, l3 where present) and dram. At the sizes beyond 4x the
+  last-level cache an in-place read-modify-write kernel runs too (16 B per element: 8 read, 8
+  written back; no write-allocate traffic, since the line written is the line read), in the same
+  passes. The DRAM ceiling is the faster of the two (read-only streams leave DRAM bandwidth
+  unused on some CPUs: on Zen 4 the read plateau is ~0.6x what read+write code reaches);
+  ``metadata['dram_by_kernel']`` keeps both and ``sweeps['rmw']`` the read-modify-write points.
 - checks in the same run: FP64 ceiling / FLOP/s of a numpy (BLAS) matrix product, and DRAM
   ceiling / bandwidth of a large numpy copy (bytes read + written).
 
 Each ceiling is the median of the faster half of its repeats (other processes on the cores only
 ever slow a run down); its spread is half the range of those repeats over the median (for memory
 levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
-pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together, and so are the returned
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one.
+Sweep sizes are the working set of all threads together, and so are the returned
 ``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
 counts once per thread, a shared one once); sysfs's per-instance sizes are in
 ``metadata['cache_sizes_per_instance']``.
