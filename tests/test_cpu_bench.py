@@ -73,7 +73,8 @@ def test_l1_plateau_found_on_a_quiet_machine(run):
     # L1 and L2 differ by ~1.3x on the CI machine (Zen 4); other processes sharing the cores blur
     # that step, so a missing L1 is an error only when the machine was not loaded.
     if "l1" not in m.machine.memory:
-        head = m.sweeps["read"].head(12).round(3).to_dict(orient="list")
+        head = (m.sweeps["read"].head(12).round(3).to_dict(orient="list"), dict(m.machine.compute),
+                m.machine.metadata["vector_bits"])
         assert load > 0.75, f"no L1 plateau although the load per CPU was {load:.2f}: {m.notes}, {head}"
     else:
         assert m.machine.memory["l1"] >= m.machine.memory["dram"]
