@@ -18,12 +18,34 @@ from roofline.measuring import Collector, measured  # noqa: E402
 from roofline.readers.ert import from_ert_dict  # noqa: E402
 
 
+@numba.njit(parallel=True, fastmath=True)
+def saxpy_kernel(x, y, a):  # pragma: no cover - compiled
+    for i in numba.prange(x.size):
+        y[i] = a * x[i] + y[i]
+
+
+def measure_saxpy(llc: int) -> Collector:
+    """A parallel saxpy (12 B and 2 FLOPs per element) on two float32 arrays 8x the LLC together."""
+    n = max(8 * llc // 8, 1 << 24)
+    x = np.ones(n, dtype=np.float32)
+    y = np.ones(n, dtype=np.float32)
+    c = Collector()
+    saxpy = measured("saxpy", flops=lambda x, y, a: 2 * x.size, bytes=lambda x, y, a: 12 * x.size,
+                     precision="fp32", repeats=15, collector=c)(saxpy_kernel)
+    saxpy(x, y, np.float32(2.0))
+    return c
+
+
 @pytest.fixture(scope="module")
 def run():
     steps = []
     load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    saxpy_kernel(np.ones(64, np.float32), np.ones(64, np.float32), np.float32(2.0))  # compile first
     m = measure_cpu(mode="quick", progress=lambda what, f: steps.append((what, f)))
-    return m, steps, load
+    # Right after the ceilings: on a virtual machine the host may move the vCPUs between runs (two
+    # vCPUs on one AMD CCD share its link to memory; on two they get twice the DRAM bandwidth).
+    saxpy = measure_saxpy(max(m.machine.metadata["sweep_cache_sizes"].values()))
+    return m, steps, load, saxpy
 
 
 def test_ceilings_positive_finite_and_ordered_as_caches(run):
@@ -38,18 +60,22 @@ def test_ceilings_positive_finite_and_ordered_as_caches(run):
     for inner, outer in zip(levels, levels[1:]):
         noise = 1 + 2 * (mach.spread.get(inner, 0) + mach.spread.get(outer, 0)) + 0.1
         assert mach.memory[inner] * noise >= mach.memory[outer], (inner, outer, dict(mach.memory))
+    # The read sweep steps down from its innermost plateau to DRAM (same kernel on both sides; the
+    # DRAM ceiling itself may come from the read-modify-write kernel, which moves more bytes).
     first = next(iter(mach.memory))
-    assert mach.memory[first] > 1.5 * mach.memory["dram"]
+    assert mach.memory[first] > 1.5 * mach.metadata["dram_by_kernel"]["read"]
     assert mach.compute["fp32"] > 1.3 * mach.compute["fp64"]  # twice the lanes
     assert set(mach.spread) >= set(mach.memory) | {"fp64", "fp32"}
 
 
 def test_l1_plateau_found_on_a_quiet_machine(run):
-    m, _, load = run
+    m, _, load, _ = run
     # L1 and L2 differ by ~1.3x on the CI machine (Zen 4); other processes sharing the cores blur
     # that step, so a missing L1 is an error only when the machine was not loaded.
     if "l1" not in m.machine.memory:
-        assert load > 0.75, f"no L1 plateau although the load per CPU was {load:.2f}: {m.notes}"
+        head = (m.sweeps["read"].head(12).round(3).to_dict(orient="list"), dict(m.machine.compute),
+                m.machine.metadata["vector_bits"])
+        assert load > 0.75, f"no L1 plateau although the load per CPU was {load:.2f}: {m.notes}, {head}"
     else:
         assert m.machine.memory["l1"] >= m.machine.memory["dram"]
 
@@ -91,7 +117,7 @@ def test_fma_found_on_the_reported_vector_registers(run):
 
 
 def test_progress_and_time(run):
-    m, steps, _ = run
+    m, steps, *_ = run
     fractions = [f for _, f in steps]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(steps) > 10
     assert m.elapsed_s < 60
@@ -105,30 +131,42 @@ def test_measured_machine_exports_to_ert_and_back(run):
 
 
 def test_saxpy_lands_on_the_dram_slope(run):
-    """A parallel saxpy (12 B and 2 FLOPs per element) on arrays far beyond the last-level cache:
-    its effective bandwidth lies within 2x of the measured DRAM ceiling."""
-    m, *_ = run
-
-    @numba.njit(parallel=True, fastmath=True)
-    def saxpy_kernel(x, y, a):  # pragma: no cover - compiled
-        for i in numba.prange(x.size):
-            y[i] = a * x[i] + y[i]
-
-    llc = max(m.machine.metadata["sweep_cache_sizes"].values())
-    n = max(8 * llc // 8, 1 << 24)  # two float32 arrays of 4n bytes each: 8x the LLC together
-    x = np.ones(n, dtype=np.float32)
-    y = np.ones(n, dtype=np.float32)
-    c = Collector()
-    saxpy = measured("saxpy", flops=lambda x, y, a: 2 * x.size, bytes=lambda x, y, a: 12 * x.size,
-                     precision="fp32", repeats=7, collector=c)(saxpy_kernel)
-    saxpy(x, y, np.float32(2.0))
+    """A parallel saxpy (12 B and 2 FLOPs per element) on arrays far beyond the last-level cache,
+    measured right after the ceilings: its effective bandwidth lies within 2x of the DRAM ceiling."""
+    m, _, _, c = run
     t = c.timings[0]
     # The ceiling is the median of its faster repeats (other processes only slow runs down); compare
-    # the saxpy's fastest run with it, and keep its median in the message.
+    # the saxpy's fastest run with it (15 runs of ~10 ms: a burst of load misses some), and keep its
+    # median in the message. The issue's criterion: on the DRAM slope within a factor of 2.
     ratio = t.bytes / t.min_time_s / m.machine.memory["dram"]
-    assert 0.5 <= ratio <= 2.0, (t.bandwidth, t.bytes / t.min_time_s, m.machine.memory["dram"])
+    assert 0.5 <= ratio <= 2.0, (ratio, t.bandwidth, t.bytes / t.min_time_s, m.machine.memory["dram"],
+                                 m.machine.metadata["dram_by_kernel"])
     row = c.table().frame.iloc[0]
     assert row["dram_bytes"] / row["time_s"] == pytest.approx(t.bandwidth)
+
+
+def test_dram_ceiling_is_the_faster_dram_kernel(run):
+    m, *_ = run
+    by_kernel = m.machine.metadata["dram_by_kernel"]
+    assert m.machine.memory["dram"] == pytest.approx(max(by_kernel.values()))
+    rmw = m.sweeps["rmw"]
+    llc = max(m.machine.metadata["sweep_cache_sizes"].values())
+    assert len(rmw) >= 1 and (rmw["size_bytes"] >= 4 * llc).all()  # DRAM-resident only
+    assert by_kernel["rmw"] == pytest.approx(float(np.median(rmw["bandwidth"])))
+    assert m.checks["dram_vs_numpy_copy"] == pytest.approx(m.machine.memory["dram"] / m.machine.metadata["numpy_copy_bandwidth"])
+
+
+def test_rmw_kernel_updates_the_first_n_elements_in_place():
+    from roofline.machine.cpu_kernels import rmw_kernel
+
+    row = np.arange(10, dtype=np.float64)
+    rmw_kernel()(row, 6, 2, 0.5, 1.0)  # x -> (x / 2 + 1) / 2 + 1 on the first 6
+    expected = np.arange(10, dtype=np.float64)
+    expected[:6] = (expected[:6] * 0.5 + 1.0) * 0.5 + 1.0
+    assert row.tolist() == expected.tolist()
+    ones = np.ones(64)
+    rmw_kernel()(ones, 64, 3, 0.5, 0.5)  # the sweep's setting keeps ones, for the read kernel's check
+    assert (ones == 1.0).all()
 
 
 def test_sweep_buffers_are_aligned_to_cache_lines():

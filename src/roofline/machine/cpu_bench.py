@@ -5,14 +5,20 @@
   the faster width is the ceiling, and the assembly is checked for FMAs on those registers.
 - memory: a read (sum) sweep with one private buffer per thread from a few KiB to far beyond
   the last-level cache; plateaus are found by :mod:`roofline.machine.sweep` and named after the
-  cache levels sysfs reports (l1, l2, l3 where present) and dram.
+  cache levels sysfs reports (l1, l2, l3 where present) and dram. At the sizes beyond 4x the
+  last-level cache an in-place read-modify-write kernel runs too (16 B per element: 8 read, 8
+  written back; no write-allocate traffic, since the line written is the line read), in the same
+  passes. The DRAM ceiling is the faster of the two (read-only streams leave DRAM bandwidth
+  unused on some CPUs: on Zen 4 the read plateau is ~0.6x what read+write code reaches);
+  ``metadata['dram_by_kernel']`` keeps both and ``sweeps['rmw']`` the read-modify-write points.
 - checks in the same run: FP64 ceiling / FLOP/s of a numpy (BLAS) matrix product, and DRAM
   ceiling / bandwidth of a large numpy copy (bytes read + written).
 
 Each ceiling is the median of the faster half of its repeats (other processes on the cores only
 ever slow a run down); its spread is half the range of those repeats over the median (for memory
 levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
-pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one. Sweep sizes are the working set of all threads together, and so are the returned
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one.
+Sweep sizes are the working set of all threads together, and so are the returned
 ``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
 counts once per thread, a shared one once); sysfs's per-instance sizes are in
 ``metadata['cache_sizes_per_instance']``.
@@ -170,8 +176,15 @@ class _Run:
         return best[0], best[1], details
 
     # -- memory ----------------------------------------------------------------------------
-    def sweep(self, lanes: int, max_total: int, start: float, span: float) -> pd.DataFrame:
+    def sweep(self, lanes: int, max_total: int, dram_from: float, start: float,
+              span: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The read sweep over all sizes, and the read-modify-write kernel at the sizes from ``dram_from`` (B, all threads) up.
+
+        Both frames have ``size_bytes`` (all threads), ``bandwidth`` (B/s: 8 B per element read;
+        16 B per element read and written back for read-modify-write) and ``spread``.
+        """
         kernel = K.read_kernel(lanes)
+        rmw = K.rmw_kernel()
         fill = K.fill_kernel()
         block = K.CHAINS * lanes  # elements
         per_thread_max = max(block, (max_total // self.threads // 8) // block * block)
@@ -183,6 +196,7 @@ class _Run:
 
         rows = self.team.run(make_row, [()] * self.threads)[1]
         kernel(rows[0], block, 1)  # compile
+        rmw(rows[0], block, 1, 0.5, 0.5)
         lo = math.log2(self.s.min_bytes / 8)
         hi = math.log2(per_thread_max)
         count = int((hi - lo) * self.s.points_per_octave) + 1
@@ -191,6 +205,13 @@ class _Run:
 
         def timed(n: int, reps: int) -> tuple[float, list[float]]:
             return self.team.run(kernel, [(row, n, reps) for row in rows])
+
+        def timed_rmw(n: int, reps: int) -> float:
+            return self.team.run(rmw, [(row, n, reps, 0.5, 0.5) for row in rows])[0]
+
+        dram_ns = [n for n in ns if n * 8 * self.threads >= dram_from] or [ns[-1]]
+        rmw_reps: dict[int, int] = {}
+        rmw_rates: dict[int, list[float]] = {n: [] for n in dram_ns}
 
         # Pass 1 calibrates each size and measures it once; the other passes measure every size
         # again in turn, so a burst of load from other processes hits one pass, not a whole point.
@@ -212,11 +233,19 @@ class _Run:
                 if not np.allclose(sums, n * reps_of[n]):
                     raise MachineError("the read kernel summed wrong values; the measurement is invalid")
                 rates[n].append(n * 8 * self.threads * reps_of[n] / elapsed)
-        points = []
-        for n in ns:
-            med, spread = _median_spread(rates[n])
-            points.append({"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread})
-        return pd.DataFrame(points)
+                if n in rmw_rates:  # right after the read of the same size: the same conditions
+                    if p == 0:
+                        rmw_reps[n] = _calibrate(lambda r: timed_rmw(n, r), 1, self.s.target_s)
+                    rmw_rates[n].append(n * 16 * self.threads * rmw_reps[n] / timed_rmw(n, rmw_reps[n]))
+
+        def frame(rates_of: dict[int, list[float]]) -> pd.DataFrame:
+            points = []
+            for n, values in rates_of.items():
+                med, spread = _median_spread(values)
+                points.append({"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread})
+            return pd.DataFrame(points)
+
+        return frame(rates), frame(rmw_rates)
 
     # -- sanity checks with numpy ----------------------------------------------------------
     def numpy_matmul_flops(self) -> float:
@@ -290,7 +319,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     if totals and max_total < 4 * llc:
         run.notes.append("the sweep ends less than 4x beyond the last-level cache: the DRAM ceiling may be high")
     lanes = compute_details["fp64_vector_bits"] // 64
-    frame = run.sweep(lanes, max_total, 0.35, 0.55)
+    frame, rmw_frame = run.sweep(lanes, max_total, 4 * llc, 0.35, 0.55)
     run.report("numpy copy", 0.9)
     copy = run.numpy_copy_bandwidth()
     plateaus = find_plateaus(frame["size_bytes"], frame["bandwidth"], totals or None)
@@ -298,6 +327,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
     if "dram" not in named:
         named["dram"] = _beyond_caches(frame, llc, run)
+    named["dram"], dram_by_kernel = _dram_ceiling(named["dram"], rmw_frame, run)
     missing = [lv for lv in levels if lv not in named]
     if missing:
         run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
@@ -319,6 +349,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         "cache_sizes_per_instance": cpu.cache_sizes(), "sweep_cache_sizes": totals,
         "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
                          "spread": p.spread, "points": p.points} for k, p in named.items()},
+        "dram_by_kernel": dram_by_kernel,
         "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -330,10 +361,33 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     )
     run.report("done", 1.0)
     return Measurement(
-        machine=machine, sweeps={"read": frame}, theoretical=theoretical, checks=checks,
+        machine=machine, sweeps={"read": frame, "rmw": rmw_frame}, theoretical=theoretical, checks=checks,
         cache_sizes=totals, clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
         notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
     )
+
+
+def _dram_ceiling(read: Plateau, rmw: pd.DataFrame, run: _Run) -> tuple[Plateau, dict[str, float]]:
+    """The DRAM ceiling: the faster of the read sweep's DRAM plateau and the read-modify-write points.
+
+    The read-modify-write bandwidth is the median of its points (all beyond 4x the last-level
+    cache), its spread the larger of the points' median spread and their robust spread. Like
+    ERT's ceilings, the ceiling is the best of the kernels: code that reads and writes reaches it.
+    Returns the ceiling as a plateau and both kernels' bandwidths (B/s) by name.
+    """
+    bw = rmw["bandwidth"].to_numpy(dtype=float)
+    med = float(np.median(bw))
+    spread = max(float(np.median(rmw["spread"])), 1.4826 * float(np.median(np.abs(bw - med))) / med)
+    both = {"read": read.bandwidth, "rmw": med}
+    if med <= read.bandwidth:
+        run.notes.append(f"DRAM ceiling from the read sweep ({read.bandwidth / 1e9:.1f} GB/s; "
+                         f"read-modify-write {med / 1e9:.1f} GB/s)")
+        return read, both
+    run.notes.append(f"DRAM ceiling from the read-modify-write kernel ({med / 1e9:.1f} GB/s, 16 B per element "
+                     f"read and written back), {med / read.bandwidth:.2f}x the read sweep's plateau "
+                     f"({read.bandwidth / 1e9:.1f} GB/s)")
+    sizes = rmw["size_bytes"].to_numpy(dtype=float)
+    return Plateau(float(sizes.min()), float(sizes.max()), med, spread, len(bw)), both
 
 
 def _beyond_caches(frame: pd.DataFrame, llc: int, run: _Run) -> Plateau:

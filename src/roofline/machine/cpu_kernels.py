@@ -12,6 +12,12 @@ under half the peak; scalar chains were not vectorized at all):
 - ``read_kernel(lanes)``: a thread sums the first ``n`` elements of its private FP64 row
   ``reps`` times into ``CHAINS`` vector accumulators (strict IEEE adds: no reassociation, so the
   compiler cannot fold the repeats). Bytes: ``n x 8 x reps`` per thread.
+- ``rmw_kernel()``: a thread updates the first ``n`` elements of its row in place,
+  ``row[i] = row[i] * a + b``, ``reps`` times (a plain loop: it has no reduction for the
+  vectorizer to get wrong). Every line is read and written back: ``n x 16 x reps`` bytes per
+  thread, with no write-allocate traffic left uncounted (the line written is the line read).
+  Read-only streams do not saturate DRAM on every CPU (on Zen 4 a core's outstanding misses
+  limit it; write-backs come on top), so the DRAM ceiling is the faster of the two.
 
 Kernels are single-threaded, compiled with ``nogil=True``; :class:`ThreadTeam` runs one per core
 on Python threads pinned to the CPUs, each on its own private row. (numba's ``prange`` was
@@ -154,6 +160,23 @@ def read_kernel(lanes: int) -> Any:
         return sum_row(row, n, reps)
 
     return read
+
+
+@cache
+def rmw_kernel() -> Any:
+    """Read-modify-write kernel ``f(row, n, reps, a, b)``: ``row[:n] = row[:n] * a + b``, ``reps`` times (releases the GIL).
+
+    With ``a = b = 0.5`` a row of ones stays ones, so the read kernel's check still holds after it.
+    """
+    numba = _numba()
+
+    @numba.njit(nogil=True)
+    def rmw(row: np.ndarray, n: int, reps: int, a: float, b: float) -> None:  # pragma: no cover - compiled
+        for _ in range(reps):
+            for i in range(n):
+                row[i] = row[i] * a + b
+
+    return rmw
 
 
 @cache
