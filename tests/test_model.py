@@ -126,3 +126,18 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     p = write_text(tmp_path / "out.json", "{}")
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o666 & ~_umask()
     assert not list(tmp_path.glob(".out.json.*"))  # no temporary file left behind
+
+
+def test_machine_and_analysis_pickle_round_trip():
+    import pickle
+
+    from roofline.analysis import analyze
+
+    m = v100()
+    assert pickle.loads(pickle.dumps(m)) == m
+    t = from_records([dict(kernel_name="k", phase="forward", time_s=1e-3, fp32_flops=1e9, fp64_flops=0.0,
+                           fp16_flops=0.0, tensor_flops=0.0, l1_bytes=1e8, l2_bytes=1e8, dram_bytes=1e8)])
+    a = analyze(t, m)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.machine == a.machine and dict(b.phase_times) == dict(a.phase_times) == {"forward": 1e-3}
+    pd.testing.assert_frame_equal(b.frame, a.frame)

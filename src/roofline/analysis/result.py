@@ -45,6 +45,10 @@ class Analysis:
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
 
+    def __reduce__(self) -> tuple:
+        """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
+        return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times)))
+
     def __len__(self) -> int:
         return len(self.frame)
 

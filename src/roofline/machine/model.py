@@ -90,6 +90,11 @@ class Machine:
         object.__setattr__(self, "spread", _frozen({k: float(v) for k, v in self.spread.items()}))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
+    def __reduce__(self) -> tuple:
+        """Pickle as plain dicts (the read-only mapping views themselves cannot be pickled)."""
+        return (self.__class__, (self.name, self.source, dict(self.memory), dict(self.compute),
+                                 self.sm_clock_hz, dict(self.spread), dict(self.metadata)))
+
     # -- queries -----------------------------------------------------------------
     @property
     def levels(self) -> list[str]:
