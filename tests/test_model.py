@@ -141,3 +141,15 @@ def test_machine_and_analysis_pickle_round_trip():
     b = pickle.loads(pickle.dumps(a))
     assert b.machine == a.machine and dict(b.phase_times) == dict(a.phase_times) == {"forward": 1e-3}
     pd.testing.assert_frame_equal(b.frame, a.frame)
+
+
+def test_import_has_no_heavy_or_gpu_side_effects():
+    """`import roofline` (and its machine API) loads no GPU library, no numba, no torch, no plotting."""
+    import subprocess
+    import sys
+
+    code = ("import sys, roofline, roofline.machine as M; M.measure_cpu; M.measure_gpu; "
+            "print(sorted(m for m in ('cupy', 'numba', 'torch', 'pynvml', 'matplotlib', 'plotly', 'nvtx') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"  # each is imported inside the function that needs it

@@ -7,6 +7,7 @@ optional dependencies (CuPy, NVML, numba) only when called.
   GPU in this machine. Bound here eagerly: its module imports no GPU library, and binding the
   function keeps the name from being shadowed by the submodule of the same name.
 - :func:`measure_gpu`: measured GPU ceilings (CuPy, NVML; resolved lazily).
+- :func:`measure_cpu`: measured CPU ceilings (numba; resolved lazily).
 """
 
 from typing import Any
@@ -16,6 +17,7 @@ from roofline.machine.theoretical import theoretical
 
 _LAZY = {
     "measure_gpu": "roofline.machine.gpu_bench",
+    "measure_cpu": "roofline.machine.cpu_bench",
     "list_specs": "roofline.machine.gpu_specs",
     "get_spec": "roofline.machine.gpu_specs",
 }
@@ -30,4 +32,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs",
-           "measure_gpu", "theoretical"]
+           "measure_cpu", "measure_gpu", "theoretical"]
