@@ -11,15 +11,28 @@ from roofline.errors import InputError
 from roofline.profiling import metricsets
 from roofline.profiling.metricsets import ARCHITECTURES, architecture, metric_set, normalize_cc
 
-GUIDANCE_NEEDED = [
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "launch__waves_per_multiprocessor",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
-    "launch__grid_size", "launch__block_size", "launch__registers_per_thread",
-]
+def _guidance_needed() -> list[str]:
+    """Every raw ncu metric a guidance rule reads, from the rules themselves (one source of truth).
+
+    For each rule, the first alternative made only of ncu metrics; rules that read only analysis
+    columns, or only Source Counters (collected by ``--section SourceCounters``, not ``--metrics``),
+    add nothing.
+    """
+    from roofline.guidance.rules import RULES
+
+    needed: list[str] = []
+    for rule in RULES:
+        for alternative in rule.needs:
+            raw = all("__" in name for name in alternative)
+            source_counters = any(name.startswith(("derived__", "memory_")) for name in alternative)
+            if raw and not source_counters:
+                needed.extend(alternative)
+                break
+    assert needed, "the guidance rules read no ncu metric: the derivation above is broken"
+    return needed
+
+
+GUIDANCE_NEEDED = _guidance_needed()
 
 
 @pytest.mark.parametrize("cc", list(ARCHITECTURES))

@@ -47,15 +47,17 @@ PEAKS = [
     "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
     "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
 ]
-GUIDANCE = [
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "launch__waves_per_multiprocessor",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
-    "launch__grid_size", "launch__block_size", "launch__registers_per_thread",
-]
+def _guidance_metrics() -> list[str]:
+    """The metrics the guidance rules read (roofline.guidance.metrics.ALL_METRICS, the one list),
+    less the Source Counters ones, which need ``--section SourceCounters`` rather than ``--metrics``;
+    plus the launch attributes the report shows."""
+    from roofline.guidance.metrics import ALL_METRICS
+
+    rules = [m for m in ALL_METRICS if "__" in m and not m.startswith(("derived__", "memory_"))]
+    return [*rules, "launch__grid_size", "launch__block_size", "launch__registers_per_thread"]
+
+
+GUIDANCE = _guidance_metrics()
 
 #: Tensor operation counters (math ops, not instructions) from SM 8.0 on.
 _OPS_AMPERE = [
