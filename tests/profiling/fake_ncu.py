@@ -6,6 +6,8 @@ REPORT as a copy of $FAKE_NCU_RECORDED (a recorded ncu raw-page CSV). $FAKE_NCU_
   ok          N kernels profiled, the report written, exit with CMD's status
   perm0/perm1 ERR_NVGPUCTRPERM printed for every kernel, no report, exit 0 / 1
   interrupt   N kernels profiled, then wait for SIGINT; on it write the report, exit 130
+$FAKE_NCU_UNKNOWN names a metric this "chip" lacks: when --metrics holds it, ncu refuses at once
+(`==ERROR== Failed to find metric ...`), runs nothing, writes no report and exits 1.
 Import mode (`ncu --import REPORT --csv --page raw`): prints REPORT.
 """
 
@@ -32,6 +34,10 @@ def main(argv):
         with open(log, "w") as fh:
             json.dump(argv, fh)
     report = argv[argv.index("--export") + 1]
+    unknown = os.environ.get("FAKE_NCU_UNKNOWN")
+    if unknown and "--metrics" in argv and unknown in argv[argv.index("--metrics") + 1].split(","):
+        print(f"==ERROR== Failed to find metric {unknown}", flush=True)
+        return 1
     command = argv[argv.index("--") + 1:]
     mode = os.environ.get("FAKE_NCU_MODE", "ok")
     kernels = int(os.environ.get("FAKE_NCU_KERNELS", "3"))

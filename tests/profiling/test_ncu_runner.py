@@ -226,3 +226,27 @@ def test_no_gpu_is_a_typed_error_naming_arch_and_no_counters(tmp_path: Path, mon
     with pytest.raises(ToolNotFoundError) as err:
         detect_compute_capability({})
     assert "--arch" in err.value.render() and "--no-counters" in err.value.render()
+
+
+def test_a_metric_the_chip_lacks_is_dropped_and_the_program_profiled_again(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.profiling import metricsets
+
+    lacking = "sm__ops_path_tensor_src_fp64.sum"
+    assert lacking in metricsets.metric_set("8.6")  # asked for on GA10x, which has no FP64 tensor cores
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", lacking)
+    from dataclasses import replace
+
+    outcome = session.profile(replace(_settings(tmp_path), arch="8.6"))
+    assert outcome.exit_code == 0 and outcome.status == "ok"
+    assert len(outcome.table) == RECORDED_KERNELS
+    assert any(lacking in n and "profiled again" in n for n in outcome.notes)
+    second_run = json.loads((tmp_path / "argv.json").read_text())  # the fake logs the last argv
+    assert lacking not in second_run[second_run.index("--metrics") + 1].split(",")
+
+
+def test_an_unknown_metric_the_user_asked_for_is_not_dropped(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", "sm__made_up.sum")
+    with pytest.raises(InputError, match="Failed to find metric sm__made_up.sum"):
+        session.profile(_settings(tmp_path, metrics=("sm__made_up.sum", "gpu__time_duration.sum")))

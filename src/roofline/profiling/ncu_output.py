@@ -26,6 +26,10 @@ _PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.*)" - (?P<id>\d+):.*?(?
 _APP_ERROR = re.compile(r"^==ERROR== The application returned an error code \((?P<code>-?\d+)\)")
 _REPORT = re.compile(r"^==PROF== Report: (?P<path>.+?)\s*$")
 _CONNECTED = re.compile(r"^==PROF== Connected to process (?P<pid>\d+)")
+# ncu's refusal of a metric the chip does not have, e.g. "==ERROR== Failed to find metric sm__foo.sum"
+# (some releases print the regex it tried: "regex:^sm__foo.sum$").
+_UNKNOWN_METRIC = re.compile(r"Failed to find metrics?\s*:?\s*(?P<names>.+)$")
+_METRIC_NAME = re.compile(r"[A-Za-z0-9_]+__[A-Za-z0-9_.]+")
 
 
 @dataclass
@@ -41,6 +45,7 @@ class NcuProgress:
     report: str | None = None
     no_kernels: bool = False
     errors: list[str] = field(default_factory=list)
+    unknown_metrics: list[str] = field(default_factory=list)
 
     def feed(self, line: str) -> bool:
         """Take one line of output; True when the line was ncu's own (not the program's)."""
@@ -64,4 +69,6 @@ class NcuProgress:
             self.no_kernels = True
         if line.startswith("==ERROR=="):
             self.errors.append(line.removeprefix("==ERROR==").strip())
+            if m := _UNKNOWN_METRIC.search(line):
+                self.unknown_metrics += [n for n in _METRIC_NAME.findall(m["names"]) if n not in self.unknown_metrics]
         return line.startswith(("==PROF==", "==WARNING==", "==ERROR=="))

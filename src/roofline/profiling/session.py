@@ -94,6 +94,16 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
     command = ncu_command(settings, metrics, files["report"], ncu=ncu)
     log.info("running %s", command)
     run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
+    dropped: list[str] = []
+    unknown = [m for m in run.progress.unknown_metrics if m in metrics]
+    if unknown and run.report is None and not settings.metrics:
+        # Our set names a metric this chip or ncu release lacks (names are checked against NVIDIA's
+        # docs, not every chip): run once more without it rather than profile nothing.
+        dropped = unknown
+        metrics = [m for m in metrics if m not in unknown]
+        command = ncu_command(settings, metrics, files["report"], ncu=ncu)
+        log.info("ncu does not know %s; running again without: %s", ", ".join(unknown), command)
+        run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
     if run.progress.permission_error:
         if not settings.fallback:
             return Outcome(None, "ncu", "permission-denied", EXIT_NO_COUNTERS, (), (PERMISSION_HELP,),
@@ -107,8 +117,16 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
         notes = (PERMISSION_HELP, "continued in counter-free mode: every point is estimated")
         return Outcome(fallback.table, fallback.mode, fallback.status, fallback.exit_code, fallback.files,
                        notes + fallback.notes, fallback.program_returncode, fallback.kernels_profiled)
+    if run.report is None and run.progress.unknown_metrics:
+        raise InputError(
+            "ncu refused the metric list: " + "; ".join(e for e in run.progress.errors if "find metric" in e),
+            hint="leave these out of --metrics (ncu --query-metrics lists what this GPU has)",
+        )
     status, code = _status(run.interrupted, run.program_failed)
     notes: list[str] = []
+    if dropped:
+        notes.append(f"ncu does not know {', '.join(dropped)} on this GPU: the program was profiled again "
+                     "without it, and what it would have counted is unknown")
     if run.program_failed:
         rc = run.progress.app_error_code if run.progress.app_error_code is not None else run.returncode
         notes.append(f"the program failed (exit status {rc}); analyzing the {run.progress.kernels} "
