@@ -185,7 +185,7 @@ def test_session_reads_the_report_into_a_kernel_table(tmp_path: Path, fake_ncu: 
     assert not outcome.table.frame["estimated"].any()
     names = {p.name for p in outcome.files}
     assert names == {"run.ncu-rep", "run.ncu.csv", "run.kernels.json"}
-    from roofline.profiling import table_file
+    from roofline.readers import kernel_json as table_file
 
     again = table_file.read(tmp_path / "run.kernels.json")
     assert len(again) == RECORDED_KERNELS

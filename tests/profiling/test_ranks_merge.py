@@ -10,7 +10,7 @@ import pytest
 from roofline import kernels
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
-from roofline.profiling import table_file
+from roofline.readers import kernel_json as table_file
 from roofline.profiling.merge import merge_tables, rank_of
 from roofline.profiling.ranks import rank_from_env, ranked
 from roofline.profiling.settings import ProfileSettings
@@ -93,3 +93,23 @@ def test_merge_command_writes_one_table(tmp_path: Path) -> None:
     assert code == 0
     assert table_file.read(out).frame["process_id"].tolist() == [0, 1]
     assert main(["merge", str(tmp_path / "r.rank0.kernels.json"), "-o", str(out)]) == 2  # exists, no --force
+
+
+def test_analyze_reads_the_kernel_table_files_that_profile_and_merge_write(tmp_path, capsys):
+    """`roofline analyze run.kernels.json` works, alone or with ncu files beside it."""
+    from roofline.cli.app import main
+    from roofline.kernels import from_records
+    from roofline.kernels import KernelTable
+    from roofline.readers import read_profile
+
+    frame = from_records([dict(kernel_name="conv<float>", phase="forward", time_s=2e-3, fp32_flops=4e9,
+                               fp64_flops=0.0, fp16_flops=0.0, tensor_flops=0.0, dram_bytes=1e8, estimated=True)])
+    path = tmp_path / "run.kernels.json"
+    path.write_text(table_file.to_json(KernelTable(frame=frame, sources=("run",))))
+    table = read_profile([path])
+    assert table.frame["estimated"].all() and table.frame["fp32_flops"].iloc[0] == 4e9
+    ncu = Path(__file__).parents[1] / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+    both = read_profile([ncu, path])
+    assert len(both) == 16 + 1 and both.frame["kernel_name"].iloc[-1] == "conv<float>"
+    assert main(["analyze", str(path), "--machine", "h100-sxm", "--by", "phase"]) == 0
+    assert "conv" in capsys.readouterr().out

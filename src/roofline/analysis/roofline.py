@@ -85,7 +85,9 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     if applied is None:
         levels = level_order([c[: -len("_bytes")] for c in frame.columns
                               if c.endswith("_bytes") and c[: -len("_bytes")] in MEMORY_LEVELS])
-        notes.append("no machine given: intensities and achieved rates only, no ceilings, bound or region")
+        notes.append("no machine given: intensities and achieved rates only, no ceilings, bound or region "
+                     "(pass --machine: a file from `roofline machine -o machine.json`, or a GPU name from "
+                     "`roofline machine --list-specs`)")
     else:
         levels = [lv for lv in applied.levels if _byte_column(lv) in frame.columns]
         skipped = [lv for lv in applied.levels if lv not in levels]

@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
         from roofline.io import check_writable, write_text
-        from roofline.profiling import table_file
+        from roofline.readers import kernel_json as table_file
         from roofline.profiling.merge import merge_tables
 
         check_writable(out, force=force)

@@ -11,7 +11,7 @@ import pandas as pd
 from roofline import kernels
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
-from roofline.profiling import table_file
+from roofline.readers import kernel_json as table_file
 
 _RANK = re.compile(r"\.rank(\d+)(?:\.|$)")
 

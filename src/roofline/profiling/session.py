@@ -26,7 +26,7 @@ from pathlib import Path
 from roofline.errors import InputError, RooflineError
 from roofline.io import check_writable, write_text
 from roofline.kernels import KernelTable
-from roofline.profiling import table_file
+from roofline.readers import kernel_json as table_file
 from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress
 from roofline.profiling.settings import ProfileSettings
 

@@ -132,6 +132,45 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     paths = list(paths)
     if not paths:
         raise InputError("no profile given")
-    profiles = [read_one(p) for p in paths]
-    merged = merge_profiles(profiles)
-    return build_table(merged, fp16=fp16, sources=[p.source for p in profiles])
+    tables = [_read_kernel_json(p) for p in paths if _is_kernel_json(p)]
+    raw = [p for p in paths if not _is_kernel_json(p)]
+    if raw:
+        profiles = [read_one(p) for p in raw]
+        merged = merge_profiles(profiles)
+        tables.insert(0, build_table(merged, fp16=fp16, sources=[p.source for p in profiles]))
+    if len(tables) == 1:
+        return tables[0]
+    return _stack(tables)
+
+
+def _is_kernel_json(path: str | PathLike[str]) -> bool:
+    """True for our own kernel-table files (``*.kernels.json`` from roofline profile / merge), by content."""
+    p = Path(fspath(path))
+    if not p.is_file():
+        return False
+    with p.open("rb") as fh:
+        head = fh.read(4096).lstrip()
+    return head.startswith(b"{") and b'"roofline.kernels/1"' in head
+
+
+def _read_kernel_json(path: str | PathLike[str]) -> KernelTable:
+    from roofline.readers import kernel_json
+
+    return kernel_json.read(Path(fspath(path)))
+
+
+def _stack(tables: list[KernelTable]) -> KernelTable:
+    """Several already-counted tables (e.g. a profile plus measurements) stacked into one."""
+    import pandas as pd
+
+    from roofline.kernels import concat
+
+    conventions = {t.fp16_convention for t in tables}
+    if len(conventions) > 1:
+        raise InputError(f"the inputs count FP16 FLOPs by different conventions ({', '.join(sorted(conventions))})",
+                         hint="re-read the ncu files with one --fp16 setting")
+    frame = concat([t.frame for t in tables])
+    metrics = pd.concat([t.metrics.reset_index(drop=True) for t in tables], ignore_index=True)
+    metrics.index = frame.index
+    return KernelTable(frame=frame, metrics=metrics, sources=tuple(s for t in tables for s in t.sources),
+                       warnings=tuple(w for t in tables for w in t.warnings), fp16_convention=conventions.pop())
