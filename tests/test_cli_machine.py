@@ -125,7 +125,7 @@ def test_outputs_are_checked_before_measuring(no_gpu, fake_cpu_bench, tmp_path):
 
 
 def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, capsys):
-    from roofline.machine import gpu_bench, gpu_info, sweep
+    from roofline.machine import gpu_bench, gpu_info
     from test_gpu_bench import FakeGpu
 
     real = gpu_bench.measure_gpu

@@ -8,7 +8,6 @@ known exactly.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import replace
 
 import numpy as np

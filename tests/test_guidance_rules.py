@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from guidance_data import analysis_of, b200_by_name, b200_table
+from guidance_data import b200_by_name, b200_table
 from roofline.guidance import diagnose
 from roofline.guidance import metrics as m
 from roofline.guidance.diagnose import run_rules

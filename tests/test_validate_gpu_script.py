@@ -20,7 +20,6 @@ def script():
 
 
 def test_targets_are_ratios_against_the_issue_thresholds(script):
-    from roofline.machine import sweep
     from test_gpu_bench import FakeGpu
 
     from roofline.machine.gpu_bench import measure_gpu

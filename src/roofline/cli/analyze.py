@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from roofline.cli.console import stdout_console
+
 from roofline.outputs import OutputRequest, check_targets, save_outputs
 
 
@@ -24,11 +26,9 @@ class Fp16(str, Enum):
 
 def print_analysis(analysis, *, top: int, explain: str | None = None, metrics=None) -> None:
     """Print the summary and the ranked table (and one kernel's diagnosis) to the terminal."""
-    from rich.console import Console
-
     from roofline.views.terminal import kernel_table_renderable, summary_renderable
 
-    console = Console(soft_wrap=False)
+    console = stdout_console()
     console.print(summary_renderable(analysis))
     console.print(kernel_table_renderable(analysis, top=top))
     try:

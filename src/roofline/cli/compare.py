@@ -12,6 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from roofline.cli.console import stdout_console
+
 #: Files taken from a folder given as BEFORE or AFTER.
 PROFILE_PATTERNS = ("*.csv", "*.ncu-rep", "*.ncu-repz", "out.*")
 
@@ -55,8 +57,6 @@ def register(app: typer.Typer) -> None:
         """Compare two profiles: both runs on one roofline with arrows, a table of changes, totals."""
         import json
 
-        from rich.console import Console
-
         from roofline.compare import EXIT_SLOWER, changes_table, compare as compare_analyses, comparison_to_dict
         from roofline.errors import InputError
         from roofline.io import write_bytes, write_text
@@ -81,10 +81,9 @@ def register(app: typer.Typer) -> None:
         analysis_a = api.analyze(table_a, ma if ma else None, by=group)
         comp = compare_analyses(analysis_b, analysis_a)
 
-        import sys
 
         # Wide enough for the table in CI logs (not a terminal); a terminal keeps its own width.
-        Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200).print(changes_table(comp, top=top))
+        stdout_console().print(changes_table(comp, top=top))
         for side, table in (("before", table_b), ("after", table_a)):
             for w in table.warnings:
                 typer.echo(f"warning ({side}): {w}", err=True)

@@ -18,15 +18,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from roofline.cli.console import stdout_console
+
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.units import format_si
 
 
 def _console() -> Any:
-    from rich.console import Console
-
-    console = Console()
-    return console if console.is_terminal else Console(width=130)
+    return stdout_console()
 
 
 def _unit(key: str) -> str:

@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from roofline.cli.console import stdout_console
+
 from roofline.cli.analyze import By, Fp16
 
 
@@ -58,8 +60,6 @@ def register(app: typer.Typer) -> None:
         3 the program failed (what was profiled is analyzed); 4 no permission for the GPU counters
         and --no-fallback; 130 interrupted (what was profiled is analyzed).
         """
-        from rich.console import Console
-
         from roofline.outputs import OutputRequest, check_targets
         from roofline.profiling.ranks import rank_from_env
         from roofline.profiling.session import profile as run_profile
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
                                 png=_ranked(png_out, rank), force=force, top=top)
         check_targets(request)
-        console = Console(stderr=False)
+        console = stdout_console()
         with console.status("starting the program") as status:
             on_line, on_progress = _live_printer(console, status)
             outcome = run_profile(settings, on_line=on_line, on_progress=on_progress)

@@ -288,7 +288,6 @@ def measure_cpu(*, mode: Mode = "default", progress: Progress | None = None) -> 
     settings = SETTINGS[mode]
     K._numba()
     cpu = describe_cpu()
-    threads = len(cpu.cpus)
     with K.ThreadTeam(cpu.cpus) as team:
         return _measure(settings, mode, progress, cpu, team, t_start)
 
