@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
 from pathlib import Path
 
@@ -14,21 +12,9 @@ from roofline.cli.app import main
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-RECORDED = HERE.parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+RECORDED = HERE.parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"  # = conftest.RECORDED
 
 
-@pytest.fixture
-def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "ncu"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_ncu.py'} \"$@\"\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_NCU_RECORDED", str(RECORDED))
-    log = tmp_path / "argv.json"
-    monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
-    return log
 
 
 def _launches(report: Path) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path
@@ -17,23 +16,10 @@ from roofline.profiling.ncu_runner import find_ncu, find_program, ncu_command, r
 from roofline.profiling.settings import ProfileSettings
 
 HERE = Path(__file__).resolve().parent
-RECORDED = HERE.parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+RECORDED = HERE.parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"  # = conftest.RECORDED
 RECORDED_KERNELS = 16  # launches in the recorded raw page
 
 
-@pytest.fixture
-def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An executable `ncu` first on PATH; returns the file its argv is logged to."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    exe = bindir / "ncu"
-    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_ncu.py'} \"$@\"\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    log = tmp_path / "argv.json"
-    monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
-    monkeypatch.setenv("FAKE_NCU_RECORDED", str(RECORDED))
-    return log
 
 
 def _settings(tmp_path: Path, *command: str, **kw) -> ProfileSettings:  # type: ignore[no-untyped-def]
