@@ -90,9 +90,9 @@ def _profile(out: Path, name: str, program: list[str], summary: dict, extra: lis
 
 def _table(out: Path, name: str):  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(ROOT / "src"))
-    from roofline.profiling import table_file
+    from roofline.readers import kernel_json
 
-    return table_file.read(out / f"{name}.kernels.json")
+    return kernel_json.read(out / f"{name}.kernels.json")
 
 
 def _target_line(text: str) -> dict:
