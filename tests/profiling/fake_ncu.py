@@ -6,8 +6,11 @@ REPORT as a copy of $FAKE_NCU_RECORDED (a recorded ncu raw-page CSV). $FAKE_NCU_
   ok          N kernels profiled, the report written, exit with CMD's status
   perm0/perm1 ERR_NVGPUCTRPERM printed for every kernel, no report, exit 0 / 1
   interrupt   N kernels profiled, then wait for SIGINT; on it write the report, exit 130
-$FAKE_NCU_UNKNOWN names a metric this "chip" lacks: when --metrics holds it, ncu refuses at once
-(`==ERROR== Failed to find metric ...`), runs nothing, writes no report and exits 1.
+$FAKE_NCU_UNKNOWN names metrics this "chip" lacks (comma-separated): when --metrics holds any, ncu
+refuses the first of them at once, as the real one does one name per run (`==ERROR== Failed to find
+metric NAME`, or with $FAKE_NCU_UNKNOWN_FORM=regex the form `Failed to find metric
+regex:^base\.(sum|avg|max|min)$`), runs nothing, writes no report and exits 1.
+Every profile-mode argv is also appended, one JSON line per run, to $FAKE_NCU_ARGV_LOG.runs.
 Import mode (`ncu --import REPORT --csv --page raw`): prints REPORT.
 """
 
@@ -33,10 +36,17 @@ def main(argv):
     if log:
         with open(log, "w") as fh:
             json.dump(argv, fh)
+        with open(log + ".runs", "a") as fh:
+            fh.write(json.dumps(argv) + "\n")
     report = argv[argv.index("--export") + 1]
-    unknown = os.environ.get("FAKE_NCU_UNKNOWN")
-    if unknown and "--metrics" in argv and unknown in argv[argv.index("--metrics") + 1].split(","):
-        print(f"==ERROR== Failed to find metric {unknown}", flush=True)
+    requested = argv[argv.index("--metrics") + 1].split(",") if "--metrics" in argv else []
+    unknown = [m for m in os.environ.get("FAKE_NCU_UNKNOWN", "").split(",") if m and m in requested]
+    if unknown:
+        name = unknown[0]
+        if os.environ.get("FAKE_NCU_UNKNOWN_FORM") == "regex":
+            base, _, _ = name.rpartition(".")
+            name = "regex:^" + base.replace(".", "\\.") + "\\.(sum|avg|max|min)$"
+        print(f"==ERROR== Failed to find metric {name}", flush=True)
         return 1
     command = argv[argv.index("--") + 1:]
     mode = os.environ.get("FAKE_NCU_MODE", "ok")

@@ -218,12 +218,11 @@ def test_a_metric_the_chip_lacks_is_dropped_and_the_program_profiled_again(
         tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from roofline.profiling import metricsets
 
-    lacking = "sm__ops_path_tensor_src_fp64.sum"
-    assert lacking in metricsets.metric_set("8.6")  # asked for on GA10x, which has no FP64 tensor cores
+    lacking = "sm__ops_path_tensor_src_fp8.sum"
+    assert lacking in metricsets.metric_set("9.0")  # as if this Hopper's ncu release did not know it
     monkeypatch.setenv("FAKE_NCU_UNKNOWN", lacking)
-    from dataclasses import replace
 
-    outcome = session.profile(replace(_settings(tmp_path), arch="8.6"))
+    outcome = session.profile(_settings(tmp_path))
     assert outcome.exit_code == 0 and outcome.status == "ok"
     assert len(outcome.table) == RECORDED_KERNELS
     assert any(lacking in n and "profiled again" in n for n in outcome.notes)
@@ -236,3 +235,68 @@ def test_an_unknown_metric_the_user_asked_for_is_not_dropped(
     monkeypatch.setenv("FAKE_NCU_UNKNOWN", "sm__made_up.sum")
     with pytest.raises(InputError, match="Failed to find metric sm__made_up.sum"):
         session.profile(_settings(tmp_path, metrics=("sm__made_up.sum", "gpu__time_duration.sum")))
+
+
+def test_refusal_written_as_a_regex_names_the_requested_metric() -> None:
+    # ncu 2023+ may name the regex it tried instead of the metric: the requested sm__foo.sum is refused.
+    p = NcuProgress()
+    assert p.feed("==ERROR== Failed to find metric regex:^sm__foo\\.(sum|avg|max|min)$")
+    assert p.unknown_metrics == ["sm__foo.sum", "sm__foo.avg", "sm__foo.max", "sm__foo.min"]
+    assert p.refused(["gpu__time_duration.sum", "sm__foo.sum", "sm__foo.sum.peak_sustained", "sm__foo"]) == [
+        "sm__foo.sum", "sm__foo"]
+    p.feed("==ERROR== Failed to find metric dram__bytes.sum")
+    assert p.refused(["dram__bytes.sum", "sm__foo.avg", "lts__t_bytes.sum"]) == ["dram__bytes.sum", "sm__foo.avg"]
+    assert len(p.errors) == 2
+
+
+def _runs(log: Path) -> list[list[str]]:
+    lines = Path(str(log) + ".runs").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _requested(argv: list[str]) -> list[str]:
+    return argv[argv.index("--metrics") + 1].split(",")
+
+
+@pytest.mark.parametrize("form", ["name", "regex"])
+def test_every_refused_metric_of_our_set_is_dropped_one_run_at_a_time(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch, form: str) -> None:
+    from roofline.profiling import metricsets
+
+    lacking = ["sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp8.sum", "dram__bytes_read.sum"]
+    assert set(lacking) <= set(metricsets.metric_set("9.0"))
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", ",".join(lacking))
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN_FORM", form)
+    outcome = session.profile(_settings(tmp_path))
+    assert outcome.exit_code == 0 and len(outcome.table) == RECORDED_KERNELS
+    runs = _runs(fake_ncu)
+    assert len(runs) == 4  # refused, refused, refused, profiled
+    first = _requested(runs[0])
+    for i, argv in enumerate(runs):
+        assert _requested(argv) == [m for m in first if m not in lacking[:i]]
+    (note,) = [n for n in outcome.notes if "profiled again" in n]
+    assert note.startswith("ncu does not know " + ", ".join(lacking) + " on this GPU") and "without them" in note
+
+
+def test_refusals_stop_after_five_ncu_runs_with_one_error(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.profiling import metricsets
+
+    lacking = [m for m in metricsets.metric_set("9.0") if m.startswith("sm__ops_path_tensor_src_")][:6]
+    assert len(lacking) == 6
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", ",".join(lacking))
+    with pytest.raises(InputError) as err:
+        session.profile(_settings(tmp_path))
+    assert len(_runs(fake_ncu)) == session.MAX_NCU_RUNS == 5
+    text = err.value.render()
+    assert f"still refuses metrics of the roofline set after 5 runs: {lacking[4]}" in text
+    assert "already left out: " + ", ".join(lacking[:4]) in text
+
+
+def test_a_users_metric_refused_as_a_regex_is_one_error_and_one_run(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", "sm__made_up.sum")
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN_FORM", "regex")
+    with pytest.raises(InputError, match=r"ncu refused the metric list: Failed to find metric regex:\^sm__made_up"):
+        session.profile(_settings(tmp_path, metrics=("sm__made_up.sum", "gpu__time_duration.sum")))
+    assert len(_runs(fake_ncu)) == 1

@@ -26,10 +26,28 @@ _PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.*)" - (?P<id>\d+):.*?(?
 _APP_ERROR = re.compile(r"^==ERROR== The application returned an error code \((?P<code>-?\d+)\)")
 _REPORT = re.compile(r"^==PROF== Report: (?P<path>.+?)\s*$")
 _CONNECTED = re.compile(r"^==PROF== Connected to process (?P<pid>\d+)")
-# ncu's refusal of a metric the chip does not have, e.g. "==ERROR== Failed to find metric sm__foo.sum"
-# (some releases print the regex it tried: "regex:^sm__foo.sum$").
+# ncu's refusal of a metric the chip does not have, in two forms:
+#   ==ERROR== Failed to find metric sm__foo.sum
+#   ==ERROR== Failed to find metric regex:^sm__foo\.(sum|avg|max|min)$
+# (the second is the regex ncu tried for the name; the requested sm__foo.sum is one it matches).
 _UNKNOWN_METRIC = re.compile(r"Failed to find metrics?\s*:?\s*(?P<names>.+)$")
 _METRIC_NAME = re.compile(r"[A-Za-z0-9_]+__[A-Za-z0-9_.]+")
+_REGEX_TOKEN = re.compile(r"regex:(?P<pattern>\S+)")
+# The form ncu writes: ^base\.(a|b|c)$ (an optional group of alternatives after the escaped dot).
+_SIMPLE_REGEX = re.compile(r"^\^?(?P<base>[A-Za-z0-9_]+__[A-Za-z0-9_]*(?:\\\.[A-Za-z0-9_]+)*)"
+                           r"(?:\\\.\((?P<alts>[A-Za-z0-9_.|\\]+)\))?\$?$")
+
+
+def expand_metric_regex(pattern: str) -> list[str]:
+    """The metric names an ncu metric regex of the simple form ``^base\\.(a|b)$`` stands for
+    (``["base.a", "base.b"]``); ``[]`` for any other regex."""
+    m = _SIMPLE_REGEX.match(pattern)
+    if m is None:
+        return []
+    base = m["base"].replace("\\.", ".")
+    if not m["alts"]:
+        return [base]
+    return [f"{base}.{alt.replace(chr(92), '')}" for alt in m["alts"].split("|") if alt]
 
 
 @dataclass
@@ -45,7 +63,23 @@ class NcuProgress:
     report: str | None = None
     no_kernels: bool = False
     errors: list[str] = field(default_factory=list)
+    #: Metric names ncu said it cannot find (names in a regex refusal expanded, see :func:`expand_metric_regex`).
     unknown_metrics: list[str] = field(default_factory=list)
+    #: The regexes of refusals written as ``regex:...`` (matched whole against requested names by :meth:`refused`).
+    unknown_patterns: list[str] = field(default_factory=list)
+
+    def refused(self, requested: list[str] | tuple[str, ...]) -> list[str]:
+        """The requested metrics that ncu refused: named in a refusal, or matched whole by a refusal's regex."""
+        compiled = []
+        for pattern in self.unknown_patterns:
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error:
+                continue
+        # A base name asked for without its rollup (sm__foo) is what ncu expands to ^sm__foo\.(sum|...)$.
+        bases = {m["base"].replace("\\.", ".") for p in self.unknown_patterns if (m := _SIMPLE_REGEX.match(p))}
+        return [m for m in requested
+                if m in self.unknown_metrics or m in bases or any(p.fullmatch(m) for p in compiled)]
 
     def feed(self, line: str) -> bool:
         """Take one line of output; True when the line was ncu's own (not the program's)."""
@@ -70,5 +104,16 @@ class NcuProgress:
         if line.startswith("==ERROR=="):
             self.errors.append(line.removeprefix("==ERROR==").strip())
             if m := _UNKNOWN_METRIC.search(line):
-                self.unknown_metrics += [n for n in _METRIC_NAME.findall(m["names"]) if n not in self.unknown_metrics]
+                self._add_unknown(m["names"])
         return line.startswith(("==PROF==", "==WARNING==", "==ERROR=="))
+
+    def _add_unknown(self, text: str) -> None:
+        names: list[str] = []
+        for token in text.replace(",", " ").split():
+            if r := _REGEX_TOKEN.fullmatch(token):
+                if r["pattern"] not in self.unknown_patterns:
+                    self.unknown_patterns.append(r["pattern"])
+                names += expand_metric_regex(r["pattern"])
+            else:
+                names += _METRIC_NAME.findall(token)
+        self.unknown_metrics += [n for n in dict.fromkeys(names) if n not in self.unknown_metrics]

@@ -36,6 +36,8 @@ EXIT_OK = 0
 EXIT_PROGRAM_FAILED = 3
 EXIT_NO_COUNTERS = 4
 EXIT_INTERRUPTED = 130
+#: The most times ncu is run while metrics of our set it refuses are dropped one refusal at a time.
+MAX_NCU_RUNS = 5
 
 LineSink = Callable[[str, bool], None]
 ProgressSink = Callable[[NcuProgress], None]
@@ -95,15 +97,25 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
     log.info("running %s", command)
     run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
     dropped: list[str] = []
-    unknown = [m for m in run.progress.unknown_metrics if m in metrics]
-    if unknown and run.report is None and not settings.metrics:
-        # Our set names a metric this chip or ncu release lacks (names are checked against NVIDIA's
-        # docs, not every chip): run once more without it rather than profile nothing.
-        dropped = unknown
-        metrics = [m for m in metrics if m not in unknown]
+    # Our set may name metrics this chip or ncu release lacks (names are checked against NVIDIA's
+    # docs, not every chip), and ncu refuses them one run at a time: drop each refused metric of
+    # our set and run again, rather than profile nothing. A metric the user named is never dropped.
+    for _ in range(MAX_NCU_RUNS - 1):
+        refused = run.progress.refused(metrics)
+        if not refused or run.report is not None or settings.metrics:
+            break
+        dropped += [m for m in refused if m not in dropped]
+        metrics = [m for m in metrics if m not in refused]
         command = ncu_command(settings, metrics, files["report"], ncu=ncu)
-        log.info("ncu does not know %s; running again without: %s", ", ".join(unknown), command)
+        log.info("ncu does not know %s; running again without: %s", ", ".join(refused), command)
         run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
+    if run.report is None and not settings.metrics and run.progress.refused(metrics):
+        raise InputError(
+            f"ncu still refuses metrics of the roofline set after {MAX_NCU_RUNS} runs: "
+            + ", ".join(run.progress.refused(metrics))
+            + (f" (already left out: {', '.join(dropped)})" if dropped else ""),
+            hint="pass the metrics this GPU has with --metrics (ncu --query-metrics lists them), or --arch",
+        )
     if run.progress.permission_error:
         if not settings.fallback:
             return Outcome(None, "ncu", "permission-denied", EXIT_NO_COUNTERS, (), (PERMISSION_HELP,),
@@ -126,7 +138,8 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
     notes: list[str] = []
     if dropped:
         notes.append(f"ncu does not know {', '.join(dropped)} on this GPU: the program was profiled again "
-                     "without it, and what it would have counted is unknown")
+                     f"without {'it' if len(dropped) == 1 else 'them'}, and what "
+                     f"{'it' if len(dropped) == 1 else 'they'} would have counted is unknown")
     if run.program_failed:
         rc = run.progress.app_error_code if run.progress.app_error_code is not None else run.returncode
         notes.append(f"the program failed (exit status {rc}); analyzing the {run.progress.kernels} "
