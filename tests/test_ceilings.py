@@ -39,7 +39,7 @@ def test_ceilings_are_peak_times_clock():
     assert m.sm_clock_hz == clk
     assert m.compute["fp64"] == pytest.approx(2 * 2560 * clk)
     assert m.compute["fp32"] == pytest.approx(2 * 5120 * clk)
-    assert m.compute["fp16"] == pytest.approx(2 * 10240 * clk)
+    assert m.compute["fp16"] == pytest.approx(4 * 10240 * clk)  # the default FP16 convention: 4 FLOPs per HFMA
     assert m.compute["tensor_fp16"] == pytest.approx(512 * 160 * clk)  # 125 TFLOP/s on V100
     assert m.memory["dram"] == pytest.approx(1024 * 877e6)
     assert m.memory["l2"] == pytest.approx(2048 * 1.53e9)
@@ -47,15 +47,38 @@ def test_ceilings_are_peak_times_clock():
     assert "dram__bytes.sum.peak_sustained" in m.metadata["formulas"]["dram"]
 
 
+def test_fp16_ceiling_follows_the_fp16_convention():
+    """Achieved FP16 and its ceiling count an HFMA alike: 4 FLOPs (ncu 2025+), 2 (paper, ncu 2024.1)."""
+    clk = 1.53e9
+    assert machine_from_profile(_frame(), fp16="ncu").compute["fp16"] == pytest.approx(4 * 10240 * clk)
+    assert machine_from_profile(_frame(), fp16="paper").compute["fp16"] == pytest.approx(2 * 10240 * clk)
+    derived = _frame().drop(columns=["sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"])
+    derived["derived__sm__sass_thread_inst_executed_op_hfma_pred_on_x4"] = 4 * 10240.0
+    assert machine_from_profile(derived, fp16="ncu").compute["fp16"] == pytest.approx(4 * 10240 * clk)
+    assert machine_from_profile(derived, fp16="paper").compute["fp16"] == pytest.approx(2 * 10240 * clk)
+
+
 def test_tensor_pipe_peak_needs_volta():
     m = machine_from_profile(_frame(), compute_capability="8.0")
     assert "tensor_fp16" not in m.compute
 
 
-def test_ampere_ops_path_peak():
-    m = machine_from_profile(_frame(**{"sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained": 110592.0}),
+def test_dense_tensor_peaks_not_the_sparse_totals():
+    """A100: 1024 dense FP16 FMA/clk/SM x 108 SMs = 221184 ops/clk; the per-type total's peak counts
+    2:4-sparse work (2x) and is not a dense ceiling; Hopper's HGMMA peak beats its HMMA peak."""
+    total = "sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained"
+    m = machine_from_profile(_frame(**{total: 442368.0}), compute_capability="8.0")
+    assert "tensor_fp16" not in m.compute
+    m = machine_from_profile(_frame(**{total: 442368.0, "sm__ops_path_tensor_src_fp16_dst_fp32_sparsity_off.sum.peak_sustained": 221184.0}),
                              compute_capability="8.0")
-    assert m.compute["tensor_fp16"] == pytest.approx(110592 * 1.53e9)
+    assert m.compute["tensor_fp16"] == pytest.approx(221184 * 1.53e9)
+    k = "sm__ops_path_tensor_op_"
+    m = machine_from_profile(_frame(**{f"{k}hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": 540672.0,
+                                      f"{k}hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": 270336.0,
+                                      "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained": 1081344.0}),
+                             compute_capability="9.0")
+    assert m.compute["tensor_bf16"] == pytest.approx(540672 * 1.53e9)
+    assert "hgmma" in m.metadata["formulas"]["tensor_bf16"]
 
 
 def test_writeback_alternative_for_l1():
@@ -74,5 +97,5 @@ def test_scaling_to_a_kernel_clock():
 def test_profiles_without_peaks_give_none():
     for csv in (DATA / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv",
                 DATA / "v100_cutlass_gemm" / "v100pcie_details_cutlass_gemm_ncu2022.csv"):
-        assert machine_from_profile(read_profile(csv).metrics) is None
+        assert machine_from_profile(read_profile(csv).metrics, fill_from_spec=False) is None
     assert machine_from_profile(pd.DataFrame()) is None

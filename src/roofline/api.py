@@ -81,7 +81,7 @@ def machine_for(table: KernelTable) -> Machine | None:
         return None
     ccs = table.frame["compute_capability"].dropna().unique()
     cc = str(ccs[0]) if len(ccs) == 1 else None  # one architecture: its tensor ceiling can be known
-    return machine_from_profile(table.metrics, compute_capability=cc)
+    return machine_from_profile(table.metrics, compute_capability=cc, fp16=table.fp16_convention)
 
 
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False) -> Any:

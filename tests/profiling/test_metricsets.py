@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -48,28 +50,30 @@ def test_every_set_has_the_roofline_and_guidance_metrics(cc: str) -> None:
         assert needed in names, (cc, needed)
 
 
-def test_tensor_operation_counters_only_from_ampere_on() -> None:
+def test_tensor_operation_counters_only_from_turing_on() -> None:
     assert not [m for m in metric_set("7.0") if m.startswith("sm__ops_path_tensor")]
-    assert not [m for m in metric_set("7.5") if m.startswith("sm__ops_path_tensor")]
-    for cc in ("8.0", "8.6", "8.9", "9.0", "10.0", "12.0"):
+    for cc in ("8.0", "8.6", "8.9"):
         names = metric_set(cc)
-        for src in ("fp16_dst_fp32", "bf16_dst_fp32", "tf32_dst_fp32"):
+        for src in ("fp16_dst_fp32", "fp16_dst_fp16", "bf16_dst_fp32", "tf32_dst_fp32"):
             assert f"sm__ops_path_tensor_src_{src}.sum" in names
 
 
-def test_hopper_has_warpgroup_mma_paths_and_others_do_not() -> None:
-    hgmma = [m for m in metric_set("9.0") if "_op_hgmma_" in m]
-    assert "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum" in hgmma
-    assert "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum" in hgmma
-    assert "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum" in hgmma
-    for cc in ("8.0", "8.6", "8.9", "10.0"):
+def test_hopper_fp16_total_and_dense_peaks() -> None:
+    """gh100 has no sm__ops_path_tensor_src_fp16_dst_fp16/_dst_fp32 and no src_int4 (ncu 2024.1.1):
+    its FP16 total is src_fp16; its dense ceilings are the HGMMA sparsity-off peaks."""
+    names = metric_set("9.0")
+    assert "sm__ops_path_tensor_src_fp16.sum" in names
+    assert not [m for m in names if "fp16_dst" in m or "int4" in m or "int1" in m]
+    assert "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained" in names
+    for cc in ("8.0", "8.6", "8.9"):
         assert not [m for m in metric_set(cc) if "gmma" in m]
 
 
-def test_our_fp64_tensor_path_only_on_datacenter_chips() -> None:
-    # (the formula table may still request it elsewhere: see required_metrics)
-    have = {cc for cc, a in ARCHITECTURES.items() if "sm__ops_path_tensor_src_fp64.sum" in a.tensor}
-    assert have == {"8.0", "9.0", "10.0"}
+def test_fp64_and_fp8_tensor_paths_only_where_the_chip_has_them() -> None:
+    have = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp64.sum" in metric_set(cc)}
+    assert have == {"8.0", "9.0", "10.0", "12.0"}
+    fp8 = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp8.sum" in metric_set(cc)}
+    assert fp8 == {"8.9", "9.0", "10.0", "12.0"}
 
 
 def test_compute_capability_spellings() -> None:
@@ -99,15 +103,43 @@ def test_required_metrics_of_the_formula_table_are_collected() -> None:
     assert covered >= 7
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
-@pytest.mark.parametrize("cc", list(ARCHITECTURES))
-def test_ncu_knows_every_metric_for_the_chip(cc: str) -> None:
-    chip = ARCHITECTURES[cc].chip
+def _ncu_names(chip: str, bases: list[str]) -> set[str]:
+    """Every metric name (suffixes included) the real ncu knows for ``bases`` on ``chip``."""
     out = subprocess.run(["ncu", "--query-metrics", "--chip", chip, "--query-metrics-mode", "suffix",
-                          "--csv"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    listing = out.stdout
-    for name in metric_set(cc):
-        base = name.split(".")[0]
-        assert base in listing, f"{chip} lacks {base}"
-    assert metricsets.UNVERIFIED  # keep the list honest: shrink it when this test has run
+                          "--metrics", ",".join(sorted(set(bases))), "--csv"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = list(csv.reader(out.stdout.splitlines()))
+    assert rows and rows[0][0] == "Metric name", out.stdout[:500]
+    return {r[0] for r in rows[1:] if r}
+
+
+#: Launch and device attributes: ncu --query-metrics does not list them; they must be columns of a
+#: real ncu export (the B200 raw page, ncu 2025.x, has them).
+B200 = Path(__file__).parents[1] / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@pytest.mark.parametrize("cc", [cc for cc, a in ARCHITECTURES.items() if a.chip in metricsets.CHECKED_CHIPS])
+def test_ncu_knows_every_metric_for_the_chip(cc: str) -> None:
+    """Every name `roofline profile` requests on this chip exists there, exactly (suffix included)."""
+    chip = ARCHITECTURES[cc].chip
+    names = metric_set(cc)
+    counters = [n for n in names if not n.startswith(("launch__", "device__"))]
+    known = _ncu_names(chip, [n.split(".")[0] for n in counters])
+    missing = [n for n in counters if n not in known]
+    assert not missing, f"{chip} lacks {missing}"
+    header = next(line for line in B200.read_text().splitlines() if line.startswith('"ID"'))
+    columns = set(next(csv.reader([header])))
+    attributes = [n for n in names if n.startswith(("launch__", "device__"))]
+    assert attributes and all(n in columns for n in attributes), attributes
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+def test_the_name_check_can_fail() -> None:
+    """The old Hopper set asked for src_fp16_dst_fp16/_dst_fp32 and src_int4: the real ncu has none on gh100."""
+    wrong = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_int4.sum"]
+    known = _ncu_names("gh100", [n.split(".")[0] for n in wrong] + ["sm__ops_path_tensor_src_fp16"])
+    assert not [n for n in wrong if n in known]
+    assert "sm__ops_path_tensor_src_fp16.sum" in known
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in _ncu_names("ga100", ["sm__ops_path_tensor_src_fp16_dst_fp32"])

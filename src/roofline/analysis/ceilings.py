@@ -1,29 +1,38 @@
 """Machine ceilings from the peak metrics an Nsight Compute profile carries itself.
 
 Nsight Compute's roofline sections (SpeedOfLight_Hierarchical{Double,Single,Half,Tensor}
-RooflineChart.section) draw each ceiling as ``<per-cycle peak> x <unit clock>``:
+RooflineChart.section) draw each ceiling as ``<per-cycle peak> x <unit clock>``; so do we:
 
 =============  =======================================================================================
-ceiling        formula (ncu metrics)
+ceiling        formula (ncu metrics; the first alternative present wins)
 =============  =======================================================================================
-fp64           2 x sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained x sm__cycles_elapsed.avg.per_second
-fp32           2 x sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained x sm__cycles_elapsed.avg.per_second
-fp16           2 x sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained x sm__cycles_elapsed.avg.per_second
-tensor_fp16    SM 7.0/7.2: 512 x sm__inst_executed_pipe_tensor.sum.peak_sustained x SM clock;
-               SM >= 8.0: sm__ops_path_tensor_src_fp16[_dst_fp32][_sparsity_off].sum.peak_sustained x SM clock
-tensor_<t>     likewise for bf16, tf32, fp64, fp8, int8 (ops per cycle x SM clock)
+fp64, fp32     2 x sm__sass_thread_inst_executed_op_{dfma,ffma}_pred_on.sum.peak_sustained
+               (or the sections' derived__sm__..._x2) x sm__cycles_elapsed.avg.per_second
+fp16           c x sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained x SM clock, with c
+               the FP16 convention's FLOPs per HFMA (4 under ``fp16="ncu"``, 2 under ``"paper"``), so
+               that achieved and peak FP16 are counted alike (Nsight Compute 2024.1's Half section
+               uses x2 for both, 2025+ x4 for both: ``derived__sm__..._hfma_pred_on_x4``)
+tensor_<t>     DENSE peaks only: sm__ops_path_tensor_op_hgmma_src_<t>..._sparsity_off (Hopper),
+               sm__ops_path_tensor_src_<t>..._sparsity_off (Ampere, Ada), .sum.peak_sustained x SM
+               clock, the largest of those present. The per-type totals' peaks count 2:4-sparse
+               work (on an H200, src_bf16_dst_fp32's peak is 2x op_hgmma_..._sparsity_off's), so they
+               are used only on SM 7.x, which has no sparsity; SM 7.0/7.2 also 512 x
+               sm__inst_executed_pipe_tensor.sum.peak_sustained (the Tensor section's x512)
 dram           dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second
-l2             lts__t_bytes.sum.peak_sustained x lts__cycles_elapsed.avg.per_second (the section
-               file's alternative: l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained x the same clock)
-l1             l1tex__t_bytes.sum.peak_sustained x l1tex__cycles_elapsed.avg.per_second (alternative:
-               128 x l1tex__lsu_writeback_active_mem_lg.sum.peak_sustained (SM >= 7.5) or
-               l1tex__lsu_writeback_active.sum.peak_sustained (SM <= 7.2) x the same clock)
+l2             lts__t_bytes.sum.peak_sustained x lts__cycles_elapsed.avg.per_second (the sections'
+               alternatives: 32 x lts__lts2xbar_cycles_active.sum.peak_sustained, or
+               l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained, x the same clock)
+l1             l1tex__t_bytes.sum.peak_sustained x l1tex__cycles_elapsed.avg.per_second (alternatives:
+               128 x l1tex__lsu_writeback_active_mem_lgds (SM >= 9.0) / _mem_lg (SM 7.5-8.9) /
+               l1tex__lsu_writeback_active (SM <= 7.2) .sum.peak_sustained x the same clock)
 =============  =======================================================================================
 
 Peaks are per-chip constants; clocks vary by launch, so the median over launches is
 used and recorded as ``sm_clock_hz``. Use :meth:`Machine.scaled_to_clock` to move the
-ceilings to the clock a kernel ran at. The fp16 ceiling is the section file's (x2);
-note that Nsight Compute counts achieved half FLOPs x4 per HFMA (paired ``half2``).
+ceilings to the clock a kernel ran at. The machine is named after the GPU the profile
+names (``device__attribute_display_name``); where we have that GPU's spec
+(:mod:`roofline.machine.gpu_specs`), ceilings the profile lacks are filled from it and
+marked theoretical in ``metadata['ceiling_sources']``.
 """
 
 from __future__ import annotations
@@ -33,74 +42,145 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from roofline.machine.model import Machine
+from roofline.counting import arch_family
+from roofline.machine.gpu_specs import spec_for_device_name
+from roofline.machine.model import Machine, combine
+from roofline.machine.theoretical import theoretical_from_spec
 
-SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second")
-_PEAK = ".peak_sustained"
+SM_CLOCK = ("sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
+            "gpc__cycles_elapsed.avg.per_second")
+DEVICE_NAME = "device__attribute_display_name"
+_PEAK = ".sum.peak_sustained"
 _OPS = "sm__ops_path_tensor_src_"
+_KIND = "sm__ops_path_tensor_op_"
+_SASS = "sm__sass_thread_inst_executed_op_"
+_DERIVED = "derived__sm__sass_thread_inst_executed_op_"
 
-#: compute key -> (FLOPs per counted unit, alternatives of per-cycle peak metrics); clock = SM clock.
-COMPUTE_PEAKS: dict[str, tuple[float, tuple[str, ...]]] = {
-    "fp64": (2.0, ("sm__sass_thread_inst_executed_op_dfma_pred_on.sum" + _PEAK,)),
-    "fp32": (2.0, ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum" + _PEAK,)),
-    "fp16": (2.0, ("sm__sass_thread_inst_executed_op_hfma_pred_on.sum" + _PEAK,)),
-    "tensor_bf16": (1.0, tuple(f"{_OPS}bf16{s}.sum{_PEAK}" for s in ("", "_dst_fp32", "_dst_fp32_sparsity_off"))),
-    "tensor_tf32": (1.0, tuple(f"{_OPS}tf32{s}.sum{_PEAK}" for s in ("", "_dst_fp32", "_dst_fp32_sparsity_off"))),
-    "tensor_fp64": (1.0, tuple(f"{_OPS}fp64{s}.sum{_PEAK}" for s in ("", "_sparsity_off"))),
-    "tensor_fp8": (1.0, tuple(f"{_OPS}fp8{s}.sum{_PEAK}" for s in ("", "_sparsity_off"))),
-    "tensor_int8": (1.0, tuple(f"{_OPS}int8{s}.sum{_PEAK}" for s in ("", "_sparsity_off"))),
+#: FLOPs per HFMA thread instruction under each FP16 convention (see roofline.counting).
+HFMA_FLOPS = {"ncu": 4.0, "paper": 2.0}
+
+
+def _scalar(op: str) -> tuple[tuple[float, str], ...]:
+    return ((2.0, f"{_SASS}{op}_pred_on{_PEAK}"), (1.0, f"{_DERIVED}{op}_pred_on_x2"))
+
+
+def _fp16(convention: str) -> tuple[tuple[float, str], ...]:
+    c = HFMA_FLOPS[convention]
+    return ((c, f"{_SASS}hfma_pred_on{_PEAK}"), (c / 4, f"{_DERIVED}hfma_pred_on_x4"), (c / 2, f"{_DERIVED}hfma_pred_on_x2"))
+
+
+#: tensor key -> dense per-cycle peak metrics (ops per cycle; the largest present is the ceiling).
+DENSE_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
+    "tensor_fp16": (f"{_KIND}hgmma_src_fp16_sparsity_off{_PEAK}", f"{_KIND}hmma_src_fp16_dst_fp32_sparsity_off{_PEAK}",
+                    f"{_OPS}fp16_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}fp16_dst_fp16_sparsity_off{_PEAK}"),
+    "tensor_bf16": (f"{_KIND}hgmma_src_bf16_dst_fp32_sparsity_off{_PEAK}", f"{_KIND}hmma_src_bf16_dst_fp32_sparsity_off{_PEAK}",
+                    f"{_OPS}bf16_dst_fp32_sparsity_off{_PEAK}"),
+    "tensor_tf32": (f"{_KIND}hgmma_src_tf32_dst_fp32_sparsity_off{_PEAK}", f"{_KIND}hmma_src_tf32_dst_fp32_sparsity_off{_PEAK}",
+                    f"{_OPS}tf32_dst_fp32_sparsity_off{_PEAK}"),
+    "tensor_fp64": (f"{_OPS}fp64{_PEAK}",),  # no sparse FP64 MMA
+    "tensor_fp8": (f"{_KIND}qgmma_src_fp8_sparsity_off{_PEAK}", f"{_OPS}fp8_sparsity_off{_PEAK}"),
+    "tensor_int8": (f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_KIND}imma_src_int8_sparsity_off{_PEAK}",
+                    f"{_OPS}int8_sparsity_off{_PEAK}"),
 }
-TENSOR_FP16_OPS = tuple(f"{_OPS}fp16{s}.sum{_PEAK}" for s in ("", "_dst_fp32", "_dst_fp32_sparsity_off", "_dst_fp16"))
-TENSOR_V100 = "sm__inst_executed_pipe_tensor.sum" + _PEAK
+#: SM 7.x (no sparsity): the per-type totals' peaks are dense.
+VOLTA_TURING_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
+    "tensor_fp16": (f"{_OPS}fp16_dst_fp32{_PEAK}", f"{_OPS}fp16_dst_fp16{_PEAK}", f"{_OPS}fp16_bf16_tf32_dst_fp32{_PEAK}"),
+    "tensor_int8": (f"{_OPS}int8{_PEAK}",),
+}
+TENSOR_V100 = "sm__inst_executed_pipe_tensor" + _PEAK
 
 #: memory level -> (alternatives of (bytes per unit, per-cycle peak metric)), clock metric.
 MEMORY_PEAKS: dict[str, tuple[tuple[tuple[float, str], ...], str]] = {
-    "dram": (((1.0, "dram__bytes.sum" + _PEAK),), "dram__cycles_elapsed.avg.per_second"),
-    "l2": (((1.0, "lts__t_bytes.sum" + _PEAK), (1.0, "l1tex__m_xbar2l1tex_read_bytes.sum" + _PEAK)),
-           "lts__cycles_elapsed.avg.per_second"),
-    "l1": (((1.0, "l1tex__t_bytes.sum" + _PEAK), (128.0, "l1tex__lsu_writeback_active_mem_lg.sum" + _PEAK),
-            (128.0, "l1tex__lsu_writeback_active.sum" + _PEAK)), "l1tex__cycles_elapsed.avg.per_second"),
+    "dram": (((1.0, "dram__bytes" + _PEAK),), "dram__cycles_elapsed.avg.per_second"),
+    "l2": (((1.0, "lts__t_bytes" + _PEAK), (32.0, "lts__lts2xbar_cycles_active" + _PEAK),
+            (1.0, "l1tex__m_xbar2l1tex_read_bytes" + _PEAK)), "lts__cycles_elapsed.avg.per_second"),
+    "l1": (((1.0, "l1tex__t_bytes" + _PEAK), (128.0, "l1tex__lsu_writeback_active_mem_lgds" + _PEAK),
+            (128.0, "l1tex__lsu_writeback_active_mem_lg" + _PEAK), (128.0, "l1tex__lsu_writeback_active" + _PEAK)),
+           "l1tex__cycles_elapsed.avg.per_second"),
 }
+
+
+def peak_metrics(compute_capability: str) -> list[str]:
+    """The peak and clock metrics ``roofline profile`` collects for ceilings on this architecture."""
+    family = arch_family(compute_capability)
+    names = [*SM_CLOCK[:1], f"{_SASS}dfma_pred_on{_PEAK}", f"{_SASS}ffma_pred_on{_PEAK}", f"{_SASS}hfma_pred_on{_PEAK}",
+             TENSOR_V100, "dram__bytes" + _PEAK, "dram__cycles_elapsed.avg.per_second", "lts__t_bytes" + _PEAK,
+             "lts__cycles_elapsed.avg.per_second", "l1tex__t_bytes" + _PEAK, "l1tex__cycles_elapsed.avg.per_second"]
+    if compute_capability == "7.5":  # Volta: 512 x the tensor-pipe peak above
+        names.append(f"{_OPS}fp16_bf16_tf32_dst_fp32{_PEAK}")
+    elif family == "8":
+        names += [f"{_OPS}{t}_sparsity_off{_PEAK}" for t in ("fp16_dst_fp32", "bf16_dst_fp32", "tf32_dst_fp32", "int8")]
+        if compute_capability == "8.0":
+            names.append(f"{_OPS}fp64{_PEAK}")
+        if compute_capability == "8.9":
+            names.append(f"{_OPS}fp8_sparsity_off{_PEAK}")
+    elif family in ("9", "10", "12"):
+        names += [f"{_KIND}hgmma_src_{t}_sparsity_off{_PEAK}" for t in ("fp16", "bf16_dst_fp32", "tf32_dst_fp32")]
+        names += [f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_OPS}fp8_sparsity_off{_PEAK}", f"{_OPS}fp64{_PEAK}"]
+    return names
 
 
 def _median(metrics: pd.DataFrame, names: Sequence[str]) -> tuple[float, str] | None:
     for name in names:
         if name in metrics.columns and metrics[name].dtype.kind in "iuf":
-            values = metrics[name].to_numpy(dtype=np.float64)
+            values = metrics[name].to_numpy(dtype=np.float64, na_value=np.nan)
             values = values[np.isfinite(values) & (values > 0)]
             if values.size:
                 return float(np.median(values)), name
     return None
 
 
-def machine_from_profile(metrics: pd.DataFrame, name: str = "from-profile", *,
-                         compute_capability: str | None = None) -> Machine | None:
+def _largest(metrics: pd.DataFrame, names: Sequence[str]) -> tuple[float, str] | None:
+    found = [m for m in (_median(metrics, (n,)) for n in names) if m is not None]
+    return max(found) if found else None
+
+
+def device_name(metrics: pd.DataFrame) -> str | None:
+    """The GPU the profile names (``device__attribute_display_name``), when there is one."""
+    if DEVICE_NAME not in metrics.columns:
+        return None
+    names = metrics[DEVICE_NAME].dropna().astype(str)
+    names = names[names.str.strip() != ""]
+    return str(names.mode().iloc[0]).strip() if len(names) else None
+
+
+def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, compute_capability: str | None = None,
+                         fp16: str = "ncu", fill_from_spec: bool = True) -> Machine | None:
     """Ceilings from ``<metric>.peak_sustained`` x clock in a profile's raw metrics (SI units).
 
-    ``metrics`` is :attr:`KernelTable.metrics`. ``compute_capability`` enables the V100
-    tensor ceiling (512 x tensor-pipe peak, SM 7.0/7.2 only). Returns None when the
-    profile has no peak metric with its clock.
+    ``metrics`` is :attr:`KernelTable.metrics`; ``fp16`` the FP16 convention the table was
+    counted with. The machine is named ``name``, else after the GPU the profile names. With
+    ``fill_from_spec``, ceilings the profile lacks come from that GPU's spec (theoretical).
+    Returns None when the profile has no peak metric with its clock and names no known GPU.
     """
     used: dict[str, str] = {}
     compute: dict[str, float] = {}
     memory: dict[str, float] = {}
     sm_clock = _median(metrics, SM_CLOCK)
+    family = arch_family(compute_capability)
     if sm_clock is not None:
         clock, clock_name = sm_clock
-        for key, (factor, names) in COMPUTE_PEAKS.items():
-            peak = _median(metrics, names)
+        scalar = {"fp64": _scalar("dfma"), "fp32": _scalar("ffma"), "fp16": _fp16(fp16)}
+        for key, alternatives in scalar.items():
+            for factor, metric in alternatives:
+                peak = _median(metrics, (metric,))
+                if peak is not None:
+                    compute[key] = factor * peak[0] * clock
+                    used[key] = f"{factor:g} x {metric} x {clock_name}"
+                    break
+        tensor = dict(DENSE_TENSOR_PEAKS)
+        if family == "7":
+            tensor.update(VOLTA_TURING_TENSOR_PEAKS)
+        for key, names in tensor.items():
+            peak = _largest(metrics, names)
             if peak is not None:
-                compute[key] = factor * peak[0] * clock
-                used[key] = f"{factor:g} x {peak[1]} x {clock_name}"
-        peak = _median(metrics, TENSOR_FP16_OPS)
-        if peak is not None:
-            compute["tensor_fp16"] = peak[0] * clock
-            used["tensor_fp16"] = f"{peak[1]} x {clock_name}"
-        elif compute_capability in ("7.0", "7.2"):
+                compute[key] = peak[0] * clock
+                used[key] = f"{peak[1]} x {clock_name}"
+        if "tensor_fp16" not in compute and compute_capability in ("7.0", "7.2"):
             peak = _median(metrics, (TENSOR_V100,))
             if peak is not None:
                 compute["tensor_fp16"] = 512 * peak[0] * clock
-                used["tensor_fp16"] = f"512 x {peak[1]} x {clock_name}"
+                used["tensor_fp16"] = f"512 x {TENSOR_V100} x {clock_name}"
     for level, (alternatives, clock_metric) in MEMORY_PEAKS.items():
         level_clock = _median(metrics, (clock_metric,))
         if level_clock is None:
@@ -111,10 +191,31 @@ def machine_from_profile(metrics: pd.DataFrame, name: str = "from-profile", *,
                 memory[level] = factor * peak[0] * level_clock[0]
                 used[level] = f"{factor:g} x {metric} x {clock_metric}"
                 break
+    gpu = device_name(metrics)
+    label = name or gpu or "from-profile"
+    spec_machine = _spec_machine(gpu) if fill_from_spec else None
     if not compute and not memory:
-        return None
-    return Machine(
-        name=name, source="from-profile", memory=memory, compute=compute,
+        if spec_machine is None:
+            return None
+        meta = dict(spec_machine.metadata)
+        meta["ceiling_sources"] = {k: f"theoretical: {spec_machine.name}" for k in (*spec_machine.memory, *spec_machine.compute)}
+        return Machine(name=label, source="theoretical", memory=spec_machine.memory, compute=spec_machine.compute,
+                       sm_clock_hz=spec_machine.sm_clock_hz, metadata=meta)
+    profile = Machine(
+        name=label, source="from-profile", memory=memory, compute=compute,
         sm_clock_hz=sm_clock[0] if sm_clock is not None else None,
-        metadata={"formulas": used, "launches": len(metrics)},
+        metadata={"formulas": used, "launches": len(metrics), "fp16_convention": fp16,
+                  **({"gpu": gpu} if gpu else {}),
+                  "ceiling_sources": {k: "from-profile: " + v for k, v in used.items()}},
     )
+    if spec_machine is None:
+        return profile
+    return combine([profile, spec_machine])
+
+
+def _spec_machine(gpu: str | None) -> Machine | None:
+    """Theoretical ceilings of the GPU the profile names, when we have its spec."""
+    if not gpu:
+        return None
+    spec = spec_for_device_name(gpu)
+    return theoretical_from_spec(spec) if spec is not None else None

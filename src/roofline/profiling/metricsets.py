@@ -1,31 +1,21 @@
 """The Nsight Compute metrics ``roofline profile`` collects, per GPU architecture.
 
 One set per compute capability holds everything a hierarchical roofline and its
-guidance need, collected in ONE ncu run:
+guidance need, collected in ONE ncu run, derived from the tables that use them:
 
-- time: ``gpu__time_duration.sum``, ``sm__cycles_elapsed.avg`` and the clock;
-- FLOPs per precision: ``sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum``;
-- tensor cores: ``sm__inst_executed_pipe_tensor.sum`` everywhere, and from SM 8.0 on the
-  ``sm__ops_path_tensor_*`` operation counters (one per input type), which count math
-  operations directly (no per-instruction factor, which is 512 only on Volta); on
-  Hopper also the per-instruction ``op_hgmma`` (warpgroup MMA) and ``op_hmma`` paths;
-- bytes at L1/TEX, L2 and DRAM;
-- peaks (``*.peak_sustained`` per cycle, ``*__cycles_elapsed.avg.per_second``) for
-  ceilings taken from the profile itself;
+- time, FLOPs per precision, tensor operations and bytes per level: what the formula
+  table counts (:func:`roofline.counting.required_metrics`), e.g. the Hopper FP16 tensor
+  total ``sm__ops_path_tensor_src_fp16`` (gh100 has no destination split);
+- peaks (``*.peak_sustained`` per cycle, ``*__cycles_elapsed.avg.per_second``) for the
+  ceilings taken from the profile itself, dense (sparsity-off) tensor peaks included
+  (:func:`roofline.analysis.ceilings.peak_metrics`);
 - Speed-of-Light and memory-workload metrics for guidance (throughput percentages,
-  waves, global load/store sectors and requests, L1 and L2 hit rates, launch shape).
+  waves, global load/store sectors and requests, L1 and L2 hit rates, launch shape),
+  from the rules' own list (:data:`roofline.guidance.metrics.ALL_METRICS`).
 
-Where the names come from: NVIDIA's Nsight Compute section files (``SpeedOfLight_*``
-roofline charts), its metrics guide and ``ncu --query-metrics`` listings posted by
-NVIDIA staff; the V100 and A100 fixtures in ``tests/data/ncu`` show the SM 7.0/8.0
-instruction counters in use. Which chip has which tensor path follows the
-architecture (FP64 tensor cores only on GA100/GH100/GB100, FP8 from SM 8.9, warpgroup
-MMA only on SM 9.0, FP4/FP6 from SM 10.0). ``tests/profiling/test_metricsets.py``
-checks every set against ``ncu --query-metrics --chip`` where ncu is installed; the
-entries marked in :data:`UNVERIFIED` have not been checked that way yet.
-
-This table is the metric list; the formulas that turn metrics into FLOPs and bytes
-live with the readers (``roofline.counting``), whose required metrics are included.
+``tests/profiling/test_metricsets.py`` checks every name of every set against the real
+``ncu --query-metrics --chip`` of Nsight Compute 2024.1.1 for the chips in
+:data:`CHECKED_CHIPS`, by exact name (suffixes included).
 """
 
 from __future__ import annotations
@@ -34,19 +24,7 @@ from dataclasses import dataclass
 
 from roofline.errors import InputError
 
-_FP = [f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
 
-TIME = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second"]
-BYTES = ["l1tex__t_bytes.sum", "lts__t_bytes.sum", "dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"]
-PEAKS = [
-    "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained",
-    "sm__inst_executed_pipe_tensor.sum.peak_sustained",
-    "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second",
-    "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second",
-    "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
-]
 def _guidance_metrics() -> list[str]:
     """The metrics the guidance rules read (roofline.guidance.metrics.ALL_METRICS, the one list),
     less the Source Counters ones, which need ``--section SourceCounters`` rather than ``--metrics``;
@@ -58,58 +36,34 @@ def _guidance_metrics() -> list[str]:
 
 
 GUIDANCE = _guidance_metrics()
-
-#: Tensor operation counters (math ops, not instructions) from SM 8.0 on.
-_OPS_AMPERE = [
-    "sm__ops_path_tensor_src_fp16_dst_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-    "sm__ops_path_tensor_src_int8.sum", "sm__ops_path_tensor_src_int4.sum", "sm__ops_path_tensor_src_int1.sum",
-]
-_OPS_FP64 = ["sm__ops_path_tensor_src_fp64.sum"]
-_OPS_FP8 = ["sm__ops_path_tensor_src_fp8.sum"]
-_OPS_HOPPER = [
-    "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
-    "sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum",
-]
-_OPS_BLACKWELL = [
-    "sm__ops_path_tensor_src_fp8_dst_fp16.sum", "sm__ops_path_tensor_src_fp8_dst_fp32.sum",
-    "sm__ops_path_tensor_src_fp4_dst_fp32.sum",
-]
-_OPS_PEAK = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum.peak_sustained"]
+#: Identity of the GPU, for naming the machine the profile's ceilings describe.
+DEVICE = ["device__attribute_display_name"]
 
 
 @dataclass(frozen=True)
 class Architecture:
-    """One GPU architecture: its compute capability, ncu chip name and extra tensor metrics."""
+    """One GPU architecture: its compute capability and Nsight Compute's chip name."""
 
     compute_capability: str
     chip: str
     name: str
-    tensor: tuple[str, ...]
 
 
 ARCHITECTURES: dict[str, Architecture] = {a.compute_capability: a for a in (
-    Architecture("7.0", "gv100", "Volta", ()),
-    Architecture("7.5", "tu102", "Turing", ()),
-    Architecture("8.0", "ga100", "Ampere (A100)", (*_OPS_AMPERE, *_OPS_FP64, *_OPS_PEAK)),
-    Architecture("8.6", "ga102", "Ampere (GA10x)", (*_OPS_AMPERE, *_OPS_PEAK)),
-    Architecture("8.9", "ad102", "Ada Lovelace", (*_OPS_AMPERE, *_OPS_FP8, *_OPS_PEAK)),
-    Architecture("9.0", "gh100", "Hopper", (*_OPS_AMPERE, *_OPS_FP64, *_OPS_FP8, *_OPS_HOPPER, *_OPS_PEAK)),
-    Architecture("10.0", "gb100", "Blackwell (B100/B200)", (*_OPS_AMPERE, *_OPS_FP64, *_OPS_BLACKWELL, *_OPS_PEAK)),
-    Architecture("12.0", "gb202", "Blackwell (GeForce RTX 50)", (*_OPS_AMPERE, *_OPS_BLACKWELL, *_OPS_PEAK)),
+    Architecture("7.0", "gv100", "Volta"),
+    Architecture("7.5", "tu102", "Turing"),
+    Architecture("8.0", "ga100", "Ampere (A100)"),
+    Architecture("8.6", "ga102", "Ampere (GA10x)"),
+    Architecture("8.9", "ad102", "Ada Lovelace"),
+    Architecture("9.0", "gh100", "Hopper"),
+    Architecture("10.0", "gb100", "Blackwell (B100/B200)"),
+    Architecture("12.0", "gb202", "Blackwell (GeForce RTX 50)"),
 )}
 
-#: Names not yet checked with ``ncu --query-metrics --chip`` for these architectures.
-UNVERIFIED: dict[str, tuple[str, ...]] = {
-    "10.0": tuple(_OPS_BLACKWELL),
-    "12.0": tuple(_OPS_BLACKWELL),
-    "8.9": tuple(_OPS_FP8),
-    "9.0": tuple(_OPS_FP8),
-}
+#: Chips whose metric names the tests check against ``ncu --query-metrics --chip`` (Nsight Compute
+#: 2024.1.1, which CI installs). It knows no Blackwell chip: the SM 10.0 and 12.0 sets repeat the
+#: Hopper names, unchecked; ``roofline profile`` drops any name ncu refuses and says so.
+CHECKED_CHIPS = ("gv100", "tu102", "ga100", "ga102", "ad102", "gh100")
 
 
 def normalize_cc(compute_capability: str | float | tuple[int, int]) -> str:
@@ -143,18 +97,14 @@ def architecture(compute_capability: str | float | tuple[int, int]) -> Architect
                      hint="pass --arch with the nearest known architecture, or --metrics to name the metrics")
 
 
-def _required(cc: str) -> list[str]:
+def metric_set(compute_capability: str | float | tuple[int, int]) -> list[str]:
+    """Every metric ``roofline profile`` collects on this architecture, without duplicates, in a stable order:
+    what the formula table counts (:func:`roofline.counting.required_metrics`), the peaks the
+    profile's own ceilings read (:func:`roofline.analysis.ceilings.peak_metrics`), the guidance
+    rules' metrics and the GPU's name."""
+    from roofline.analysis.ceilings import peak_metrics
     from roofline.counting import required_metrics
 
-    try:
-        return list(required_metrics(cc))
-    except InputError:  # an architecture the formula table does not cover yet (it says so when reading)
-        return []
-
-
-def metric_set(compute_capability: str | float | tuple[int, int]) -> list[str]:
-    """Every metric ``roofline profile`` collects on this architecture, without duplicates, in a stable order."""
-    arch = architecture(compute_capability)
-    names = [*TIME, *_FP, "sm__inst_executed_pipe_tensor.sum", *arch.tensor, *BYTES, *PEAKS, *GUIDANCE,
-             *_required(arch.compute_capability)]
+    cc = architecture(compute_capability).compute_capability
+    names = [*required_metrics(cc), *peak_metrics(cc), *GUIDANCE, *DEVICE]
     return list(dict.fromkeys(names))
