@@ -271,7 +271,6 @@ def _sums(*names: str) -> tuple[str, ...]:
     return tuple(f"{n}.sum" for n in names)
 
 
-_AMPERE_ON = ("8", "9", "10", "12")
 TENSOR_PATHS: tuple[TensorPath, ...] = (
     TensorPath("fp16", (
         _sums(f"{_OPS}fp16"),
@@ -495,7 +494,7 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
     tensor = np.full(n, np.nan)
     precision = np.full(n, None, dtype=object)
     inst = reader.read(PIPE_TENSOR)
-    tensor_missing = False
+    tensor_missing: str | None = None  # an architecture whose launches lack every tensor counter
     for cc in distinct:
         rows = (cc_series == cc).fillna(False).to_numpy(dtype=bool) if cc is not None else cc_series.isna().to_numpy()
         what = f"SM {cc}" if cc is not None else "an unknown architecture"
@@ -524,10 +523,10 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
                 tensor[rows] = 512 * inst[rows]
                 precision[rows] = np.where(inst[rows] > 0, "fp16", None)
             else:
-                tensor_missing = True
+                tensor_missing = cc
             continue
         if inst is None:
-            tensor_missing = True
+            tensor_missing = cc or "?"
             continue
         zero = inst[rows] == 0
         part = np.full(int(rows.sum()), np.nan)
@@ -538,8 +537,10 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
                    else f"{what} is not in the formula table, and FLOPs per tensor instruction depend on the shape")
             warnings.append(f"tensor_flops unknown for {int((~zero).sum())} launches on {what}: {why}; "
                             f"{ncu_hint(_hint_for([p.precision for p in TENSOR_PATHS], cc))}")
-    if tensor_missing:
-        missing["tensor_flops"] = [PIPE_TENSOR.name, *tensor_metrics_requested()]
+    if tensor_missing is not None:
+        cc = None if tensor_missing == "?" else tensor_missing
+        names = _hint_for(TENSOR_PRECISIONS, cc) if cc is not None else []
+        missing["tensor_flops"] = [PIPE_TENSOR.name, *(names or tensor_metrics_requested())]
     return tensor, precision
 
 

@@ -41,6 +41,7 @@ import pandas as pd
 
 from roofline.errors import InputError
 from roofline.readers.names import demangle_names, phase_from_nvtx
+from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.profile import IDENTITY, RawProfile
 from roofline.units import si_factor
 
@@ -233,6 +234,19 @@ def _read_frame(layout: CsvLayout, usecols: list[str], dtype: dict[str, str]) ->
         try:
             # The parser's native UTF-8 path; any encoding argument makes pandas decode in Python (2x slower).
             return pd.read_csv(fh, **kwargs)
+        except pd.errors.ParserError as exc:
+            if "Too many columns specified" not in str(exc):
+                raise InputError(f"malformed CSV ({exc})", path=layout.path,
+                                 hint="the file may be truncated or edited; re-export it with ncu --csv") from None
+            # Newer details pages end the header with 5 Rule/Estimated Speedup columns that rows
+            # without a rule leave out; pandas refuses usecols then, so read every column and select.
+            fh.seek(layout.data_offset)
+            kwargs.pop("usecols")
+            try:
+                return pd.read_csv(fh, **kwargs)[usecols]
+            except (pd.errors.ParserError, ValueError) as exc2:
+                raise InputError(f"malformed CSV ({exc2})", path=layout.path,
+                                 hint="the file may be truncated or edited; re-export it with ncu --csv") from None
         except UnicodeDecodeError:
             fh.seek(layout.data_offset)
             log.debug("%s: invalid UTF-8, decoding with replacement characters", layout.path)
@@ -357,11 +371,13 @@ def read_details(layout: CsvLayout) -> RawProfile:
     """``--page details``: one row per (launch, metric), pivoted to one row per launch."""
     header = layout.header
     id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
-    cols = id_cols + ["Metric Name", "Metric Unit", "Metric Value"]
+    section = ["Section Name"] if "Section Name" in header else []
+    cols = id_cols + section + ["Metric Name", "Metric Unit", "Metric Value"]
     text = {c: "str" for c in cols if c not in ("ID", "Process ID", "Device", "Stream")}
     frame = _read_frame(layout, cols, text)
     frame = _drop_junk_rows(frame, layout.path)
     frame = frame[frame["Metric Name"].notna()]
+    frame = frame.assign(**{"Metric Name": _metric_names(frame)})
     warnings: list[str] = []
     dup = frame.duplicated(["ID", "Metric Name"], keep="first")
     if dup.any():
@@ -397,6 +413,25 @@ def read_details(layout: CsvLayout) -> RawProfile:
     ids, name_warnings = _finish_names(_identity(first, layout), layout.path)
     return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units={str(k): str(v) for k, v in unit_of.items()},
                       warnings=tuple(warnings + name_warnings))
+
+
+def _metric_names(frame: pd.DataFrame) -> pd.Series:
+    """Metric names of a details page; section labels ("Duration") become the metric they show
+    (:mod:`roofline.readers.ncu_display`); a label the table does not know stays ``Section: Label``."""
+    names = frame["Metric Name"].astype(str)
+    if "Section Name" in frame.columns:
+        sections = frame["Section Name"].astype(object).where(frame["Section Name"].notna(), "")
+    else:
+        sections = pd.Series("", index=frame.index, dtype=object)
+    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([sections.astype(str), names]))
+    mapped = []
+    for section, name in pairs:  # distinct (section, name) pairs only
+        if not is_display_name(name):
+            mapped.append(name)
+            continue
+        metric = metric_for(name, section or None)
+        mapped.append(metric if metric is not None else (f"{section}: {name}" if section else name))
+    return pd.Series(np.asarray(mapped, dtype=object)[codes], index=frame.index)
 
 
 def read_ncu_csv(path: str | Path) -> RawProfile:
