@@ -79,21 +79,48 @@ def test_instrumented_timing_alone_is_used_but_not_preferred(tmp_path):
     np.testing.assert_allclose(t.frame["time_s"].to_numpy(), 150 * truth, rtol=1e-6)
 
 
-def test_mismatched_kernel_names_are_refused(tmp_path):
+def test_mismatched_kernel_names_are_refused_within_one_process(tmp_path):
+    # The same process (60518) and the same launch IDs, but another kernel at one of them:
+    # the copy claims to be the run it contradicts.
     src = DEEPCAM / "out.dram__bytes.sum"
     text = src.read_text().replace("cleanup(float*", "renamed_kernel(float*", 1)
     other = tmp_path / "out.dram__bytes.sum"
     other.write_text(text)
     with pytest.raises(InputError) as err:
-        read_profile([DEEPCAM / "out.lts__t_bytes.sum", other])
+        read_profile([src, other])
     assert "do not describe the same launches" in str(err.value)
+    assert "(1 launches differ)" in str(err.value)
     assert str(other) in str(err.value)
 
 
-def test_different_launch_sets_are_refused(tmp_path):
-    with pytest.raises(InputError) as err:
-        read_profile([DEEPCAM / "out.lts__t_bytes.sum", V100_GEMM])
-    assert "do not describe the same launches" in str(err.value)
+def test_mismatched_kernel_names_in_another_process_are_another_run(tmp_path):
+    # The L2 file is process 61036, the renamed DRAM copy process 60518: two runs, side by side.
+    src = DEEPCAM / "out.dram__bytes.sum"
+    other = tmp_path / "renamed.csv"
+    other.write_text(src.read_text().replace("cleanup(float*", "renamed_kernel(float*", 1))
+    t = read_profile([DEEPCAM / "out.lts__t_bytes.sum", other])
+    assert t.frame["run"].tolist() == ["out.lts__t_bytes.sum"] * 35 + ["renamed"] * 35
+    assert t.frame["launch_id"].tolist() == list(range(35)) * 2
+    renamed = t.frame["kernel_name"].str.startswith("renamed_kernel(float*")
+    assert renamed.sum() == 1 and t.frame.loc[renamed, "run"].tolist() == ["renamed"]
+    single = read_ncu_csv(src).metrics["dram__bytes.sum"].tolist()
+    assert t.frame["dram_bytes"].iloc[35:].tolist() == single
+    assert t.frame["dram_bytes"].iloc[:35].isna().all() and t.frame["l2_bytes"].iloc[35:].isna().all()
+
+
+def test_different_programs_are_two_runs():
+    gemm_launches = len(read_ncu_csv(V100_GEMM).ids)
+    t = read_profile([DEEPCAM / "out.lts__t_bytes.sum", V100_GEMM])
+    assert len(t.frame) == 35 + gemm_launches
+    assert t.frame["run"].tolist() == (["out.lts__t_bytes.sum"] * 35
+                                       + ["v100pcie_details_cutlass_gemm_ncu2022"] * gemm_launches)
+    assert t.frame["process_id"].tolist() == [61036] * 35 + [24103] * gemm_launches
+    assert t.frame["source"].tolist() == ["out.lts__t_bytes.sum"] * 35 + [V100_GEMM.name] * gemm_launches
+
+
+def test_the_deepcam_set_is_one_run():
+    t = read_profile(sorted(DEEPCAM.glob("out.*")))
+    assert t.frame["run"].isna().all()
 
 
 def test_conflicting_values_keep_the_first_with_a_warning(tmp_path):

@@ -54,6 +54,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
     Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
     Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
+    Column("run", "string", "", "the program run the row belongs to when the inputs hold several "
+           "(its file name less .csv, .ncu-rep, .ncu.csv, .kernels.json); <NA> when they are one run"),
     Column("source", "string", "", "input file(s) the row came from"),
 )
 
@@ -156,12 +158,19 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
     return out
 
 
-def _group_keys(by: GroupBy) -> list[str]:
+def has_runs(frame: pd.DataFrame) -> bool:
+    """True when rows name their run (the inputs were several runs, see ``run`` in :data:`COLUMNS`)."""
+    return "run" in frame.columns and bool(frame["run"].notna().any())
+
+
+def _group_keys(by: GroupBy, *, runs: bool = False) -> list[str]:
     if by == "name":
-        return ["kernel_name"]
-    if by == "phase":
-        return ["phase", "kernel_name"]
-    raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+        keys = ["kernel_name"]
+    elif by == "phase":
+        keys = ["phase", "kernel_name"]
+    else:
+        raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+    return ["run", *keys] if runs else keys
 
 
 def _distinct_pairs(values: pd.Series, gid: np.ndarray, *, keep_missing: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -213,7 +222,9 @@ def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.
 
 
 def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
-    """Sum launches into one row per kernel name (``by='name'``) or per phase and name.
+    """Sum launches into one row per kernel name (``by='name'``) or per phase and name,
+    within each run: a kernel name found in two runs gives two rows (one run: ``run`` is
+    <NA> on every row, and this is grouping by name alone).
 
     Sums keep unknowns unknown: a quantity missing in any launch of a group is NaN
     for the group. ``sm_clock_hz`` is the time-weighted mean; ``launch_id`` is <NA>;
@@ -223,7 +234,7 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     """
     if by == "launch":
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
-    keys = _group_keys(by)
+    keys = _group_keys(by, runs=has_runs(frame))
     frame = frame.reset_index(drop=True)
     # Group ids in order of first appearance, computed once; every reduction below groups on
     # these integers instead of hashing the (long) kernel names again (1e6 launches).
@@ -250,7 +261,7 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
     if by == "name":
         sums["phase"] = _joined_distinct(frame["phase"], gid, ngroups)
-    for k in keys:
+    for k in dict.fromkeys([*keys, "run"]):  # run: a key with several runs, else <NA> throughout
         sums[k] = frame[k].iloc[first_rows].to_numpy()  # take, then convert: not 1e6 strings
     out = sums.reset_index(drop=True)
     out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")

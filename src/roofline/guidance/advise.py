@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.guidance.diagnose import Diagnoses, diagnose
-from roofline.kernels import KernelTable
+from roofline.kernels import KernelTable, has_runs
 from roofline.units import format_time
 from roofline.views.names import short_names
 
@@ -29,6 +29,15 @@ def _col(frame: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(np.nan, index=frame.index)
 
 
+def _labels(frame: pd.DataFrame) -> list[str]:
+    """Short kernel names; with several runs, each prefixed by its run (``b: gemm``)."""
+    names = short_names([str(n) for n in frame["kernel_name"]])
+    if not has_runs(frame):
+        return names
+    runs = frame["run"].astype("string").fillna("-").tolist()
+    return [f"{run}: {name}" for run, name in zip(runs, names)]
+
+
 def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, diagnoses: Diagnoses | None = None,
            top: int | None = None) -> pd.DataFrame:
     """Rank the analysis rows by ``savable_time_s`` (s), largest first, with one sentence of advice each.
@@ -36,14 +45,14 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     Rows whose savable time is unknown come last, ordered by time. ``diagnoses`` may be
     passed when already computed (else :func:`diagnose` runs on ``analysis`` and ``table``).
     ``top`` keeps the first rows only. Columns: :data:`ADVICE_COLUMNS` (``label`` is the
-    short kernel name, distinct for distinct kernels).
+    short kernel name, distinct for distinct kernels, after its run when the table holds several).
     """
     diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
     frame = analysis.frame
     by_index = {k.index: k for k in diag.kernels}
     out = pd.DataFrame({
         "kernel_name": frame["kernel_name"].astype("string"),
-        "label": short_names([str(n) for n in frame["kernel_name"]]),
+        "label": _labels(frame),
         "phase": _col(frame, "phase").astype("string"),
         "launches": _col(frame, "launches"),
         "time_s": _col(frame, "time_s").astype(float),

@@ -82,6 +82,8 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
     head.add_column(style="bold")
     head.add_column()
     head.add_row("kernel", Text(str(row["kernel_name"])))
+    if "run" in row.index and pd.notna(row["run"]):  # several runs: the same name may be in each
+        head.add_row("run", Text(str(row["run"])))
     if diag.phase:
         head.add_row("phase", Text(diag.phase))
     if machine is not None:

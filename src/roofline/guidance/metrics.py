@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from roofline.kernels import KernelTable, group_ids
+from roofline.kernels import KernelTable, group_ids, has_runs
 
 # -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -75,15 +75,18 @@ def _numeric(frame: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
     return pd.DataFrame({n: pd.to_numeric(frame[n], errors="coerce") for n in cols}, index=frame.index, dtype=float)
 
 
-def group_keys(by: str) -> list[str]:
-    """The kernel-table columns that identify a row of an analysis grouped ``by``."""
+def group_keys(by: str, *, runs: bool = False) -> list[str]:
+    """The kernel-table columns that identify a row of an analysis grouped ``by`` (``run`` first
+    when the table holds several runs: each numbers its launches and names its kernels on its own)."""
     if by == "launch":
-        return ["launch_id"]
-    if by == "name":
-        return ["kernel_name"]
-    if by == "phase":
-        return ["phase", "kernel_name"]
-    raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+        keys = ["launch_id"]
+    elif by == "name":
+        keys = ["kernel_name"]
+    elif by == "phase":
+        keys = ["phase", "kernel_name"]
+    else:
+        raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
+    return ["run", *keys] if runs else keys
 
 
 def _key_frame(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -114,7 +117,7 @@ def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
     holding the metrics in ``names`` that are present. Vectorised: the keys are factorized
     once and every metric is summed with ``np.bincount``.
     """
-    keys = group_keys(by)
+    keys = group_keys(by, runs=has_runs(launches))
     values = _numeric(metrics, names)  # select first: reindexing every raw column costs seconds at 1e6 rows
     if not values.index.equals(launches.index):
         values = values.reindex(launches.index)
@@ -159,7 +162,7 @@ def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None) -> 
     agg = aggregate_metrics(table.frame, table.metrics, by)
     if agg.shape[1] == 0:
         return pd.DataFrame(index=frame.index)
-    keys = group_keys(by)
+    keys = group_keys(by, runs=has_runs(table.frame))
     key_frame = _key_frame(frame, keys)
     if len(keys) == 1:
         lookup = pd.Index(key_frame[keys[0]])

@@ -27,7 +27,8 @@ def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> Ke
     """Read one or more profiler outputs (ncu CSV, .ncu-rep, our kernel-table JSON) into one table.
 
     Files describing the same launches (one metric per file, several passes) are
-    merged by launch. ``fp16`` picks the FP16 FLOP convention: ``"ncu"`` (Nsight
+    merged by launch; files of separate runs (e.g. two programs) are kept apart,
+    side by side, each row naming its run in the ``run`` column. ``fp16`` picks the FP16 FLOP convention: ``"ncu"`` (Nsight
     Compute's roofline: 2 hadd + 2 hmul + 4 hfma, counting paired half instructions)
     or ``"paper"`` (hadd + hmul + 2 hfma, as the Hierarchical Roofline paper).
     """

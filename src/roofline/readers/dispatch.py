@@ -2,13 +2,15 @@
 
 The format is detected by content (``.ncu-rep`` by its name, since it is a binary
 container): Nsight Compute CSV (raw or details page) or an Nsight Compute report.
-Several files are merged by launch (:mod:`roofline.readers.merge`), then counted
-with the formula table (:mod:`roofline.counting`).
+Several files of one run are merged by launch, files of separate runs are kept apart
+as runs (:mod:`roofline.readers.merge`); each run is counted with the formula table
+(:mod:`roofline.counting`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from os import PathLike, fspath
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import pandas as pd
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, validate, with_total_flops
-from roofline.readers.merge import merge_profiles
+from roofline.readers.merge import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import RawProfile
 
@@ -124,7 +126,12 @@ def _first_cc(profile: RawProfile) -> str | None:
 
 
 def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, fp16: str = "ncu") -> KernelTable:
-    """Read one or more profiler outputs into one kernel table (see :func:`roofline.readers.read_profile`)."""
+    """Read one or more profiler outputs into one kernel table (see :func:`roofline.readers.read_profile`).
+
+    Profiler files of one run are merged by launch; separate runs (:func:`~roofline.readers.merge.split_runs`),
+    and each kernel-table file, are stacked side by side, each row's ``run`` column naming its run
+    (:func:`~roofline.readers.merge.run_labels`). A table of one run has ``run`` <NA>.
+    """
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r}; choose one of {', '.join(FP16_CONVENTIONS)}")
     if isinstance(paths, (str, PathLike)):
@@ -132,15 +139,27 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     paths = list(paths)
     if not paths:
         raise InputError("no profile given")
-    tables = [_read_kernel_json(p) for p in paths if _is_kernel_json(p)]
+    # (files of the run, its table), raw profiler runs first, then our kernel-table files, as before.
+    units: list[tuple[list[str], KernelTable]] = []
     raw = [p for p in paths if not _is_kernel_json(p)]
     if raw:
-        profiles = [read_one(p) for p in raw]
-        merged = merge_profiles(profiles)
-        tables.insert(0, build_table(merged, fp16=fp16, sources=[p.source for p in profiles]))
-    if len(tables) == 1:
-        return tables[0]
-    return _stack(tables)
+        for run in split_runs([read_one(p) for p in raw]):
+            sources = [p.source for p in run]
+            units.append((sources, build_table(merge_profiles(run), fp16=fp16, sources=sources)))
+    units += [([fspath(p)], _read_kernel_json(p)) for p in paths if _is_kernel_json(p)]
+    if len(units) == 1:
+        return units[0][1]
+    labels = run_labels([files for files, _ in units])
+    return _stack([_with_run(table, label) for (_, table), label in zip(units, labels)])
+
+
+def _with_run(table: KernelTable, label: str) -> KernelTable:
+    """The table with ``run`` set to ``label``; a kernel-table file that already names its runs
+    keeps them, after its own label (``x/a``, ``x/b`` for runs a and b of x.kernels.json)."""
+    frame = table.frame.copy()
+    fill = pd.Series(pd.array([label], dtype="string").take(np.zeros(len(frame), dtype=np.intp)), index=frame.index)
+    frame["run"] = (fill + "/" + frame["run"]).fillna(fill)
+    return replace(table, frame=frame)
 
 
 def _is_kernel_json(path: str | PathLike[str]) -> bool:

@@ -22,6 +22,8 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable
 
 SCHEMA = "roofline.kernels/1"
+#: Kernel-table columns added within version 1: absent from older files, read as unknown.
+ADDED_COLUMNS = ("run",)
 
 
 def _plain(value: Any) -> Any:
@@ -67,7 +69,11 @@ def read(path: str | Path) -> KernelTable:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise InputError(f"not a kernel-table file (schema {SCHEMA!r} expected)", path=p,
                          hint="roofline merge combines the .kernels.json files that roofline profile writes")
-    frame = kernels.validate(pd.DataFrame(doc["rows"], columns=doc["columns"]), where=str(p))
+    frame = pd.DataFrame(doc["rows"], columns=doc["columns"])
+    for name in ADDED_COLUMNS:  # files written before the column existed
+        if name not in frame.columns:
+            frame[name] = pd.array([None] * len(frame), dtype=kernels.DTYPES[name])
+    frame = kernels.validate(frame, where=str(p))
     m = doc.get("metrics") or {"columns": [], "rows": []}
     metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
     metrics.index = frame.index

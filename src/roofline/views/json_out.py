@@ -56,6 +56,9 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         flops["total"] = _clean(r["flops"])
         kernels.append({
             "name": _clean(r["kernel_name"]),
+            "run": _clean(r.get("run")),
+            "launch_id": _clean(r.get("launch_id")),
+            "process_id": _clean(r.get("process_id")),
             "launches": _clean(r["launches"]),
             "phase": _clean(r["phase"]),
             "time_s": _clean(r["time_s"]),

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.analysis.result import Analysis
+from roofline.kernels import has_runs
 from roofline.units import format_si, format_time
 from roofline.views.names import short_names
 from roofline.views.style import level_label
@@ -45,12 +46,15 @@ def _str(value: object) -> str:
 
 
 def kernel_table_renderable(analysis: Analysis, top: int | None = 20) -> Table:
-    """Kernels ranked by time: name, launches, time, % time, GFLOP/s, AI per level, bound, region,
-    % of roofline, savable time. ``*`` after the name: FLOPs are a lower bound; ``~``: estimated."""
+    """Kernels ranked by time: (run, when several), name, launches, time, % time, GFLOP/s, AI per level,
+    bound, region, % of roofline, savable time. ``*`` after the name: FLOPs are a lower bound; ``~``: estimated."""
     ranked = analysis.ranked(top)
     names = short_names(list(ranked["kernel_name"].astype(str)))
     table = Table(title=f"Kernels by time (top {len(ranked)} of {len(analysis.frame)})", title_justify="left")
     table.add_column("#", justify="right")
+    runs = has_runs(analysis.frame)  # several runs side by side: say which each row is
+    if runs:
+        table.add_column("run")
     table.add_column("kernel", overflow="fold", max_width=48)
     table.add_column("launches", justify="right")
     table.add_column("time", justify="right")
@@ -66,7 +70,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20) -> Table:
         flags = ("*" if r["flops_partial"] is True else "") + ("~" if r["estimated"] is True else "")
         rate = r["flop_rate"]
         row = [
-            str(i), name + flags, _str(r["launches"]), format_time(r["time_s"]), _pct(r["time_share"]),
+            str(i), *([_str(r["run"])] if runs else []), name + flags, _str(r["launches"]), format_time(r["time_s"]), _pct(r["time_share"]),
             _num(rate / 1e9 if rate == rate else rate, "{:.4g}"),
             *[_num(r[f"ai_{lv}"]) for lv in analysis.levels],
             _str(r["bound"]), _str(r["region"]), _pct(r["pct_of_roofline"]), format_time(r["savable_time_s"]),
