@@ -15,18 +15,32 @@ Two kinds of range, as in NVTX:
 The innermost open range (the most recently opened one, of this thread's stack and
 the process-wide ranges) is the current phase.
 
-NVTX backend: the ``nvtx`` package when installed, else ``torch.cuda.nvtx`` when
-PyTorch was built with NVTX, else none: the ranges are then only recorded here.
+NVTX backend, so that ``ncu --nvtx-include forward/`` finds the ranges: they are opened in
+NVTX's default domain (ncu's ``<default domain>``), with ASCII names.
+
+- ``torch.cuda.nvtx`` when PyTorch is already imported and built with NVTX (its
+  ``range_push`` is ``nvtxRangePushA``: the default domain);
+- else the ``nvtx`` package, with ``domain=None``. Its documentation calls the default
+  domain "NVTX", but its source (``nvtx/_lib/lib.pyx``, 0.2.5 to 0.2.17: ``DomainHandle(None)``
+  is the NULL handle) opens such ranges in NVTX's default (global) domain, the one ncu
+  names ``<default domain>``; Nsight Systems lists them as ``:name``. Ranges a program opens
+  with ``domain="NVTX"`` itself are in a domain of that name: ``--nvtx-include NVTX@forward/``;
+- else none: the ranges are then only recorded here.
+
+The backend is chosen when a range opens and kept with it, so a range is always closed by
+the backend that opened it (PyTorch may be imported between the two).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import itertools
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,17 +79,17 @@ class _NvtxPackage:
     def push(self, name: str) -> None:
         import nvtx
 
-        nvtx.push_range(name)
+        nvtx.push_range(name, domain=None)  # None: NVTX's default domain (see the module docstring)
 
     def pop(self) -> None:
         import nvtx
 
-        nvtx.pop_range()
+        nvtx.pop_range(domain=None)
 
     def start(self, name: str) -> Any:
         import nvtx
 
-        return nvtx.start_range(name)
+        return nvtx.start_range(name, domain=None)
 
     def end(self, handle: Any) -> None:
         import nvtx
@@ -108,20 +122,23 @@ class _TorchNvtx:
         torch.cuda.nvtx.range_end(handle)
 
 
-@functools.cache
-def nvtx_backend() -> NvtxBackend:
-    """The NVTX implementation in use: the ``nvtx`` package, ``torch.cuda.nvtx``, or none."""
-    try:
-        import nvtx  # noqa: F401
-
-        return _NvtxPackage()
-    except ImportError:
-        pass
-    import sys
-
+def _torch_with_nvtx() -> bool:
     torch = sys.modules.get("torch")  # never import torch just for NVTX
-    if torch is not None and hasattr(torch._C, "_nvtx"):
+    return torch is not None and hasattr(getattr(torch, "_C", None), "_nvtx")
+
+
+@functools.cache
+def _nvtx_package_installed() -> bool:
+    return importlib.util.find_spec("nvtx") is not None
+
+
+def nvtx_backend() -> NvtxBackend:
+    """The NVTX implementation a range opened now would use: ``torch.cuda.nvtx`` when PyTorch is
+    imported (with NVTX), else the ``nvtx`` package, else none (see the module docstring)."""
+    if _torch_with_nvtx():
         return _TorchNvtx()
+    if _nvtx_package_installed():
+        return _NvtxPackage()
     return _NoNvtx()
 
 
@@ -133,7 +150,7 @@ _process_ranges: dict[int, tuple[int, str]] = {}
 _process_lock = threading.Lock()
 
 
-def _stack() -> list[tuple[int, str]]:
+def _stack() -> list[tuple[int, str, NvtxBackend]]:
     stack = getattr(_local, "stack", None)
     if stack is None:
         stack = _local.stack = []
@@ -142,7 +159,7 @@ def _stack() -> list[tuple[int, str]]:
 
 def current_phase() -> str | None:
     """The innermost open phase seen from this thread, or None outside every phase."""
-    candidates = list(_stack()[-1:])
+    candidates = [entry[:2] for entry in _stack()[-1:]]
     with _process_lock:
         if _process_ranges:
             candidates.append(max(_process_ranges.values()))
@@ -151,25 +168,26 @@ def current_phase() -> str | None:
 
 def push_phase(name: str) -> None:
     """Open a push/pop range on this thread (prefer :func:`phase`)."""
-    _stack().append((next(_order), name))
-    nvtx_backend().push(name)
+    backend = nvtx_backend()
+    _stack().append((next(_order), name, backend))
+    backend.push(name)
 
 
 def pop_phase() -> None:
-    """Close this thread's innermost push/pop range."""
+    """Close this thread's innermost push/pop range, with the NVTX backend that opened it."""
     stack = _stack()
-    if stack:
-        stack.pop()
-    nvtx_backend().pop()
+    backend = stack.pop()[2] if stack else nvtx_backend()
+    backend.pop()
 
 
 @dataclass(frozen=True)
 class RangeHandle:
-    """A process-wide range opened by :func:`start_range`."""
+    """A process-wide range opened by :func:`start_range` (``backend``: the NVTX one that opened it)."""
 
     key: int
     name: str
     nvtx: Any
+    backend: NvtxBackend = field(default_factory=_NoNvtx)
 
 
 def start_range(name: str) -> RangeHandle:
@@ -177,14 +195,15 @@ def start_range(name: str) -> RangeHandle:
     key = next(_order)
     with _process_lock:
         _process_ranges[key] = (key, name)
-    return RangeHandle(key, name, nvtx_backend().start(name))
+    backend = nvtx_backend()
+    return RangeHandle(key, name, backend.start(name), backend)
 
 
 def end_range(handle: RangeHandle) -> None:
     """Close a range opened by :func:`start_range` (from any thread)."""
     with _process_lock:
         _process_ranges.pop(handle.key, None)
-    nvtx_backend().end(handle.nvtx)
+    handle.backend.end(handle.nvtx)
 
 
 class phase:  # noqa: N801 - used like a function: `with roofline.phase("forward"):`

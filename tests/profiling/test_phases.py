@@ -71,6 +71,67 @@ def test_nvtx_backend_is_one_of_the_known() -> None:
     assert phases.nvtx_backend().name in ("nvtx", "torch.cuda.nvtx", "none")
 
 
+class _Calls(list):  # type: ignore[type-arg]
+    def __getattr__(self, fn: str):  # type: ignore[no-untyped-def]
+        def record(*args, **kwargs):  # type: ignore[no-untyped-def]
+            self.append((fn, args, kwargs))
+            return len(self)
+
+        return record
+
+
+def _fake_torch(calls: _Calls):  # type: ignore[no-untyped-def]
+    import types
+
+    torch = types.ModuleType("torch")
+    torch._C = types.SimpleNamespace(_nvtx=object())  # type: ignore[attr-defined]
+    torch.cuda = types.SimpleNamespace(nvtx=calls)  # type: ignore[attr-defined]
+    return torch
+
+
+def test_ranges_go_to_the_default_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ncu --nvtx-include forward/ matches ranges of NVTX's default domain: torch.cuda.nvtx's, or the
+    nvtx package's opened with domain=None (its NULL domain handle; see roofline.phases)."""
+    import sys
+
+    package = _Calls()
+    monkeypatch.setitem(sys.modules, "nvtx", package)
+    monkeypatch.setattr(phases, "_nvtx_package_installed", lambda: True)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert phases.nvtx_backend().name == "nvtx"
+    with phases.phase("forward"):
+        handle = phases.start_range("backward")
+        phases.end_range(handle)
+    assert [(fn, args, kw) for fn, args, kw in package] == [
+        ("push_range", ("forward",), {"domain": None}), ("start_range", ("backward",), {"domain": None}),
+        ("end_range", (2,), {}), ("pop_range", (), {"domain": None})]
+
+    torch_calls = _Calls()
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(torch_calls))
+    assert phases.nvtx_backend().name == "torch.cuda.nvtx"  # preferred once PyTorch is imported
+    package.clear()
+    with phases.phase("optimizer"):
+        pass
+    assert [fn for fn, _, _ in torch_calls] == ["range_push", "range_pop"] and package == []
+
+
+def test_a_range_is_closed_by_the_backend_that_opened_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    package, torch_calls = _Calls(), _Calls()
+    monkeypatch.setitem(sys.modules, "nvtx", package)
+    monkeypatch.setattr(phases, "_nvtx_package_installed", lambda: True)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    phases.push_phase("forward")
+    handle = phases.start_range("backward")
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(torch_calls))  # PyTorch imported meanwhile
+    phases.end_range(handle)
+    phases.pop_phase()
+    assert [fn for fn, _, _ in package] == ["push_range", "start_range", "end_range", "pop_range"]
+    assert torch_calls == []
+    assert phases.current_phase() is None
+
+
 def _train_step(model, optimizer, x, y, record):  # type: ignore[no-untyped-def]
     import torch
 

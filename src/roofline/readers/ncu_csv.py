@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.readers.names import demangle_names, phase_from_nvtx
+from roofline.readers.names import demangle_names, nvtx_column_kind, phase_from_nvtx
 from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.profile import IDENTITY, RawProfile
 from roofline.units import si_factor
@@ -76,8 +76,10 @@ def _is_non_metric(col: str) -> bool:
 
 
 def is_nvtx_column(col: str) -> bool:
-    """NVTX columns of an ncu CSV export made with ``--nvtx`` (e.g. ``NVTX Range``, ``nvtx__...``)."""
-    return col.lower().startswith("nvtx")
+    """NVTX columns of an ncu CSV export made with ``--nvtx``: ``thread Domain:Push/Pop_Range:...``,
+    ``Id:Domain:Start/Stop_Range:...``, ``Range:PL_Type:...`` beside ``Domain``, and ``NVTX...``
+    (their layouts: :mod:`roofline.readers.names`)."""
+    return nvtx_column_kind(col) is not None
 
 
 @dataclass(frozen=True)
