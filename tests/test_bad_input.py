@@ -94,10 +94,18 @@ def test_none_of_the_needed_metrics(tmp_path):
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in err.render()  # SM 8.0's list
 
 
-def test_unknown_architecture(tmp_path):
+def test_unknown_architecture_is_read_not_refused(tmp_path):
+    """An SM the formula table does not list keeps time, bytes and FP32 FLOPs; tensor work is unknown."""
     p = tmp_path / "pascal.csv"
     p.write_text(V100_GEMM.read_text().replace('"7.0","Command line', '"6.1","Command line'))
-    _raises(p, words="unknown GPU architecture: compute capability 6.1")
+    same, other = read_profile(V100_GEMM).frame, read_profile(p).frame
+    assert set(other["compute_capability"]) == {"6.1"}
+    for col in ("time_s", "fp32_flops", "l1_bytes", "l2_bytes", "dram_bytes"):
+        assert other[col].to_numpy() == pytest.approx(same[col].to_numpy(), rel=0, nan_ok=True), col
+    gemm = other["kernel_name"].str.contains("tensorop").to_numpy()
+    assert gemm.any() and other["tensor_flops"][gemm].isna().all()
+    assert (same["tensor_flops"][gemm] > 0).all()  # SM 7.0 counts it: 512 x tensor instructions
+    assert "SM 6.1 is not in the formula table" in " ".join(read_profile(p).warnings)
 
 
 def test_unknown_fp16_convention():
