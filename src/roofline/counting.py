@@ -19,6 +19,11 @@ from the first form present, launch by launch (:class:`Counter`):
 3. its rate per second, ``<unit>__X.sum.per_second`` x the launch's time;
 4. the sections' derived per-cycle metrics (``derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2``
    = FFMA per cycle x 2), divided by their factor, x cycles as in 2.
+5. for the tensor-pipe and half instruction counts only, a pipe utilization of exactly 0 % of
+   peak (``sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active``,
+   ``sm__inst_executed_pipe_fp16...`` or ``..._pipe_fma_type_fp16...``: what ``--set full``
+   holds where it has no tensor or half roofline section) proves the count is 0. (A CSV prints
+   these percentages to two decimals: there, "0" bounds the work below 0.005 % of the pipe's peak.)
 
 Architecture-independent (any SM the file comes from, known or not)
 -------------------------------------------------------------------
@@ -64,7 +69,7 @@ tensor FLOPs unknown, with a warning. Names were checked with ``ncu --query-metr
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -90,6 +95,9 @@ class Counter:
 
     names: tuple[str, ...]
     derived: tuple[tuple[str, float], ...] = ()
+    #: Utilization columns (``% of peak``) whose value of exactly 0 proves the total is 0 where no
+    #: other form is present (a ``--set full`` export has the tensor pipe's utilization only).
+    idle: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -156,6 +164,11 @@ class Reader:
                 out = self._fill(out, form, per, 1.0)
         for column, factor in counter.derived:
             out = self._fill(out, column, "cycle", factor)
+        for column in counter.idle:
+            values = self.column(column)
+            if values is not None:
+                zero = np.where(values == 0, 0.0, np.nan)
+                out = zero if out is None else np.where(np.isnan(out), zero, out)
         return out
 
     def _fill(self, out: np.ndarray | None, column: str, per: str | None, factor: float) -> np.ndarray | None:
@@ -195,6 +208,13 @@ class Formula:
         return self.alternatives[0]
 
 
+def _idle(*pipes: str) -> tuple[str, ...]:
+    """The utilization columns of ``pipes`` whose 0 % proves their instructions' count is 0."""
+    return tuple(f"{unit}__{what}.{stat}.pct_of_peak_sustained_{when}"
+                 for unit in ("sm", "smsp") for what in pipes
+                 for stat in ("sum", "avg", "max") for when in ("active", "elapsed"))
+
+
 #: Time and clock (alternatives in order of preference are handled in :func:`count`).
 GPU_TIME = Counter(("gpu__time_duration.sum",))
 GPU_TIME_AVG = Counter(("gpu__time_duration.avg",))
@@ -203,7 +223,11 @@ SM_CLOCK = sm("cycles_elapsed.avg.per_second")
 #: The Speed-of-Light section's "Elapsed Cycles" and "SM Frequency".
 GPC_CYCLES = Counter(("gpc__cycles_elapsed.max",))
 GPC_CLOCK = Counter(("gpc__cycles_elapsed.avg.per_second",))
-PIPE_TENSOR = sm("inst_executed_pipe_tensor.sum", (("derived__smsp__inst_executed_pipe_tensor_x512", 512.0),))
+PIPE_TENSOR = Counter(
+    ("sm__inst_executed_pipe_tensor.sum", "smsp__inst_executed_pipe_tensor.sum"),
+    (("derived__smsp__inst_executed_pipe_tensor_x512", 512.0),),
+    idle=_idle("pipe_tensor_cycles_active", "inst_executed_pipe_tensor"),
+)
 
 
 def _one(*terms: tuple[float, Counter]) -> tuple[Terms, ...]:
@@ -223,9 +247,12 @@ def _bytes(unit: str, *, read_write: bool = False) -> tuple[Terms, ...]:
 
 
 _H = "derived__smsp__sass_thread_inst_executed_op_"
-HADD = sass("hadd", 2)
-HMUL = sass("hmul", 2)
-HFMA = sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0))  # 2025+ sections write x4, 2024.1 x2
+#: Half instructions (HADD2/HMUL2/HFMA2) run on the fp16 pipe (SM 7.x, 8.0) or as the fma pipe's
+#: fp16 type (SM 8.6+); either pipe idle means none ran.
+_HALF_IDLE = _idle("inst_executed_pipe_fp16", "inst_executed_pipe_fma_type_fp16")
+HADD = replace(sass("hadd", 2), idle=_HALF_IDLE)
+HMUL = replace(sass("hmul", 2), idle=_HALF_IDLE)
+HFMA = replace(sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0)), idle=_HALF_IDLE)  # 2025+ write x4, 2024.1 x2
 
 FORMULAS: tuple[Formula, ...] = (
     Formula("fp64_flops", ALL, _one((1, sass("dadd")), (1, sass("dmul")), (2, sass("dfma", 2))),

@@ -1,0 +1,107 @@
+"""Real public ``--set full`` reports (``.ncu-rep``), read both ways: NVIDIA's ``ncu_report`` module
+and the real ``ncu --import --csv``, against numbers computed by hand from the reports' cells.
+
+Both reports hold instruction counts only as per-cycle rates, L2 traffic only as sectors and DRAM
+traffic only as read + write: exactly what a ``--set full`` run writes (provenance: PROVENANCE.md
+beside each report).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from roofline.readers import ncu_rep, read_profile
+from roofline.readers.dispatch import build_table
+
+ncu_report = pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
+
+DATA = Path(__file__).parent / "data" / "ncu"
+T4 = DATA / "t4_setfull_rep" / "matrix_addition2D_t4_setfull.ncu-rep"
+GEMM = DATA / "gtx1660s_gemm_rep" / "naive_gemm_1024_gtx1660super.ncu-rep"
+#: The process ids on each report's session page (``ncu --import R --page session``): the module
+#: API exposes none, so only the CLI route has them.
+PIDS = {T4: 5816, GEMM: 185211}
+IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
+            "tensor_precision", "flops_partial", "estimated", "run", "source"]
+NUMBERS = ["time_s", "sm_clock_hz", "fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
+           "l1_bytes", "l2_bytes", "dram_bytes"]
+
+
+def _ncu() -> str:
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
+    return ncu
+
+
+@pytest.mark.parametrize("report", [T4, GEMM], ids=["t4", "gtx1660s"])
+def test_module_and_ncu_import_give_the_same_table(report):
+    by_module = build_table(ncu_rep.read_with_module(report, ncu_report)).frame
+    by_cli = build_table(ncu_rep.read_with_cli(report, _ncu())).frame
+    assert list(by_module.columns) == list(by_cli.columns)
+    pd.testing.assert_frame_equal(by_module[IDENTITY], by_cli[IDENTITY])
+    # The CSV prints values rounded (e.g. "9.61 Mbyte"-style precision on some metrics): 1e-6.
+    np.testing.assert_allclose(by_module[NUMBERS].to_numpy(float), by_cli[NUMBERS].to_numpy(float), rtol=1e-6)
+    assert by_module["process_id"].isna().all()
+    assert set(by_cli["process_id"]) == {PIDS[report]}
+
+
+def test_t4_set_full_by_hand():
+    """Tesla T4, matrix_addition2D on 1000 x 1000 floats (one FADD per element)."""
+    t = read_profile(T4)
+    f = t.frame
+    assert len(f) == 1 and f.loc[0, "compute_capability"] == "7.5"
+    assert f.loc[0, "time_s"] == pytest.approx(52576e-9, rel=1e-12)  # gpu__time_duration.sum 52,576 ns
+    # smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed 35.18698363101522
+    # x smsp__cycles_elapsed.avg 28,419.6 = 1,000,000 FADD = 1,000 x 1,000; fmul, ffma rates 0.
+    assert f.loc[0, "fp32_flops"] == pytest.approx(1_000_000, rel=1e-9)
+    assert f.loc[0, "fp64_flops"] == 0
+    # No half or tensor roofline section on this chip in --set full: the pipes' utilization
+    # (sm__inst_executed_pipe_fp16 / sm__pipe_tensor_cycles_active ... pct_of_peak_sustained_active) is 0.
+    assert f.loc[0, "fp16_flops"] == 0 and f.loc[0, "tensor_flops"] == 0
+    assert not f.loc[0, "flops_partial"]
+    assert f.loc[0, "l2_bytes"] == 376_813 * 32  # lts__t_sectors.sum x 32 = 12,058,016
+    assert f.loc[0, "dram_bytes"] == pytest.approx(9_612_288 + 4_189_344, rel=1e-12)  # read + write
+    # --set full holds no l1tex__t_bytes / l1tex__t_sectors total: unknown, and the user is told.
+    assert np.isnan(f.loc[0, "l1_bytes"])
+    assert any("l1tex__t_bytes.sum" in w for w in t.warnings)
+
+
+def test_naive_gemm_by_hand():
+    """GTX 1660 SUPER, naive SGEMM with M = N = K = 1024 and C = alpha*A@B + beta*C, launched twice:
+    1024^3 + 1024^2 FFMA (the dot products, then beta*C + ...) and 1024^2 FMUL (alpha*...)."""
+    f = read_profile(GEMM).frame
+    assert list(f["launch_id"]) == [0, 1]
+    flops = 2 * (1024**3 + 1024**2) + 1024**2
+    assert flops == 2_150_629_376
+    np.testing.assert_allclose(f["fp32_flops"], [flops, flops], rtol=1e-9)
+    np.testing.assert_allclose(f["time_s"], [4_789_792e-9, 4_792_640e-9], rtol=1e-12)
+    np.testing.assert_array_equal(f["l2_bytes"], [8_758_972 * 32, 8_755_085 * 32])
+    np.testing.assert_allclose(f["dram_bytes"], [146_188_512 + 4_661_344, 146_475_072 + 4_781_184], rtol=1e-12)
+
+
+@pytest.mark.parametrize("report", [T4, GEMM], ids=["t4", "gtx1660s"])
+def test_same_flops_and_intensity_as_nsight_computes_roofline_section(report):
+    """Nsight Compute's Single-precision roofline section: achieved FLOP/s = (fadd + fmul + 2 ffma per
+    cycle) x smsp__cycles_elapsed.avg.per_second, DRAM intensity = that / dram__bytes.sum.per_second."""
+    f = read_profile(report).frame
+    context = ncu_report.load_report(str(report))
+    actions = context.range_by_idx(0)
+    for i in range(actions.num_actions()):
+        action = actions.action_by_idx(i)
+
+        def value(name: str) -> float:
+            return float(action.metric_by_name(name).value())
+
+        rate = sum(w * value(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed")
+                   for w, op in ((1, "fadd"), (1, "fmul"), (2, "ffma")))
+        flop_per_s = rate * value("smsp__cycles_elapsed.avg.per_second")
+        intensity = flop_per_s / value("dram__bytes.sum.per_second")
+        ours = f.iloc[i]
+        assert ours["flops"] / ours["time_s"] == pytest.approx(flop_per_s, rel=1e-3)
+        assert ours["flops"] / ours["dram_bytes"] == pytest.approx(intensity, rel=1e-3)
