@@ -262,3 +262,15 @@ def test_cli_analyze_two_programs(two_programs, tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert len(doc["kernels"]) == 6
     assert {(k["run"], k["launch_id"]) for k in doc["kernels"]} == {(r, i) for r in "ab" for i in range(3)}
+
+
+def test_the_csv_reader_carries_the_process_name(tmp_path):
+    """Same PID (another machine, say) and launch IDs, other program name: two runs, from the files alone."""
+    a = raw_csv(tmp_path / "a.csv", 100, [(0, "gemm", {"gpu__time_duration.sum": 1000})], process="python3")
+    b = raw_csv(tmp_path / "b.csv", 100, [(0, "gemm", {"dram__bytes.sum": 4000})], process="cutlass_profiler")
+    assert read_ncu_csv(a).ids["process_name"].tolist() == ["python3"]
+    assert [len(r) for r in split_runs([read_ncu_csv(a), read_ncu_csv(b)])] == [1, 1]
+    assert read_profile([a, b]).frame["run"].tolist() == ["a", "b"]
+    c = raw_csv(tmp_path / "c.csv", 100, [(0, "gemm", {"dram__bytes.sum": 4000})], process="python3")
+    merged = read_profile([a, c]).frame  # same program, other metrics: one launch
+    assert len(merged) == 1 and merged.loc[0, "dram_bytes"] == 4000 and merged.loc[0, "time_s"] == pytest.approx(1e-6)

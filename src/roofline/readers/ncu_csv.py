@@ -17,11 +17,17 @@ What real files do, and how it is handled:
   converted to SI per column (raw) or per value (details) with :func:`roofline.units.si_factor`.
   Percentages stay as printed (0-100).
 * ``Kernel Time`` (2020 releases) is a timestamp, not a duration: ignored.
-  ``Rule *`` and ``Estimated Speedup*`` columns: ignored.
-* NVTX: columns whose name starts with ``NVTX``/``nvtx`` (as an ``ncu --nvtx`` export may
-  carry) give the phase, from a range stack written ``a/b`` or ``domain:a/b``
-  (:mod:`roofline.readers.names`). No real ncu CSV with NVTX columns was at hand to check
-  that layout against; .ncu-rep reports give NVTX through ``ncu_report`` reliably.
+  ``Rule *`` and ``Estimated Speedup*`` values: ignored.
+* ``Rule``/``Estimated Speedup`` header columns that a details page's rows leave out (newer
+  ncu): the rows are read without them.
+* Section exports (``--section``/``--set``): details pages name values by their section labels
+  ("Duration", "DRAM Throughput"); :mod:`roofline.readers.ncu_display` maps them to metrics.
+* NVTX: ncu's own ``--nvtx`` columns (``thread Domain:Push/Pop_Range:PL_Type:...``,
+  ``Id:Domain:Start/Stop_Range:...``, ``Range:...`` beside ``Domain``) and ``NVTX``/``nvtx``
+  columns give the phase: the innermost push/pop range, else the last start/stop range
+  (:mod:`roofline.readers.names`; the header strings are checked against the real ncu binary).
+* ``Process ID`` and ``Process Name`` tell runs of different programs apart
+  (:mod:`roofline.readers.merge`).
 
 Speed: one ``pandas.read_csv`` call from the data's byte offset, with no ``dtype`` or
 ``encoding`` arguments (measured: any of them makes the C parser 1.5-3x slower on 1e6
@@ -53,6 +59,7 @@ ID_MAP = {
     "Kernel Name": "kernel_name",
     "Function Name": "kernel_name",
     "Process ID": "process_id",
+    "Process Name": "process_name",  # tells runs apart (roofline.readers.merge); not a table column
     "Device": "device",
     "CC": "compute_capability",
     "Grid Size": "grid",
@@ -320,6 +327,8 @@ def _identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
     nvtx = [c for c in frame.columns if is_nvtx_column(c)]
     if nvtx:
         ids["phase"] = phase_from_nvtx(frame[nvtx])
+    if "process_name" in out:
+        ids["process_name"] = _as_string(out["process_name"])
     return ids
 
 
