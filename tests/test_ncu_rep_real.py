@@ -105,3 +105,24 @@ def test_same_flops_and_intensity_as_nsight_computes_roofline_section(report):
         ours = f.iloc[i]
         assert ours["flops"] / ours["time_s"] == pytest.approx(flop_per_s, rel=1e-3)
         assert ours["flops"] / ours["dram_bytes"] == pytest.approx(intensity, rel=1e-3)
+
+
+def test_ceilings_from_the_reports_own_peaks():
+    """--set full holds the L2 peak per slice only (lts__t_sectors.avg.peak_sustained) and no L2 clock:
+    L2 = 32 B x per-slice peak x slices (lts__cycles_elapsed.sum / .avg) x lts cycles / duration."""
+    from roofline.analysis.ceilings import machine_from_profile
+
+    t4 = machine_from_profile(read_profile(T4).metrics, compute_capability="7.5")
+    assert t4.name == "Tesla T4" and t4.source == "from-profile"
+    assert 1_436_928 / 44_904 == 32  # L2 slices
+    assert t4.memory["l2"] == pytest.approx(32 * 1.0 * 32 * 44_904 / 52_576e-9, rel=1e-12)  # 874.6 GB/s
+    assert t4.memory["dram"] == pytest.approx(64 * 4_640_292_148.508825, rel=1e-12)
+    assert t4.compute["fp32"] == pytest.approx(2 * 2560 * 540_543_213.633597, rel=1e-12)
+    assert "lts__t_sectors.avg.peak_sustained x 32 instances" in t4.metadata["ceiling_sources"]["l2"]
+
+    gemm = machine_from_profile(read_profile(GEMM).metrics, compute_capability="7.5")
+    assert 83_591_964 / 6_965_997 == 12 and 83_652_384 / 6_971_032 == 12
+    lts_clock = (6_965_997 / 4_789_792e-9 + 6_971_032 / 4_792_640e-9) / 2  # median of two launches
+    assert gemm.memory["l2"] == pytest.approx(32 * 12 * lts_clock, rel=1e-12)  # 558.5 GB/s
+    assert gemm.compute["fp32"] == pytest.approx(2 * 1408 * (1_535_016_817.5835762 + 1_534_429_192.9443328) / 2,
+                                                 rel=1e-12)

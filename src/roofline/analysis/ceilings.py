@@ -19,13 +19,19 @@ tensor_<t>     DENSE peaks only: sm__ops_path_tensor_op_hgmma_src_<t>..._sparsit
                are used only on SM 7.x, which has no sparsity; SM 7.0/7.2 also 512 x
                sm__inst_executed_pipe_tensor.sum.peak_sustained (the Tensor section's x512)
 dram           dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second
-l2             lts__t_bytes.sum.peak_sustained x lts__cycles_elapsed.avg.per_second (the sections'
-               alternatives: 32 x lts__lts2xbar_cycles_active.sum.peak_sustained, or
+l2             lts__t_bytes.sum.peak_sustained (or 32 x lts__t_sectors.sum.peak_sustained) x
+               lts__cycles_elapsed.avg.per_second (the sections' alternatives: 32 x
+               lts__lts2xbar_cycles_active.sum.peak_sustained, or
                l1tex__m_xbar2l1tex_read_bytes.sum.peak_sustained, x the same clock)
 l1             l1tex__t_bytes.sum.peak_sustained x l1tex__cycles_elapsed.avg.per_second (alternatives:
                128 x l1tex__lsu_writeback_active_mem_lgds (SM >= 9.0) / _mem_lg (SM 7.5-8.9) /
                l1tex__lsu_writeback_active (SM <= 7.2) .sum.peak_sustained x the same clock)
 =============  =======================================================================================
+
+Where a memory peak is there only per instance (``--set full`` writes
+``lts__t_sectors.avg.peak_sustained``, per L2 slice), it is multiplied by the instance count,
+``<unit>__cycles_elapsed.sum / .avg``; where a unit's clock is missing, it is its
+``cycles_elapsed.avg / gpu__time_duration.sum``.
 
 Peaks are per-chip constants; clocks vary by launch, so the median over launches is
 used and recorded as ``sm_clock_hz``. Use :meth:`Machine.scaled_to_clock` to move the
@@ -92,7 +98,7 @@ TENSOR_V100 = "sm__inst_executed_pipe_tensor" + _PEAK
 #: memory level -> (alternatives of (bytes per unit, per-cycle peak metric)), clock metric.
 MEMORY_PEAKS: dict[str, tuple[tuple[tuple[float, str], ...], str]] = {
     "dram": (((1.0, "dram__bytes" + _PEAK),), "dram__cycles_elapsed.avg.per_second"),
-    "l2": (((1.0, "lts__t_bytes" + _PEAK), (32.0, "lts__lts2xbar_cycles_active" + _PEAK),
+    "l2": (((1.0, "lts__t_bytes" + _PEAK), (32.0, "lts__t_sectors" + _PEAK), (32.0, "lts__lts2xbar_cycles_active" + _PEAK),
             (1.0, "l1tex__m_xbar2l1tex_read_bytes" + _PEAK)), "lts__cycles_elapsed.avg.per_second"),
     "l1": (((1.0, "l1tex__t_bytes" + _PEAK), (128.0, "l1tex__lsu_writeback_active_mem_lgds" + _PEAK),
             (128.0, "l1tex__lsu_writeback_active_mem_lg" + _PEAK), (128.0, "l1tex__lsu_writeback_active" + _PEAK)),
@@ -133,6 +139,46 @@ def _median(metrics: pd.DataFrame, names: Sequence[str]) -> tuple[float, str] | 
 def _largest(metrics: pd.DataFrame, names: Sequence[str]) -> tuple[float, str] | None:
     found = [m for m in (_median(metrics, (n,)) for n in names) if m is not None]
     return max(found) if found else None
+
+
+def _instances(metrics: pd.DataFrame, unit: str) -> float | None:
+    """How many instances of ``unit`` (L2 slices, say) the chip has: its cycles' sum / average."""
+    total, mean = f"{unit}__cycles_elapsed.sum", f"{unit}__cycles_elapsed.avg"
+    if not {total, mean} <= set(metrics.columns):
+        return None
+    ratio = (metrics[total].to_numpy(dtype=np.float64, na_value=np.nan)
+             / metrics[mean].to_numpy(dtype=np.float64, na_value=np.nan))
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    return float(np.round(np.median(ratio))) if ratio.size else None
+
+
+def _unit_peak(metrics: pd.DataFrame, metric: str) -> tuple[float, str] | None:
+    """``<m>.sum.peak_sustained``, else ``<m>.avg.peak_sustained`` x the unit's instance count
+    (a ``--set full`` export holds the per-instance peak, e.g. lts__t_sectors.avg.peak_sustained)."""
+    found = _median(metrics, (metric,))
+    if found is not None or not metric.endswith(_PEAK):
+        return found
+    per_instance_name = metric[: -len(_PEAK)] + ".avg.peak_sustained"
+    per_instance = _median(metrics, (per_instance_name,))
+    count = _instances(metrics, metric.split("__", 1)[0])
+    if per_instance is None or count is None:
+        return None
+    return per_instance[0] * count, f"{per_instance_name} x {count:g} instances"
+
+
+def _unit_clock(metrics: pd.DataFrame, clock_metric: str) -> tuple[float, str] | None:
+    """``<unit>__cycles_elapsed.avg.per_second``, else ``<unit>__cycles_elapsed.avg`` / the launch's
+    ``gpu__time_duration.sum`` (both in the export; median over launches)."""
+    found = _median(metrics, (clock_metric,))
+    if found is not None:
+        return found[0], clock_metric
+    cycles = clock_metric.removesuffix(".per_second")
+    if not {cycles, "gpu__time_duration.sum"} <= set(metrics.columns):
+        return None
+    rate = (metrics[cycles].to_numpy(dtype=np.float64, na_value=np.nan)
+            / metrics["gpu__time_duration.sum"].to_numpy(dtype=np.float64, na_value=np.nan))
+    rate = rate[np.isfinite(rate) & (rate > 0)]
+    return (float(np.median(rate)), f"{cycles} / gpu__time_duration.sum") if rate.size else None
 
 
 def device_name(metrics: pd.DataFrame) -> str | None:
@@ -182,14 +228,14 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
                 compute["tensor_fp16"] = 512 * peak[0] * clock
                 used["tensor_fp16"] = f"512 x {TENSOR_V100} x {clock_name}"
     for level, (alternatives, clock_metric) in MEMORY_PEAKS.items():
-        level_clock = _median(metrics, (clock_metric,))
+        level_clock = _unit_clock(metrics, clock_metric)
         if level_clock is None:
             continue
         for factor, metric in alternatives:
-            peak = _median(metrics, (metric,))
+            peak = _unit_peak(metrics, metric)
             if peak is not None:
                 memory[level] = factor * peak[0] * level_clock[0]
-                used[level] = f"{factor:g} x {metric} x {clock_metric}"
+                used[level] = f"{factor:g} x {peak[1]} x {level_clock[1]}"
                 break
     gpu = device_name(metrics)
     label = name or gpu or "from-profile"
