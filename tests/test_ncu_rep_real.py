@@ -126,3 +126,16 @@ def test_ceilings_from_the_reports_own_peaks():
     assert gemm.memory["l2"] == pytest.approx(32 * 12 * lts_clock, rel=1e-12)  # 558.5 GB/s
     assert gemm.compute["fp32"] == pytest.approx(2 * 1408 * (1_535_016_817.5835762 + 1_534_429_192.9443328) / 2,
                                                  rel=1e-12)
+
+
+def test_runs_from_two_gpus_get_no_mixed_ceilings():
+    """A T4 run beside a GTX 1660 SUPER run: the profile's own peaks would mix two chips, so no
+    machine is made from them, and the note says why and what to do."""
+    import roofline
+
+    a = roofline.analyze([T4, GEMM])
+    assert a.machine is None
+    assert sorted(a.frame["run"]) == sorted(["matrix_addition2D_t4_setfull", "naive_gemm_1024_gtx1660super"])
+    assert any("2 GPUs (NVIDIA GeForce GTX 1660 SUPER, Tesla T4)" in n and "-m" in n for n in a.notes)
+    # Each alone gets its own GPU's ceilings.
+    assert roofline.analyze(T4).machine.name == "Tesla T4"

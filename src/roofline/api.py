@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
@@ -70,14 +72,24 @@ def analyze(
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     resolved = load_machine(machine) if machine is not None else machine_for(table)
+    if resolved is None and len(gpus := _gpus(table)) > 1:
+        note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
+                "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
+        table = dataclasses.replace(table, warnings=(*table.warnings, note))
     return _analyze(table, resolved, by=by)  # type: ignore[arg-type]
 
 
+def _gpus(table: KernelTable) -> list[str]:
+    from roofline.analysis.ceilings import device_names
+
+    return device_names(table.metrics) if table.metrics is not None else []
+
+
 def machine_for(table: KernelTable) -> Machine | None:
-    """Ceilings from the profile itself (peak metrics), or None."""
+    """Ceilings from the profile itself (peak metrics), or None (also when it names several GPUs)."""
     from roofline.analysis.ceilings import machine_from_profile
 
-    if table.metrics is None or table.metrics.empty:
+    if table.metrics is None or table.metrics.empty or len(_gpus(table)) > 1:
         return None
     ccs = table.frame["compute_capability"].dropna().unique()
     cc = str(ccs[0]) if len(ccs) == 1 else None  # one architecture: its tensor ceiling can be known

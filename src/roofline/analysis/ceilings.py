@@ -181,13 +181,18 @@ def _unit_clock(metrics: pd.DataFrame, clock_metric: str) -> tuple[float, str] |
     return (float(np.median(rate)), f"{cycles} / gpu__time_duration.sum") if rate.size else None
 
 
+def device_names(metrics: pd.DataFrame) -> list[str]:
+    """The distinct GPUs the profile names (``device__attribute_display_name``), most launches first."""
+    if DEVICE_NAME not in metrics.columns:
+        return []
+    names = metrics[DEVICE_NAME].dropna().astype(str).str.strip()
+    return [str(n) for n in names[names != ""].value_counts(sort=True).index]
+
+
 def device_name(metrics: pd.DataFrame) -> str | None:
     """The GPU the profile names (``device__attribute_display_name``), when there is one."""
-    if DEVICE_NAME not in metrics.columns:
-        return None
-    names = metrics[DEVICE_NAME].dropna().astype(str)
-    names = names[names.str.strip() != ""]
-    return str(names.mode().iloc[0]).strip() if len(names) else None
+    names = device_names(metrics)
+    return names[0] if names else None
 
 
 def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, compute_capability: str | None = None,
