@@ -1,0 +1,182 @@
+"""Real public Nsight Compute exports from Hopper (H100 PCIe, GH200) and Blackwell (RTX 5090) GPUs,
+read by ``read_profile`` and checked against numbers computed by hand from the files' own cells.
+
+Provenance, the layout of each file and the derivation of every truth: PROVENANCE.md beside each
+file under tests/data/ncu/. The .ncu-rep reports are also read both ways (NVIDIA's ``ncu_report``
+module and the real ``ncu --import --csv``), which must give the same kernel table.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from roofline.errors import MissingMetricsError
+from roofline.readers import ncu_rep, read_profile
+from roofline.readers.dispatch import build_table
+
+ncu_report = pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
+
+DATA = Path(__file__).parent / "data" / "ncu"
+H100_SILU = DATA / "h100pcie_setfull_rep_silu_vector" / "2025-04-21-vector-based.ncu-rep"
+GH200_RMS = DATA / "gh200_setfull_rep_rms_norm_looping" / "rms_norm_triton_looping.ncu-rep"
+GH200_SECTIONS = DATA / "gh200_sections_rep_silu_roofline" / "silu-2025-04-19-v3.ncu-rep"
+GH200_BASIC = DATA / "gh200_basic_rep_silu" / "silu-2025-04-18-v6.ncu-rep"
+GH200_NO_METRICS = DATA / "gh200_memworkload_rep_silu" / "silu-2025-04-19-v1.ncu-rep"
+RTX5090_DETAILS = DATA / "rtx5090_details_rules_cutlass_gemm" / "ncu.details.csv"
+RTX5090_SOL = DATA / "rtx5090_section_sol_cutlass_gemm" / "ncu.section_SpeedOfLight.csv"
+
+REPORTS = [H100_SILU, GH200_RMS, GH200_SECTIONS, GH200_BASIC]
+IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
+            "tensor_precision", "flops_partial", "estimated", "run", "source"]
+NUMBERS = ["time_s", "sm_clock_hz", "fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
+           "l1_bytes", "l2_bytes", "dram_bytes"]
+
+
+def _ncu() -> str:
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
+    return ncu
+
+
+@pytest.mark.parametrize("report", REPORTS, ids=["h100pcie_setfull", "gh200_setfull", "gh200_sections", "gh200_basic"])
+def test_module_and_ncu_import_give_the_same_table(report):
+    by_module = build_table(ncu_rep.read_with_module(report, ncu_report)).frame
+    by_cli = build_table(ncu_rep.read_with_cli(report, _ncu())).frame
+    assert list(by_module.columns) == list(by_cli.columns)
+    pd.testing.assert_frame_equal(by_module[IDENTITY], by_cli[IDENTITY])
+    # The CSV prints rounded values: 1e-6. process_id only through ncu (the module exposes none).
+    np.testing.assert_allclose(by_module[NUMBERS].to_numpy(float), by_cli[NUMBERS].to_numpy(float), rtol=1e-6)
+    assert by_module["process_id"].isna().all()
+    assert by_cli["process_id"].notna().all()
+
+
+def test_h100_pcie_set_full_silu_by_hand():
+    """H100 PCIe (CC 9.0), ncu 2025.1 --set full, silu_kernel_vector on 2^26 floats, 3 launches.
+    Instruction counts exist only as .sum.per_cycle_elapsed rates."""
+    t = read_profile(H100_SILU)
+    f = t.frame
+    assert len(f) == 3 and set(f["compute_capability"]) == {"9.0"}
+    assert set(f["device"]) == {0}  # ncu's device index; the name (device__attribute_display_name) is "NVIDIA H100 PCIe"
+    # gpu__time_duration.sum [ns] per launch
+    np.testing.assert_allclose(f["time_s"], [284_704e-9, 284_320e-9, 284_576e-9], rtol=1e-12)
+    # launch 0: smsp__cycles_elapsed.avg 313,181.1929824561
+    #   fadd 214.2812707267493 /cycle x cycles = 67,108,864 (= 2^26, one per element)
+    #   ffma 2142.812707267493 /cycle x cycles = 671,088,640 (10 per element); fmul 0
+    #   FP32 = 67,108,864 + 2 x 671,088,640 = 1,409,286,144
+    assert f.loc[0, "fp32_flops"] == pytest.approx(1_409_286_144, rel=1e-9)
+    assert f.loc[0, "fp64_flops"] == 0  # dadd, dmul, dfma rates 0
+    # Half: Nsight Compute's roofline counts HFMA x4 (derived__smsp__..._hfma_pred_on_x4
+    # 857.1251084513152 /cycle x cycles = 268,435,464); hadd, hmul rates 0.
+    assert f.loc[0, "fp16_flops"] == pytest.approx(268_435_464, rel=1e-9)
+    assert f.loc[0, "tensor_flops"] == 0  # every sm__ops_path_tensor_*.sum is 0
+    assert f.loc[0, "flops"] == pytest.approx(1_409_286_144 + 268_435_464, rel=1e-9)
+    # lts__t_sectors.sum x 32 per launch
+    np.testing.assert_array_equal(f["l2_bytes"], [25_623_330 * 32, 25_730_564 * 32, 25_764_473 * 32])
+    # dram__bytes_read.sum + dram__bytes_write.sum (launch 0: 268,463,104 + 248,602,624)
+    np.testing.assert_allclose(f["dram_bytes"], [268_463_104 + 248_602_624, 268_457_984 + 248_690_944,
+                                                 268_455_424 + 248_785_664], rtol=1e-12)
+    # --set full has no l1tex__t_bytes.sum / l1tex__t_sectors.sum: unknown, not 0
+    assert f["l1_bytes"].isna().all()
+    assert any("l1tex__t_bytes.sum" in w for w in t.warnings)
+
+
+def test_gh200_set_full_rms_norm_by_hand():
+    """GH200 480GB (CC 9.0, aarch64 host), ncu 2025.1 --set full -c 1: the first launch is torch's
+    randn (distribution_elementwise_grid_stride_kernel)."""
+    f = read_profile(GH200_RMS).frame
+    assert len(f) == 1 and f.loc[0, "compute_capability"] == "9.0"
+    assert f.loc[0, "device"] == 0  # device index; device__attribute_display_name "NVIDIA GH200 480GB"
+    assert f.loc[0, "time_s"] == pytest.approx(6_880e-9, rel=1e-12)  # gpu__time_duration.sum 6,880 ns
+    # smsp__cycles_elapsed.avg 10,161.348484848484; ffma 209.60997481543998 /cycle -> 2,129,920 FFMA
+    # FP32 = 2 x 2,129,920 = 4,259,840 (fadd, fmul 0)
+    assert f.loc[0, "fp32_flops"] == pytest.approx(4_259_840, rel=1e-9)
+    # hfma 26.604342957344304 /cycle -> 270,336 HFMA; x4 (ncu's half roofline) = 1,081,344
+    assert f.loc[0, "fp16_flops"] == pytest.approx(1_081_344, rel=1e-9)
+    assert f.loc[0, "fp64_flops"] == 0
+    assert f.loc[0, "tensor_flops"] == 0
+    assert f.loc[0, "l2_bytes"] == 222_303 * 32  # lts__t_sectors.sum
+    assert f.loc[0, "dram_bytes"] == pytest.approx(8_448 + 0, rel=1e-12)  # dram__bytes_read.sum + _write.sum
+    assert np.isnan(f.loc[0, "l1_bytes"])
+
+
+def test_gh200_sections_only_by_hand():
+    """GH200, ncu 2025.1 with --section ComputeWorkloadAnalysis/MemoryWorkloadAnalysis/SpeedOfLight/
+    SpeedOfLight_RooflineChart: rates and per-second values only, no smsp__cycles_elapsed.avg and no
+    byte counts. Work = rate x smsp__cycles_elapsed.avg.per_second x gpu__time_duration.sum."""
+    t = read_profile(GH200_SECTIONS)
+    f = t.frame
+    assert len(f) == 3 and set(f["compute_capability"]) == {"9.0"}
+    np.testing.assert_allclose(f["time_s"], [140_576e-9, 151_776e-9, 151_008e-9], rtol=1e-12)
+    # launch 0 (randn): derived__smsp__..._ffma_pred_on_x2 1262.450367254502 /cycle
+    #   x 1,521,705,825.9007096 Hz x 140,576 ns (213,915.318 cycles) = 270,057,472
+    # launch 1 (silu): (fadd 599.9958986866138 + fmul 899.9938480299207) /cycle
+    #   x 1,473,867,689.3859532 Hz x 151,776 ns = 134,217,728 + 201,326,592 = 335,544,320 (10 x 2^25)
+    # launch 2: (606.4946197246569 + 909.7419295869853) x 1,465,490,389.4315052 x 151,008e-9 = 335,544,320
+    np.testing.assert_allclose(f["fp32_flops"], [270_057_472, 335_544_320, 335_544_320], rtol=1e-9)
+    assert (f["fp64_flops"] == 0).all()  # dadd, dmul, dfma rates 0
+    # The half pipe is idle (sm__inst_executed_pipe_fma_type_fp16 ... pct_of_peak_sustained_active 0):
+    assert (f["fp16_flops"] == 0).all()
+    # No sm__ops_path_tensor_* counts in these sections: unknown.
+    assert f["tensor_flops"].isna().all()
+    # dram__bytes.sum.per_second x gpu__time_duration.sum:
+    #   1,711,781,470,521.284 x 140,576 ns = 240,635,392; 3,382,650,643,052.9204 x 151,776 ns = 513,405,184;
+    #   3,400,406,865,861.4116 x 151,008 ns = 513,488,640
+    np.testing.assert_allclose(f["dram_bytes"], [240_635_392, 513_405_184, 513_488_640], rtol=1e-9)
+    assert f["l2_bytes"].isna().all() and f["l1_bytes"].isna().all()
+    assert any("lts__t_bytes.sum" in w for w in t.warnings)
+
+
+def test_gh200_default_set_gives_time_only():
+    """GH200, ncu 2025.1 default set (-c 2): time and cycles, no FLOP or byte counters -> NaN."""
+    t = read_profile(GH200_BASIC)
+    f = t.frame
+    assert len(f) == 2 and set(f["compute_capability"]) == {"9.0"}
+    np.testing.assert_allclose(f["time_s"], [141_760e-9, 151_584e-9], rtol=1e-12)  # gpu__time_duration.sum
+    for column in ["fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
+                   "l1_bytes", "l2_bytes", "dram_bytes"]:
+        assert f[column].isna().all(), column
+    assert any("dram__bytes.sum" in w for w in t.warnings)
+
+
+def test_gh200_report_without_time_or_bytes_is_refused():
+    """GH200 report made with `--set MemoryWorkloadAnalysis`: only launch and device attributes
+    (247 metrics, none of time, cycles, bytes or sectors) -> a clean refusal that says what to collect."""
+    with pytest.raises(MissingMetricsError, match="gpu__time_duration.sum"):
+        read_profile(GH200_NO_METRICS)
+
+
+def test_rtx5090_details_page_with_rule_columns_by_hand():
+    """RTX 5090 (CC 12.0) --page details CSV with Rule and Estimated Speedup columns: a --metrics list
+    plus sections (display names), for a cutlass bf16 tensor-op GEMM."""
+    t = read_profile(RTX5090_DETAILS)
+    f = t.frame
+    assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0"
+    assert f.loc[0, "time_s"] == pytest.approx(111.81e-6, rel=1e-12)  # gpu__time_duration.sum 111.81 us
+    assert f.loc[0, "sm_clock_hz"] == pytest.approx(2.00e9, rel=1e-12)  # "SM Frequency" 2.00 Ghz
+    # sm__ops_path_tensor_src_bf16_dst_fp32.sum 12,532,580,352 (the bf16->bf16 counter is n/a)
+    assert f.loc[0, "tensor_flops"] == pytest.approx(12_532_580_352, rel=1e-12)
+    assert f.loc[0, "tensor_precision"] == "bf16"
+    # flop_count_sp.sum / flop_count_hp.sum are "n/a" and no SASS op counters: unknown
+    assert np.isnan(f.loc[0, "fp32_flops"]) and np.isnan(f.loc[0, "fp16_flops"]) and np.isnan(f.loc[0, "fp64_flops"])
+    # dram__bytes_read.sum "17.50 Mbyte" (1 Mbyte = 1e6 byte) + dram__bytes_write.sum "0 byte".
+    # The file prints 2 decimals, so the count is known to +-0.005 Mbyte.
+    assert f.loc[0, "dram_bytes"] == pytest.approx(17.50e6, abs=0.005e6)
+    assert np.isnan(f.loc[0, "l2_bytes"]) and np.isnan(f.loc[0, "l1_bytes"])
+
+
+def test_rtx5090_speed_of_light_section_only():
+    """RTX 5090 (CC 12.0), the GPU Speed Of Light section alone in display names ("Duration",
+    "SM Frequency", "Elapsed Cycles", throughputs in %): time only."""
+    f = read_profile(RTX5090_SOL).frame
+    assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0"
+    assert f.loc[0, "time_s"] == pytest.approx(404.70e-6, rel=1e-12)  # "Duration" 404.70 us
+    assert f.loc[0, "sm_clock_hz"] == pytest.approx(2.00e9, rel=1e-12)  # "SM Frequency" 2.00 Ghz
+    for column in ["fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
+                   "l1_bytes", "l2_bytes", "dram_bytes"]:
+        assert np.isnan(f.loc[0, column]), column
