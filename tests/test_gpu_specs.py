@@ -64,6 +64,22 @@ DATASHEET = [
     ("l40s", "tensor_fp8", 733, None),
     ("rtx-4090", "fp32", 82.6, None),
     ("rtx-4090", "tensor_fp16", 165.2, None),
+    # Blackwell and GH200 (figures as printed in the sources named in gpu_specs.py).
+    ("b200", "tensor_fp16", 2250, None),   # HGX B200: 36 PFLOP/s sparse / 8 GPUs / 2
+    ("b200", "tensor_bf16", 2250, None),
+    ("b200", "tensor_tf32", 1125, None),   # 18 PFLOP/s sparse / 8 / 2
+    ("b200", "tensor_fp8", 4500, None),    # 72 PFLOP/s sparse / 8 / 2
+    ("b200", "tensor_int8", 4500, None),
+    ("b200", "fp64", 37, None),            # 296 TFLOP/s / 8
+    ("b200", "tensor_fp64", 37, None),
+    ("rtx-5090", "fp32", 104.8, None),
+    ("rtx-5090", "tensor_fp16", 209.5, None),
+    ("rtx-5090", "tensor_int8", 838, None),
+    ("rtx-5080", "fp32", 56.3, None),
+    ("rtx-pro-6000-blackwell", "fp32", 125, None),
+    ("gh200-96gb", "fp32", 67, None),
+    ("gh200-96gb", "tensor_fp8", 1979, None),
+    ("gh200-144gb", "tensor_int8", 1979, None),
 ]
 
 
@@ -77,7 +93,9 @@ def test_compute_ceilings_match_datasheets(spec, key, printed, clock):
 @pytest.mark.parametrize(
     ("spec", "tb_per_s"),
     [("a100-80gb-sxm", 2.039), ("h100-sxm", 3.35), ("h200", 4.8), ("v100-sxm2", 0.9),
-     ("t4", 0.32), ("a10", 0.6), ("rtx-4090", 1.008), ("h100-pcie", 2.0), ("a100-40gb-sxm", 1.555)],
+     ("t4", 0.32), ("a10", 0.6), ("rtx-4090", 1.008), ("h100-pcie", 2.0), ("a100-40gb-sxm", 1.555),
+     ("b200", 8.0), ("gh200-96gb", 4.0), ("gh200-144gb", 4.9), ("rtx-5090", 1.792), ("rtx-5080", 0.96),
+     ("rtx-pro-6000-blackwell", 1.792)],
 )
 def test_dram_ceilings_match_datasheets(spec, tb_per_s):
     assert rounds_to(theoretical(spec).memory["dram"] / T, tb_per_s)
@@ -94,8 +112,9 @@ def test_l1_is_128_bytes_per_clock_per_sm_where_sourced_and_absent_elsewhere():
     m = theoretical("h100-sxm", sm_clock_hz=1.755e9)
     assert m.memory["l1"] == pytest.approx(128 * 132 * 1.755e9)
     assert m.metadata["clock_hz"]["l1"] == 1.755e9
-    assert "l2" not in m.memory and "l2" in m.metadata["absent"]  # no sourced per-clock L2 figure
     assert "l1" not in theoretical("rtx-4090").memory
+    assert m.metadata["clock_hz"]["l2"] == 1.755e9
+    assert m.memory["l2"] == 5120 * 1.755e9  # 8986 GB/s: the published H100 figure
 
 
 def test_h100_tensor_figures_assume_their_own_clock_and_others_the_boost_clock():
@@ -154,8 +173,9 @@ def test_spec_names_and_aliases():
 
 def test_arch_and_product_from_what_the_driver_says():
     assert arch_for((9, 0)).key == "gh100" and arch_for((8, 6)).key == "ga10x"
-    with pytest.raises(MachineError, match="compute capability 12.0"):
-        arch_for((12, 0))
+    assert arch_for((10, 0)).key == "gb100" and arch_for((12, 0)).key == "gb20x"
+    with pytest.raises(MachineError, match="compute capability 11.0"):
+        arch_for((11, 0))
     assert spec_for_device_name("NVIDIA H100 80GB HBM3").key == "h100-sxm"
     assert spec_for_device_name("NVIDIA H200").key == "h200"
     assert spec_for_device_name("NVIDIA A10").key == "a10"
@@ -181,3 +201,105 @@ def test_live_spec_takes_counts_from_the_device_and_vendor_facts_from_the_produc
     assert spec.datasheet["dram"] == 3.35e12
     unknown = spec_from_device(h100_info(name="Some GH100 board", sms=100))
     assert unknown.datasheet == {} and theoretical_from_spec(unknown).compute["fp32"] == 100 * 256 * 1980e6
+
+
+# --- L2 ceilings: whole-chip B/clk x SM clock, each figure computed by hand from its source --------
+
+
+def test_l2_ceiling_of_h100_sxm_at_its_boost_clock():
+    m = theoretical("h100-sxm")
+    # 5120 B/clk x 1980 MHz = 10,137.6 GB/s
+    assert m.memory["l2"] == pytest.approx(10_137.6e9, rel=1e-12)
+    assert m.metadata["clock_hz"]["l2"] == 1980e6
+    assert "5120 B/clk" in m.metadata["derived"]["l2"] and "l2" not in m.metadata["absent"]
+    assert list(m.memory) == ["l1", "l2", "dram"]  # a three-level roofline
+
+
+@pytest.mark.parametrize(
+    ("spec", "gb_per_s"),
+    [
+        ("v100-sxm2", 3133.44),      # A100 whitepaper: V100 2048 B/clk x 1530 MHz
+        ("v100-pcie", 2826.24),      # 2048 x 1380 MHz
+        ("a100-80gb-sxm", 7219.2),   # A100 whitepaper: 5120 B/clk x 1410 MHz
+        ("h100-pcie", 8985.6),       # 5120 x 1755 MHz: the published table's 8986 GB/s
+        ("h200", 10_137.6),          # 5120 x 1980 MHz
+        ("gh200-96gb", 10_137.6),
+    ],
+)
+def test_l2_ceilings_from_sourced_bytes_per_clock(spec, gb_per_s):
+    assert theoretical(spec).memory["l2"] / 1e9 == pytest.approx(gb_per_s, rel=1e-12)
+
+
+def test_l2_scales_with_the_sm_clock_like_l1():
+    assert theoretical("a100-80gb-sxm", sm_clock_hz=1e9).memory["l2"] == 5120e9
+
+
+@pytest.mark.parametrize("spec", ["t4", "a10", "l4", "l40s", "rtx-4090", "b200", "rtx-5090", "rtx-pro-6000-blackwell"])
+def test_l2_absent_with_a_reason_where_no_per_clock_figure_was_found(spec):
+    m = theoretical(spec)
+    assert "l2" not in m.memory
+    assert "measure it" in m.metadata["absent"]["l2"]
+
+
+# --- Blackwell and GH200 by hand --------------------------------------------------------------------
+
+
+def test_b200_figures_by_hand():
+    m = theoretical("b200")
+    # 148 SMs x 8192 FLOP/clk x 1856 MHz = 2250.244 TFLOP/s dense FP16 (datasheet 2.25 PFLOP/s)
+    assert m.compute["tensor_fp16"] / T == pytest.approx(2250.244096, rel=1e-12)
+    # 148 x 256 x 1965 MHz = 74.45 TFLOP/s FP32 (datasheet 75: 0.7 % above)
+    assert m.compute["fp32"] / T == pytest.approx(74.44992, rel=1e-12)
+    assert m.metadata["clock_hz"]["tensor_fp8"] == 1856e6 and m.metadata["clock_hz"]["fp64"] == 1965e6
+    # 7680 bits / 8 x 8.3333 Gb/s = 8.0 TB/s; the driver's 3996 MHz (DDR) would give 7.67 TB/s
+    assert m.memory["dram"] / T == pytest.approx(7.99997, rel=1e-5)
+    assert dram_bandwidth(7680, 2 * 3996e6) / T == pytest.approx(7.67232)
+    # 148 SMs x 128 B/clk x 1965 MHz = 37.2 TB/s L1
+    assert m.memory["l1"] == pytest.approx(148 * 128 * 1965e6)
+    assert "tensor_fp16" in ARCHS["gb100"].rates and "fp16" not in ARCHS["gb100"].rates
+
+
+def test_geforce_blackwell_fp4_ai_tops_reproduce_at_the_boost_clock():
+    # 'AI TOPS' (FP4, 2:4 sparse) = SMs x 8192 x clock: a cross-check of SMs and clock with no key of ours.
+    assert round(170 * 8192 * 2407e6 / T) == 3352  # RTX 5090
+    assert round(84 * 8192 * 2617e6 / T) == 1801   # RTX 5080
+    assert round(188 * 8192 * 2597e6 / T) == 4000  # RTX PRO 6000 Blackwell Workstation (derived clock)
+    m = theoretical("rtx-5090")
+    assert m.compute["tensor_fp16"] == pytest.approx(m.compute["tensor_int8"] / 4)  # FP32-accumulate
+    pro = theoretical("rtx-pro-6000-blackwell")
+    assert pro.compute["tensor_fp16"] == pytest.approx(pro.compute["tensor_int8"] / 2)  # full rate
+
+
+def test_gh200_is_hopper_with_its_own_memory():
+    assert theoretical("gh200-96gb").compute == theoretical("h100-sxm").compute
+    assert dram_bandwidth(6144, 5.2083e9) / T == pytest.approx(3.99997, rel=1e-5)
+    assert dram_bandwidth(6144, 6.3802e9) / T == pytest.approx(4.90000, rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("device_name", "key"),
+    [
+        ("NVIDIA GH200 480GB", "gh200-96gb"),
+        ("NVIDIA GH200 144G HBM3e", "gh200-144gb"),
+        ("NVIDIA GH200 96GB", None),        # a GH200, never the H200
+        ("NVIDIA H20", None),               # never the H200
+        ("NVIDIA H200", "h200"),
+        ("NVIDIA H200 NVL", None),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA B200", "b200"),
+        ("NVIDIA GB200", None),             # never the B200
+        ("NVIDIA GeForce RTX 5090", "rtx-5090"),
+        ("NVIDIA GeForce RTX 5080", "rtx-5080"),
+        ("NVIDIA GeForce RTX 5080 Laptop GPU", "rtx-5080"),
+        ("NVIDIA GeForce RTX 50800", None),
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", None),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA L40S", "l40s"),
+    ],
+)
+def test_device_names_of_new_products(device_name, key):
+    spec = spec_for_device_name(device_name)
+    assert (spec.key if spec else None) == key

@@ -6,25 +6,34 @@ Rates are per streaming multiprocessor (SM) per SM clock cycle:
 
 - non-tensor FLOP/clk/SM: an FMA lane counts 2 FLOPs; paired half (HFMA2) lanes count 2 x 2;
 - DENSE tensor-core FLOP/clk/SM (OP/clk/SM for INT8), never the 2:4-sparse figures;
-- L1 bytes/clk/SM: load bandwidth of the L1 / shared-memory array.
+- L1 bytes/clk/SM: load bandwidth of the L1 / shared-memory array;
+- L2 bytes/clk: read bandwidth of the whole L2 per SM clock, where a source gives one.
 
 Each figure was checked so that SMs x rate x boost clock gives the dense number in the
 vendor document named in the row's ``source`` (tests/test_gpu_specs.py recomputes them).
 A key missing from a row means we could not source it, not that the unit is absent, except
 where the architecture plainly lacks the unit (no BF16 or TF32 before Ampere, no FP8
-before Ada): those are absent too and :func:`has_rate` says which.
+before Ada): those are absent too and :func:`has_rate` says which. FP4 and FP6 tensor rates
+(Blackwell) have no compute key in our model and are left out; where a product's clock was
+derived, its ``notes`` say from what.
 
-Left out on purpose (no vendor per-clock figure found):
+Left out on purpose (no per-clock figure found):
 
-- L2 bandwidth per clock, for every architecture: the L2 ceiling is measured, never derived.
-- L1 bytes/clk for Turing, GA10x and Ada (their whitepapers give no per-clock figure).
-- BF16 non-tensor rates for Turing (no BF16), GA10x and Ada (not in the whitepapers' tables).
-- Blackwell (GB100 / GB20x): NVIDIA has published per-GPU figures but not, as far as we could
-  check, per-SM per-clock tensor rates with the clock they assume, so no row and no B200 product.
+- L2 bandwidth for Turing, GA10x, Ada and Blackwell (``l2_source`` of the row says why); the
+  L2 ceiling there is measured, never derived.
+- L1 bytes/clk for Turing, GA10x, Ada and GB20x (their whitepapers give no per-clock figure).
+- BF16 non-tensor rates for Turing (no BF16), GA10x and Ada (not in the whitepapers' tables);
+  FP16 / BF16 non-tensor and FP64 rates for Blackwell (not in the datasheets we used).
+- Products whose figures do not follow from SMs x rate x clock with a sourced SM count and
+  clock: H20 (its 148 TFLOP/s FP16 tensor and 44 TFLOP/s FP32 do not fit GH100 rates at any
+  GH100 clock with a sourced SM count), GB200 (no SM count or clock published; its FP64 and
+  FP16-tensor figures imply different clocks), RTX PRO 6000 Blackwell Server Edition (no
+  datasheet figures found). :func:`spec_for_device_name` says None for them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,6 +60,8 @@ class GpuArch:
     ``l1_shared_bytes_per_sm``: combined L1 / shared-memory capacity, B (the L1 can use
     what the kernel leaves of it for shared memory).
     ``compute_capabilities``: (major, minor) pairs of the chips in the family.
+    ``l2_bytes_per_clk``: L2 read bandwidth of the whole chip, B per SM clock, or None where not
+    sourced; ``l2_source``: where the figure comes from and which clock it assumes, or why it is None.
     """
 
     key: str
@@ -60,6 +71,8 @@ class GpuArch:
     l1_bytes_per_clk_per_sm: float | None
     l1_shared_bytes_per_sm: int | None
     source: str
+    l2_bytes_per_clk: float | None = None
+    l2_source: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rates", MappingProxyType(dict(self.rates)))
@@ -113,6 +126,18 @@ _A100_WP = "NVIDIA A100 Tensor Core GPU Architecture whitepaper (V1.0, 2020)"
 _GA102_WP = "NVIDIA Ampere GA102 GPU Architecture whitepaper (V2.0, 2021)"
 _ADA_WP = "NVIDIA Ada GPU Architecture whitepaper (V2.01, 2023)"
 _H100_WP = "NVIDIA H100 Tensor Core GPU Architecture whitepaper (V1.04, 2023), Table 3"
+_RTX_BW_WP = "NVIDIA RTX Blackwell GPU Architecture whitepaper (2025), Appendix A"
+_B200_NCU = (
+    "device attributes of an NVIDIA B200 in an Nsight Compute export "
+    "(tests/data/ncu/b200_sdpa_flash: 148 SMs, clock_rate 1965000 kHz, 7680-bit bus, memory clock "
+    "3996 MHz, L2 132644864 B in 192 slices)"
+)
+_L2_WP_CLK = (
+    "per SM clock: NVIDIA quotes it in B/clk, and its '2.3x V100' L2 claim holds at the SM boost "
+    "clocks (5120 x 1410 MHz / (2048 x 1530 MHz) = 2.30); the L2 runs on its own clock domain "
+    "(lts__cycles_elapsed), so at other clocks this is an approximation"
+)
+_L2_UNSOURCED = "no per-clock L2 bandwidth published for {}: measure it (roofline machine)"
 _L1_NOTE = (
     "L1: 128 B/clk/SM, the L1/shared array serving one 32 x 4-byte request per clock "
     "(CUDA C++ Programming Guide, shared memory banks; Jia et al., 'Dissecting the NVIDIA Volta GPU "
@@ -128,6 +153,8 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             rates={"fp64": 64, "fp32": 128, "fp16": 256, "tensor_fp16": 1024},
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=128 * KiB,
             source=f"{_VOLTA_WP}; {_L1_NOTE}",
+            l2_bytes_per_clk=2048,
+            l2_source=f"{_A100_WP}: L2 read bandwidth 2048 B/clk for V100, {_L2_WP_CLK}",
         ),
         GpuArch(
             key="tu10x", name="Turing TU10x", compute_capabilities=((7, 5),),
@@ -135,6 +162,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             rates={"fp64": 4, "fp32": 128, "fp16": 256, "tensor_fp16": 1024, "tensor_int8": 2048},
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=96 * KiB,
             source=f"{_TURING_WP}; NVIDIA T4 datasheet",
+            l2_source=_L2_UNSOURCED.format("Turing") + "; Nsight Compute's model gives 32 B/clk per L2 "
+            "slice, but slices differ by product (T4 32, GTX 1660 SUPER 12) and are counted at the L2's own "
+            "clock (854 MHz against ~540 MHz SM in tests/data/ncu/t4_setfull_rep)",
         ),
         GpuArch(
             key="ga100", name="Ampere GA100", compute_capabilities=((8, 0),),
@@ -147,6 +177,8 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=192 * KiB,
             source=f"{_A100_WP}; {_L1_NOTE}",
+            l2_bytes_per_clk=5120,
+            l2_source=f"{_A100_WP}: L2 read bandwidth 5120 B/clk (2.3x V100), {_L2_WP_CLK}",
         ),
         GpuArch(
             key="ga10x", name="Ampere GA10x", compute_capabilities=((8, 6), (8, 7)),
@@ -158,6 +190,7 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
             source=f"{_GA102_WP}; NVIDIA A10 datasheet",
+            l2_source=_L2_UNSOURCED.format("GA10x"),
         ),
         GpuArch(
             key="ad10x", name="Ada AD10x", compute_capabilities=((8, 9),),
@@ -170,6 +203,7 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
             source=f"{_ADA_WP}, Appendix A; NVIDIA L4 and L40S datasheets",
+            l2_source=_L2_UNSOURCED.format("Ada"),
         ),
         GpuArch(
             key="gh100", name="Hopper GH100", compute_capabilities=((9, 0),),
@@ -182,6 +216,44 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=256 * KiB,
             source=f"{_H100_WP}; {_L1_NOTE}",
+            l2_bytes_per_clk=5120,
+            l2_source=(
+                "Ultrasonics Sonochemistry 99 (2023) 106546, Table 3 (doi 10.1016/j.ultsonch.2023.106546): H100 L2 "
+                "bandwidth 8986 GB/s at 1755 MHz = 5120 B/clk, the GA100 figure; NVIDIA publishes none for "
+                f"Hopper, so this is a documented estimate, not a vendor number; {_L2_WP_CLK}"
+            ),
+        ),
+        GpuArch(
+            key="gb100", name="Blackwell GB100", compute_capabilities=((10, 0),),
+            # 128 FP32 + 64 FP64 lanes/SM (B200 at 148 SMs, 1965 MHz: FP32 74.4, datasheet 75; FP64 and
+            # FP64 tensor 37.2, datasheet 37); tensor rates twice GH100's: 8192 dense FP16 FLOP/clk/SM (2.25 PFLOP/s at
+            # 148 SMs x 1856 MHz). FP64 tensor = FP64 (the datasheet gives one figure for both).
+            rates={
+                "fp64": 128, "fp32": 256,
+                "tensor_fp64": 128, "tensor_tf32": 4096, "tensor_fp16": 8192, "tensor_bf16": 8192,
+                "tensor_fp8": 16384, "tensor_int8": 16384,
+            },
+            l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=256 * KiB,
+            source=(
+                "NVIDIA HGX B200 specifications (per GPU = 1/8 of HGX B200; dense = half the sparse "
+                f"figures); {_B200_NCU}; Chips and Cheese, 'Nvidia's B200: Keeping the CUDA Juggernaut "
+                f"Rolling' (2025: 2 dies x 74 SMs, 256 KB L1/shared per SM); {_L1_NOTE}"
+            ),
+            l2_source=_L2_UNSOURCED.format("Blackwell GB100") + " (B200 has 192 L2 slices, but no "
+            "per-slice rate is published)",
+        ),
+        GpuArch(
+            key="gb20x", name="Blackwell GB20x", compute_capabilities=((12, 0),),
+            # 128 FP32 lanes/SM; 4 tensor cores: 1024 dense FP16 FLOP/clk/SM with FP16 accumulate
+            # (RTX 5090: 419 TFLOP/s at 170 SMs, 2407 MHz; 3352 'AI TOPS' = FP4 sparse = 8 x that).
+            rates={
+                "fp32": 256,
+                "tensor_tf32": 512, "tensor_fp16": 1024, "tensor_bf16": 1024,
+                "tensor_fp8": 2048, "tensor_int8": 2048,
+            },
+            l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
+            source=f"{_RTX_BW_WP}; NVIDIA RTX PRO 6000 Blackwell datasheet",
+            l2_source=_L2_UNSOURCED.format("Blackwell GB20x"),
         ),
     )
 })
@@ -318,6 +390,85 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
             notes="HBM3e data rate = datasheet 4.8 TB/s / 6144 bits. Same GH100 SM count and clocks as "
             "H100 SXM5 (the datasheet's figures match). L2 size not in the datasheet: read it live.",
         ),
+        GpuSpec(
+            key="gh200-96gb", name="GH200 Grace Hopper (96 GB HBM3)", arch="gh100", sms=132,
+            boost_clock_hz=1980e6, memory_bus_bits=6144, memory_data_rate=5.2083e9, l2_bytes=None,
+            low_precision_tensor_clock_hz=1830e6,
+            source="NVIDIA GH200 Grace Hopper Superchip datasheet; H100 whitepaper for the GH100 SM",
+            datasheet={
+                "fp64": 34 * T, "tensor_fp64": 67 * T, "fp32": 67 * T, "tensor_tf32": 494 * T,
+                "tensor_bf16": 990 * T, "tensor_fp16": 990 * T, "tensor_fp8": 1979 * T,
+                "tensor_int8": 1979 * T, "dram": 4.0e12,
+            },
+            notes="The GPU of the GH200 with 96 GB HBM3 at 4.0 TB/s (driver name 'NVIDIA GH200 480GB': "
+            "480 GB is the Grace LPDDR5X). HBM3 data rate = datasheet 4.0 TB/s / 6144 bits (6 stacks). "
+            "The datasheet's compute figures are H100 SXM5's, so 132 SMs at 1980 / 1830 MHz are assumed "
+            "(as for H200); the live spec reads the real counts and clocks. L2 size: read it live.",
+        ),
+        GpuSpec(
+            key="gh200-144gb", name="GH200 Grace Hopper (144 GB HBM3e)", arch="gh100", sms=132,
+            boost_clock_hz=1980e6, memory_bus_bits=6144, memory_data_rate=6.3802e9, l2_bytes=None,
+            low_precision_tensor_clock_hz=1830e6,
+            source="NVIDIA GH200 Grace Hopper Superchip datasheet; H100 whitepaper for the GH100 SM",
+            datasheet={
+                "fp64": 34 * T, "tensor_fp64": 67 * T, "fp32": 67 * T, "tensor_tf32": 494 * T,
+                "tensor_bf16": 990 * T, "tensor_fp16": 990 * T, "tensor_fp8": 1979 * T,
+                "tensor_int8": 1979 * T, "dram": 4.9e12,
+            },
+            notes="The GPU of the GH200 with 144 GB HBM3e at 4.9 TB/s. HBM3e data rate = datasheet 4.9 TB/s "
+            "/ 6144 bits. Compute as gh200-96gb (H100 SXM5's figures, 132 SMs at 1980 / 1830 MHz assumed).",
+        ),
+        GpuSpec(
+            key="b200", name="B200 (HGX B200, 180 GB HBM3e)", arch="gb100", sms=148,
+            boost_clock_hz=1965e6, memory_bus_bits=7680, memory_data_rate=8.3333e9,
+            l2_bytes=132644864, low_precision_tensor_clock_hz=1856e6,
+            source=f"NVIDIA HGX B200 specifications (per GPU: 1/8 of the 8-GPU figures); {_B200_NCU}",
+            datasheet={
+                "fp64": 37 * T, "tensor_fp64": 37 * T, "fp32": 75 * T, "tensor_tf32": 1.125e15,
+                "tensor_fp16": 2.25e15, "tensor_bf16": 2.25e15, "tensor_fp8": 4.5e15,
+                "tensor_int8": 4.5e15, "dram": 8.0e12,
+            },
+            notes="NVIDIA publishes no B200 clock. SMs (148), 1965 MHz (the maximum SM clock the driver "
+            "reports), the 7680-bit bus and the L2 size are a real B200's device attributes. The tensor "
+            "clock 1856 MHz is DERIVED: 2.25 PFLOP/s dense FP16 / (148 SMs x 8192 FLOP/clk) = 1855.7 MHz; "
+            "no power-of-two rate fits at 1965 MHz (it would take 7737 FLOP/clk), as on Hopper, whose "
+            "tensor figures also assume a lower clock. TF32, FP8 and INT8 reproduce at that clock. FP64 "
+            "(37.2) and FP32 (74.4 TFLOP/s) at 1965 MHz are within 0.7% of the datasheet's 37 and 75 "
+            "(8 x 74.4 = 595.6 printed as 600). The early Blackwell technical brief gave 40 / 80 TFLOP/s "
+            "FP64 / FP32 at 1000 W, which 148 SMs reproduce only at 2.11 GHz, above the driver's maximum. "
+            "HBM3e data rate = datasheet 8 TB/s / 7680 bits; the memory clock the driver reports "
+            "(3996 MHz, DDR) gives 7.67 TB/s. FP4 / FP6 (9 / 4.5 PFLOP/s dense) have no key here.",
+        ),
+        GpuSpec(
+            key="rtx-5090", name="GeForce RTX 5090", arch="gb20x", sms=170, boost_clock_hz=2407e6,
+            memory_bus_bits=512, memory_data_rate=28e9, l2_bytes=96 * MiB,
+            source=f"{_RTX_BW_WP} (GeForce RTX 5090)",
+            # GeForce: tensor rates with FP32 accumulate are half the FP16-accumulate rates, as on Ada.
+            rate_overrides={"tensor_tf32": 256, "tensor_fp16": 512, "tensor_bf16": 512, "tensor_fp8": 1024},
+            datasheet={"fp32": 104.8 * T, "tensor_fp16": 209.5 * T, "tensor_bf16": 209.5 * T,
+                       "tensor_int8": 838 * T, "dram": 1792 * G},
+            notes="Tensor figures are FP32-accumulate (half the FP16-accumulate 419 TFLOP/s on GeForce). "
+            "3352 'AI TOPS' is FP4 with sparsity = 170 x 8192 x 2407 MHz (FP4 has no key here).",
+        ),
+        GpuSpec(
+            key="rtx-5080", name="GeForce RTX 5080", arch="gb20x", sms=84, boost_clock_hz=2617e6,
+            memory_bus_bits=256, memory_data_rate=30e9, l2_bytes=64 * MiB,
+            source=f"{_RTX_BW_WP} (GeForce RTX 5080)",
+            rate_overrides={"tensor_tf32": 256, "tensor_fp16": 512, "tensor_bf16": 512, "tensor_fp8": 1024},
+            datasheet={"fp32": 56.3 * T, "dram": 960 * G},
+            notes="Tensor rates FP32-accumulate (GeForce). 1801 'AI TOPS' (FP4, sparse) = 84 x 8192 x "
+            "2617 MHz (FP4 has no key here).",
+        ),
+        GpuSpec(
+            key="rtx-pro-6000-blackwell", name="RTX PRO 6000 Blackwell Workstation Edition", arch="gb20x",
+            sms=188, boost_clock_hz=2597e6, memory_bus_bits=512, memory_data_rate=28e9, l2_bytes=None,
+            source="NVIDIA RTX PRO 6000 Blackwell Workstation Edition datasheet; " + _RTX_BW_WP,
+            datasheet={"fp32": 125 * T, "dram": 1792 * G},
+            notes="The datasheet gives no clock: 2597 MHz is DERIVED as the clock at which both of its "
+            "figures reproduce, 125 TFLOP/s FP32 (188 x 256) and 4000 'AI TOPS' (FP4 sparse, 188 x 8192). "
+            "Professional board: full-rate FP32-accumulate tensor cores, as on L40S. 96 GB GDDR7, "
+            "512-bit at 28 Gb/s = 1792 GB/s. The Server Edition is not this spec.",
+        ),
     )
 })
 
@@ -325,6 +476,8 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
 ALIASES = {
     "h200-sxm": "h200", "h100": "h100-sxm", "h100-sxm5": "h100-sxm", "a100": "a100-80gb-sxm",
     "a100-sxm": "a100-80gb-sxm", "v100": "v100-sxm2", "4090": "rtx-4090", "a100-40gb-pcie": "a100-pcie",
+    "gh200": "gh200-96gb", "b200-sxm": "b200", "5090": "rtx-5090", "5080": "rtx-5080",
+    "rtx-pro-6000": "rtx-pro-6000-blackwell",
 }
 
 
@@ -358,31 +511,46 @@ def arch_for(compute_capability: tuple[int, int]) -> GpuArch:
     )
 
 
+#: (pattern, spec key or None) tried in order on the lower-cased driver name; None: a product we
+#: recognise but have no spec for, so nothing later may claim it. Word boundaries keep 'h20' from
+#: 'h200', 'h200' from 'gh200', 'b200' from 'gb200' and 'a10' from 'a100' / 'a10g'.
+_DEVICE_NAME_RULES: tuple[tuple[str, str | None], ...] = (
+    (r"\bgh200\b.*\b480gb\b", "gh200-96gb"),
+    (r"\bgh200\b.*\b144g", "gh200-144gb"),
+    (r"\bgh200\b", None),  # a GH200 variant whose memory we cannot tell
+    (r"\bgb200\b", None),  # no sourced SM count or clock
+    (r"\bgb300\b|\bb300\b", None),
+    (r"\bh200 nvl\b", None),  # PCIe H200 NVL: other clocks and memory than the SXM spec
+    (r"\bh200\b", "h200"),
+    (r"\bh20\b", None),  # rate-limited GH100: figures do not follow from SMs x rate x clock
+    (r"\bh100 pcie\b", "h100-pcie"),
+    (r"\bh100 80gb hbm3\b", "h100-sxm"),
+    (r"\bh100 sxm", "h100-sxm"),
+    (r"\bb200\b", "b200"),
+    (r"\brtx pro 6000 blackwell workstation\b", "rtx-pro-6000-blackwell"),
+    (r"\brtx pro 6000\b", None),  # Server / Max-Q editions: other clocks and power
+    (r"\brtx 5090\b", "rtx-5090"),
+    (r"\brtx 5080\b", "rtx-5080"),
+    (r"\brtx 4090\b", "rtx-4090"),
+    (r"\ba100-sxm4-80gb\b", "a100-80gb-sxm"),
+    (r"\ba100-sxm4-40gb\b", "a100-40gb-sxm"),
+    (r"\ba100 80gb pcie\b", "a100-80gb-pcie"),
+    (r"\ba100-pcie-40gb\b", "a100-pcie"),
+    (r"\bv100-sxm2\b", "v100-sxm2"),
+    (r"\bv100-pcie\b", "v100-pcie"),
+    (r"\btesla t4\b", "t4"),
+    (r"\bl40s\b", "l40s"),
+    (r"\bnvidia l4\b", "l4"),
+    (r"\bnvidia a10\b", "a10"),
+)
+
+
 def spec_for_device_name(device_name: str) -> GpuSpec | None:
     """Guess the product from the name the driver reports (e.g. 'NVIDIA H100 80GB HBM3'); None if unsure."""
-    n = device_name.lower()
-    rules = (
-        ("h200", "h200"),
-        ("h100 pcie", "h100-pcie"),
-        ("h100 80gb hbm3", "h100-sxm"),
-        ("h100 sxm", "h100-sxm"),
-        ("a100-sxm4-80gb", "a100-80gb-sxm"),
-        ("a100-sxm4-40gb", "a100-40gb-sxm"),
-        ("a100 80gb pcie", "a100-80gb-pcie"),
-        ("a100-pcie-40gb", "a100-pcie"),
-        ("v100-sxm2", "v100-sxm2"),
-        ("v100-pcie", "v100-pcie"),
-        ("tesla t4", "t4"),
-        ("rtx 4090", "rtx-4090"),
-        ("l40s", "l40s"),
-        ("nvidia l4", "l4"),
-        ("nvidia a10", "a10"),
-    )
-    for needle, key in rules:
-        if needle in n:
-            if key == "a10" and ("a100" in n or "a10g" in n):
-                continue
-            return SPECS[key]
+    n = " ".join(device_name.lower().split())
+    for pattern, key in _DEVICE_NAME_RULES:
+        if re.search(pattern, n):
+            return SPECS[key] if key is not None else None
     return None
 
 

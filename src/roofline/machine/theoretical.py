@@ -4,8 +4,10 @@
 - DRAM (B/s) = bus width (bits) / 8 x data rate (bit/s per pin; for DDR memories twice the
   memory clock);
 - L1 (B/s) = B/clk/SM x SMs x SM clock, where the architecture row has a sourced figure;
-- L2: absent. NVIDIA publishes no per-clock L2 bandwidth we could source, so the L2 ceiling
-  only ever comes from measurement (``metadata['absent']`` says so).
+- L2 (B/s) = whole-chip B/clk x SM clock, where the architecture row has a sourced figure
+  (Volta and GA100 from NVIDIA's A100 whitepaper; Hopper from a published table that carries the
+  GA100 figure over, an estimate). ``metadata['derived']['l2']`` names the source and the clock;
+  elsewhere the L2 is absent and ``metadata['absent']`` says why: measure it.
 
 Every machine records in ``metadata['clock_hz']`` the clock each ceiling assumes.
 """
@@ -57,12 +59,19 @@ def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) ->
         clocks[key] = clock
     sm_clock = sm_clock_hz if sm_clock_hz is not None else spec.boost_clock_hz
     memory: dict[str, float] = {"dram": dram_bandwidth(spec.memory_bus_bits, spec.memory_data_rate)}
-    absent = {"l2": "no sourced per-clock L2 bandwidth: measure it (roofline machine)"}
+    absent: dict[str, str] = {}
+    derived: dict[str, str] = {}
     if arch.l1_bytes_per_clk_per_sm:
         memory["l1"] = arch.l1_bytes_per_clk_per_sm * spec.sms * sm_clock
         clocks["l1"] = sm_clock
     else:
         absent["l1"] = f"no sourced L1 bytes/clock for {arch.name}"
+    if arch.l2_bytes_per_clk:
+        memory["l2"] = arch.l2_bytes_per_clk * sm_clock
+        clocks["l2"] = sm_clock
+        derived["l2"] = f"{arch.l2_bytes_per_clk:g} B/clk x SM clock; {arch.l2_source}"
+    else:
+        absent["l2"] = arch.l2_source or f"no sourced per-clock L2 bandwidth for {arch.name}: measure it"
     meta: dict[str, Any] = {
         "spec": spec.key,
         "gpu": spec.name,
@@ -76,6 +85,7 @@ def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) ->
         "memory_bus_bits": spec.memory_bus_bits,
         "memory_data_rate": spec.memory_data_rate,
         "absent": absent,
+        "derived": derived,
         "source": f"{spec.source} | {arch.source}",
     }
     if spec.l2_bytes:
