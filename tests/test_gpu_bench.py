@@ -260,7 +260,7 @@ def test_orchestration_without_theoretical_rates_still_measures(plateau_finder):
         def device_info(self) -> DeviceInfo:
             from dataclasses import replace
 
-            return replace(super().device_info(), compute_capability=(12, 0), name="Future GPU")
+            return replace(super().device_info(), compute_capability=(13, 0), name="Future GPU")
 
     m = measure_gpu(mode="quick", backend=Unknown())
     assert m.theoretical is None

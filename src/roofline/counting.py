@@ -156,11 +156,16 @@ class Reader:
             return by_clock
         return cycles if by_clock is None else np.where(np.isnan(cycles), by_clock, cycles)
 
-    def read(self, counter: Counter) -> np.ndarray | None:
-        """The counter's total per launch, from the first form present (row by row); None if none is."""
+    def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
+        """The counter's total per launch, from the first form present (row by row); None if none is.
+        ``totals_only``: the totals themselves, no rate."""
         out: np.ndarray | None = None
         for name in counter.names:
-            for form, per in ((name, None), (f"{name}.per_cycle_elapsed", "cycle"), (f"{name}.per_second", "second")):
+            out = self._fill(out, name, None, 1.0)
+        if totals_only:
+            return out
+        for name in counter.names:
+            for form, per in ((f"{name}.per_cycle_elapsed", "cycle"), (f"{name}.per_second", "second")):
                 out = self._fill(out, form, per, 1.0)
         for column, factor in counter.derived:
             out = self._fill(out, column, "cycle", factor)
@@ -397,14 +402,16 @@ class Counted:
 
 
 def _formula_value(reader: Reader, f: Formula, missing: dict[str, list[str]]) -> np.ndarray:
-    """Per launch, the first alternative whose counters are all known (NaN where none is)."""
+    """Per launch, the first alternative whose counters are all known as totals, else the first known
+    through rates (NaN where none is): dram read + write counted beat dram__bytes.sum.per_second x time."""
     out = np.full(reader.n, np.nan)
-    for terms in f.alternatives:
-        values = [reader.read(c) for _, c in terms]
-        if any(v is None for v in values):
-            continue
-        total = sum(w * v for (w, _), v in zip(terms, values))  # type: ignore[operator]
-        out = np.where(np.isnan(out), total, out)
+    for totals_only in (True, False):  # counted totals of any alternative before rates x time
+        for terms in f.alternatives:
+            values = [reader.read(c, totals_only=totals_only) for _, c in terms]
+            if any(v is None for v in values):
+                continue
+            total = sum(w * v for (w, _), v in zip(terms, values))  # type: ignore[operator]
+            out = np.where(np.isnan(out), total, out)
     if np.isnan(out).all():
         missing.setdefault(f.column, []).extend(c.name for _, c in f.terms if reader.read(c) is None)
     return out
