@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from roofline.analysis.ceilings import machine_from_profile
 from roofline.errors import MissingMetricsError
 from roofline.readers import ncu_rep, read_profile
 from roofline.readers.dispatch import build_table
@@ -182,3 +183,38 @@ def test_rtx5090_speed_of_light_section_only():
     for column in ["fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
                    "l1_bytes", "l2_bytes", "dram_bytes"]:
         assert np.isnan(f.loc[0, column]), column
+
+
+# --- RTX 5090 fmha: a --metrics export and the roofline-chart section export of the same run ---------
+
+FMHA = DATA / "rtx5090_fmha_metrics_roofline_section"
+
+
+def test_rtx5090_roofline_chart_section_alone_says_what_is_missing():
+    chart = FMHA / "ncu.section_SpeedOfLight_RooflineChart.csv"
+    with pytest.raises(MissingMetricsError) as err:
+        read_profile(chart)
+    text = err.value.render()
+    assert "rates" in text and "no launch duration" in text and "Duration" in text and str(chart) in text
+
+
+def test_rtx5090_metrics_and_roofline_chart_of_one_run_merge():
+    t = read_profile([FMHA / "ncu.metrics.csv", FMHA / "ncu.section_SpeedOfLight_RooflineChart.csv"])
+    f = t.frame
+    assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0" and f.loc[0, "process_id"] == 1745130
+    assert f.loc[0, "time_s"] == pytest.approx(160.74e-6, rel=1e-12)
+    assert f.loc[0, "sm_clock_hz"] == pytest.approx(1.98e9, rel=1e-12)  # the chart's "SM Frequency"
+    assert f.loc[0, "tensor_flops"] == 10_192_158_720 and f.loc[0, "tensor_precision"] == "bf16"
+    assert f.loc[0, "dram_bytes"] == pytest.approx(99.63e6 + 6.02e6, rel=1e-12)
+    # (FADD 360.18 + FMUL 401.8 + 2 x FFMA 16.66) per cycle x 1.98 GHz x 160.74 us
+    assert f.loc[0, "fp32_flops"] == pytest.approx(253_116_313.6, rel=1e-9)
+    assert f.loc[0, "fp64_flops"] == 0
+    assert np.isnan(f.loc[0, "fp16_flops"]) and f.loc[0, "flops_partial"]
+    # The chart file is SASS-instrumented: its clock is kept only because no clean file has one.
+    assert any("kept ncu.section_SpeedOfLight_RooflineChart.csv's smsp__cycles_elapsed.avg.per_second" in w
+               for w in t.warnings)
+
+    machine = machine_from_profile(t.metrics, compute_capability="12.0")
+    assert machine.compute["fp32"] == pytest.approx(2 * 21_760 * 1.98e9, rel=1e-12)
+    assert machine.compute["fp64"] == pytest.approx(2 * 340 * 1.98e9, rel=1e-12)
+    assert machine.memory["dram"] == pytest.approx(128 * 13.78e9, rel=1e-12)

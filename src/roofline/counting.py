@@ -130,6 +130,10 @@ def _unit(column: str) -> str:
     return parts[1] if parts[0] == "derived" and len(parts) > 2 else parts[0]
 
 
+#: Units that run on one clock (an SM and its four sub-partitions).
+_SAME_CLOCK = {"sm": ("smsp",), "smsp": ("sm",)}
+
+
 class Reader:
     """Reads counters from one metrics frame (SI units), launch by launch."""
 
@@ -148,13 +152,18 @@ class Reader:
         return self.column(name) is not None
 
     def cycles(self, unit: str) -> np.ndarray | None:
-        """Elapsed cycles of ``unit``: ``<unit>__cycles_elapsed.avg``, else its clock x time."""
-        cycles = self.column(f"{unit}__cycles_elapsed.avg")
+        """Elapsed cycles of ``unit``: ``<unit>__cycles_elapsed.avg``, else its clock x time. An SM and
+        its sub-partitions (``sm``, ``smsp``) share one clock, so either unit's figures serve both."""
+        out: np.ndarray | None = None
+        for u in (unit, *_SAME_CLOCK.get(unit, ())):
+            for values in (self.column(f"{u}__cycles_elapsed.avg"), self._by_clock(u)):
+                if values is not None:
+                    out = values if out is None else np.where(np.isnan(out), values, out)
+        return out
+
+    def _by_clock(self, unit: str) -> np.ndarray | None:
         rate = self.column(f"{unit}__cycles_elapsed.avg.per_second")
-        by_clock = rate * self.time if rate is not None else None
-        if cycles is None:
-            return by_clock
-        return cycles if by_clock is None else np.where(np.isnan(cycles), by_clock, cycles)
+        return rate * self.time if rate is not None else None
 
     def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
         """The counter's total per launch, from the first form present (row by row); None if none is.

@@ -98,6 +98,16 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     known_bytes = not frame[["l1_bytes", "l2_bytes", "dram_bytes"]].isna().all().all()
     if not (known_time or known_flops or known_bytes):
         needed = counting.required_metrics(_first_cc(profile) or "7.0")
+        rates = [c for c in profile.metrics.columns
+                 if str(c).endswith((".per_cycle_elapsed", ".per_second")) or str(c).startswith("derived__smsp__")]
+        if rates:  # a roofline-chart section export: rates, but no duration to turn them into counts
+            raise MissingMetricsError(
+                f"the profile holds rates ({len(rates)}, e.g. {rates[0]}) but no launch duration to turn them into "
+                "FLOP or byte counts", path=where,
+                hint="read it together with an export of the same run that has the duration (the Speed of Light "
+                     "section's \"Duration\", or gpu__time_duration.sum), or collect with: ncu --section SpeedOfLight "
+                     "--section SpeedOfLight_RooflineChart",
+            )
         raise MissingMetricsError(
             "the profile has none of the metrics needed for a roofline (time, FLOP or byte counters)",
             path=where, hint=counting.ncu_hint(needed),

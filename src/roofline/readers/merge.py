@@ -223,15 +223,24 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     # Which inputs may supply timing.
     timing_inputs = [i for i, m in enumerate(aligned) if any(is_timing_metric(c) for c in m.columns)]
     drop_timing: set[int] = set()
+    keep_timing: dict[int, set[str]] = {}
     if len(timing_inputs) > 1:
         clean = [i for i in timing_inputs if not profiles[i].sass_instrumented]
-        if clean and len(clean) < len(timing_inputs):
-            drop_timing = set(timing_inputs) - set(clean)
+        drop_timing = set(timing_inputs) - set(clean) if clean else set()
+        # Exports of one process come from one ncu session, whose metrics of a launch agree with each
+        # other (rates x cycles = counts): its instrumented file may still give what no clean file has
+        # (the SM clock of a roofline-section export, say).
+        clean_columns = {c for i in clean for c in aligned[i].columns if is_timing_metric(c)}
+        keep_timing = {i: {c for c in aligned[i].columns if is_timing_metric(c) and c not in clean_columns}
+                       for i in drop_timing if any(_same_process(profiles[i], profiles[c]) for c in clean)}
+        if drop_timing:
             warnings.append(
                 "timing taken from " + ", ".join(_name(profiles[i]) for i in clean)
                 + " (no SASS-instruction metrics); ignored the timing of "
                 + ", ".join(_name(profiles[i]) for i in sorted(drop_timing))
                 + " (instrumented passes inflate cycles)"
+                + "".join(f"; kept {_name(profiles[i])}'s {', '.join(sorted(cols))} (same process, no clean value)"
+                          for i, cols in sorted(keep_timing.items()) if cols)
             )
         elif not clean:
             warnings.append(
@@ -244,7 +253,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     units: dict[str, str] = {}
     for i, m in enumerate(aligned):
         for c in m.columns:
-            if i in drop_timing and is_timing_metric(c):
+            if i in drop_timing and is_timing_metric(c) and c not in keep_timing.get(i, ()):
                 continue
             if c not in columns:
                 columns[c] = m[c]

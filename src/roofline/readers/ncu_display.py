@@ -9,7 +9,8 @@ guidance rules as a ``--metrics`` export. A label that two sections use for diff
 Analysis) is told apart by the section.
 
 Source: the ``Header`` metrics (``Label``/``Name`` pairs) of the section files Nsight Compute
-2024.1.1 ships (``sections/*.section``); tests/test_ncu_display.py checks every entry against the
+2024.1.1 ships (``sections/*.section``), and for the roofline chart section its ``Metrics`` and
+chart blocks; tests/test_ncu_display.py checks every entry against the
 section files of the installed ncu.
 """
 
@@ -63,6 +64,34 @@ SECTIONS: dict[str, dict[str, str]] = {
         "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
         "Achieved Active Warps Per SM": "sm__warps_active.avg.per_cycle_active",
     },
+    # The roofline chart section (Metrics and chart blocks, not a header): the FP32/FP64 rates
+    # per cycle and the clocks Nsight Compute's own roofline multiplies them by.
+    "GPU Speed Of Light Roofline Chart": {
+        "Theoretical Predicated-On FFMA Thread Instructions Executed":
+            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+        "Theoretical Predicated-On DFMA Thread Instructions Executed":
+            "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+        "Predicated-On FFMA Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On DFMA Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum.per_cycle_elapsed",
+        "Theoretical Predicated-On FFMA Operations": "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+        "Theoretical Predicated-On DFMA Operations": "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2",
+        "SM Frequency": "smsp__cycles_elapsed.avg.per_second",
+        "Theoretical DRAM Bytes Accessible": "dram__bytes.sum.peak_sustained",
+        "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+        "Predicated-On FFMA Operations Per Cycle": "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2",
+        "Predicated-On DFMA Operations Per Cycle": "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2",
+        "Predicated-On FADD Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On FMUL Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On DADD Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed",
+        "Predicated-On DMUL Thread Instructions Executed Per Cycle":
+            "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum.per_cycle_elapsed",
+        "DRAM Bandwidth": "dram__bytes.sum.per_second",
+    },
     "GPU and Memory Workload Distribution": {
         "Total SM Elapsed Cycles": "sm__cycles_elapsed.sum",
         "Total DRAM Elapsed Cycles": "dram__cycles_elapsed.sum",
@@ -70,14 +99,18 @@ SECTIONS: dict[str, dict[str, str]] = {
     },
 }
 
+#: Sections whose labels repeat other sections' for other metrics of the same quantity (the roofline
+#: chart's "SM Frequency" is smsp's clock, Speed of Light's gpc's): left out of UNAMBIGUOUS.
+CHART_SECTIONS = ("GPU Speed Of Light Roofline Chart",)
 #: Labels that mean one metric whichever section shows them (for exports without a section column).
 _BY_LABEL: dict[str, str] = {}
-for _labels in SECTIONS.values():
-    for _label, _metric in _labels.items():
-        _BY_LABEL.setdefault(_label, _metric)
+for _section, _labels in SECTIONS.items():
+    if _section not in CHART_SECTIONS:
+        for _label, _metric in _labels.items():
+            _BY_LABEL.setdefault(_label, _metric)
 UNAMBIGUOUS: dict[str, str] = {
     label: metric for label, metric in _BY_LABEL.items()
-    if len({labels[label] for labels in SECTIONS.values() if label in labels}) == 1
+    if len({labels[label] for name, labels in SECTIONS.items() if label in labels and name not in CHART_SECTIONS}) == 1
 }
 
 
