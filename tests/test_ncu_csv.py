@@ -74,16 +74,12 @@ def test_b200_raw_page_time_and_unknown_flops():
     assert len(f) == 16
     assert f["time_s"].iloc[0] == pytest.approx(11904e-9, rel=1e-12)  # gpu__time_duration.sum in ns
     assert f["time_s"].iloc[-1] == pytest.approx(397120e-9, rel=1e-12)
-    for col in ("fp64_flops", "fp32_flops", "dram_bytes"):
+    for col in ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops", "dram_bytes"):
         assert f[col].isna().all(), col
-    assert f["flops_partial"].all() and (f["flops"] == 0).all()  # a lower bound: FP32/FP64 unknown
-    # The file holds the half and tensor pipes' utilization only: a pipe at "0" % proves 0 FLOPs
-    # there; a busy pipe leaves the count unknown. Even rows (the split-KV combine kernel): tensor
-    # pipe 0 %, fma pipe's fp16 type 0.19 %; odd rows (the split-KV attention kernel): 65.93 % / 0.
-    combine = f["kernel_name"].str.startswith("void flash_fwd_splitkv_combine_kernel").to_numpy()
-    assert combine.tolist() == [True, False] * 8
-    assert (f["tensor_flops"][combine] == 0).all() and f["tensor_flops"][~combine].isna().all()
-    assert f["fp16_flops"][combine].isna().all() and (f["fp16_flops"][~combine] == 0).all()
+    # The file has the pipes' utilization only. The even rows' tensor pipe reads "0" %, yet on SM 10.0
+    # that proves nothing (tcgen05 work is not checked against it): unknown, like the busy odd rows'.
+    pipe = t.metrics["sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active"].to_numpy()
+    assert (pipe[::2] == 0).all() and (pipe[1::2] > 65).all()
     assert (f["compute_capability"] == "10.0").all()
     assert f["grid"].iloc[1] == "(1, 4, 64)" and f["block"].iloc[1] == "(128, 1, 1)"
     assert (f["device"] == 0).all() and (f["stream"] == 7).all()

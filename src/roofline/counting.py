@@ -19,11 +19,12 @@ from the first form present, launch by launch (:class:`Counter`):
 3. its rate per second, ``<unit>__X.sum.per_second`` x the launch's time;
 4. the sections' derived per-cycle metrics (``derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2``
    = FFMA per cycle x 2), divided by their factor, x cycles as in 2.
-5. for the tensor-pipe and half instruction counts only, a pipe utilization of exactly 0 % of
-   peak (``sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active``,
-   ``sm__inst_executed_pipe_fp16...`` or ``..._pipe_fma_type_fp16...``: what ``--set full``
-   holds where it has no tensor or half roofline section) proves the count is 0. (A CSV prints
-   these percentages to two decimals: there, "0" bounds the work below 0.005 % of the pipe's peak.)
+5. for the tensor-pipe instruction count on SM 7.x/8.x and the half instruction counts (fp16 pipe
+   of SM 7.x/8.0) only, a pipe utilization of exactly 0 % of peak
+   (``sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active``,
+   ``sm__inst_executed_pipe_fp16.sum.pct_of_peak_sustained_active``: what ``--set full`` holds where
+   it has no tensor or half roofline section) proves the count is 0. (A CSV prints these percentages
+   to two decimals: there, "0" bounds the work below 0.005 % of the pipe's peak.)
 
 Architecture-independent (any SM the file comes from, known or not)
 -------------------------------------------------------------------
@@ -240,8 +241,12 @@ GPC_CLOCK = Counter(("gpc__cycles_elapsed.avg.per_second",))
 PIPE_TENSOR = Counter(
     ("sm__inst_executed_pipe_tensor.sum", "smsp__inst_executed_pipe_tensor.sum"),
     (("derived__smsp__inst_executed_pipe_tensor_x512", 512.0),),
-    idle=_idle("pipe_tensor_cycles_active", "inst_executed_pipe_tensor"),
 )
+#: Where every tensor instruction runs on the one tensor pipe (SM 7.x, 8.x: HMMA, IMMA, DMMA), an
+#: idle pipe proves no tensor work. Not on SM 9.0+, whose GMMA / tcgen05 work we could not check
+#: against that pipe's utilization.
+PIPE_TENSOR_OR_IDLE = replace(PIPE_TENSOR, idle=_idle("pipe_tensor_cycles_active", "inst_executed_pipe_tensor"))
+IDLE_TENSOR_ARCHS = ("7", "8")
 
 
 def _one(*terms: tuple[float, Counter]) -> tuple[Terms, ...]:
@@ -261,9 +266,11 @@ def _bytes(unit: str, *, read_write: bool = False) -> tuple[Terms, ...]:
 
 
 _H = "derived__smsp__sass_thread_inst_executed_op_"
-#: Half instructions (HADD2/HMUL2/HFMA2) run on the fp16 pipe (SM 7.x, 8.0) or as the fma pipe's
-#: fp16 type (SM 8.6+); either pipe idle means none ran.
-_HALF_IDLE = _idle("inst_executed_pipe_fp16", "inst_executed_pipe_fma_type_fp16")
+#: Half instructions (HADD2/HMUL2/HFMA2) run on the fp16 pipe where there is one (SM 7.x and 8.0,
+#: Nsight Compute's pipeline documentation): that pipe idle means none ran. Not the fma pipe's fp16
+#: type of SM 8.6+: an H100 PCIe --set full report (tests/data) shows it at 0 % beside
+#: 214 HFMA per cycle.
+_HALF_IDLE = _idle("inst_executed_pipe_fp16")
 HADD = replace(sass("hadd", 2), idle=_HALF_IDLE)
 HMUL = replace(sass("hmul", 2), idle=_HALF_IDLE)
 HFMA = replace(sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0)), idle=_HALF_IDLE)  # 2025+ write x4, 2024.1 x2
@@ -422,8 +429,13 @@ def _formula_value(reader: Reader, f: Formula, missing: dict[str, list[str]]) ->
             total = sum(w * v for (w, _), v in zip(terms, values))  # type: ignore[operator]
             out = np.where(np.isnan(out), total, out)
     if np.isnan(out).all():
-        missing.setdefault(f.column, []).extend(c.name for _, c in f.terms if reader.read(c) is None)
+        missing.setdefault(f.column, []).extend(c.name for _, c in f.terms if _unknown(reader.read(c)))
     return out
+
+
+def _unknown(values: np.ndarray | None) -> bool:
+    """Not collected: no column, or a column of empty cells (a derived metric whose inputs were not)."""
+    return values is None or bool(np.isnan(values).all())
 
 
 def _tensor_alternative(reader: Reader, path: TensorPath, rows: np.ndarray,
@@ -536,11 +548,13 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
     n = reader.n
     tensor = np.full(n, np.nan)
     precision = np.full(n, None, dtype=object)
-    inst = reader.read(PIPE_TENSOR)
+    inst_counted = reader.read(PIPE_TENSOR)
+    inst_or_idle = reader.read(PIPE_TENSOR_OR_IDLE)
     tensor_missing: str | None = None  # an architecture whose launches lack every tensor counter
     for cc in distinct:
         rows = (cc_series == cc).fillna(False).to_numpy(dtype=bool) if cc is not None else cc_series.isna().to_numpy()
         what = f"SM {cc}" if cc is not None else "an unknown architecture"
+        inst = inst_or_idle if arch_family(cc) in IDLE_TENSOR_ARCHS else inst_counted
         ops, prec, absent = _tensor_ops(reader, rows, cc, warnings)
         if ops is not None and cc in V100_TENSOR and inst is not None:  # launches without ops counts
             by_inst = np.isnan(ops)
