@@ -114,7 +114,7 @@ def test_l1_is_128_bytes_per_clock_per_sm_where_sourced_and_absent_elsewhere():
     assert m.metadata["clock_hz"]["l1"] == 1.755e9
     assert "l1" not in theoretical("rtx-4090").memory
     assert m.metadata["clock_hz"]["l2"] == 1.755e9
-    assert m.memory["l2"] == 5120 * 1.755e9  # 8986 GB/s: the published H100 figure
+    assert m.memory["l2"] == 5120 * 1.755e9  # 8986 GB/s: Nsight Compute's 5120 B per L2 cycle for GH100
 
 
 def test_h100_tensor_figures_assume_their_own_clock_and_others_the_boost_clock():
@@ -221,7 +221,7 @@ def test_l2_ceiling_of_h100_sxm_at_its_boost_clock():
         ("v100-sxm2", 3133.44),      # A100 whitepaper: V100 2048 B/clk x 1530 MHz
         ("v100-pcie", 2826.24),      # 2048 x 1380 MHz
         ("a100-80gb-sxm", 7219.2),   # A100 whitepaper: 5120 B/clk x 1410 MHz
-        ("h100-pcie", 8985.6),       # 5120 x 1755 MHz: the published table's 8986 GB/s
+        ("h100-pcie", 8985.6),       # 5120 x 1755 MHz (Nsight Compute's per-cycle L2 peak)
         ("h200", 10_137.6),          # 5120 x 1980 MHz
         ("gh200-96gb", 10_137.6),
     ],

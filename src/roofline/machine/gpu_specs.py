@@ -218,9 +218,12 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             source=f"{_H100_WP}; {_L1_NOTE}",
             l2_bytes_per_clk=5120,
             l2_source=(
-                "Ultrasonics Sonochemistry 99 (2023) 106546, Table 3 (doi 10.1016/j.ultsonch.2023.106546): H100 L2 "
-                "bandwidth 8986 GB/s at 1755 MHz = 5120 B/clk, the GA100 figure; NVIDIA publishes none for "
-                f"Hopper, so this is a documented estimate, not a vendor number; {_L2_WP_CLK}"
+                "Nsight Compute 2025.1's own model of GH100, as a real H100 PCIe --set full report records it "
+                "(tests/data/ncu/h100pcie_setfull_rep_silu_vector: lts__lts2xbar_cycles_active.sum.peak_sustained "
+                "160 x 32 B = derived__lts__lts2xbar_bytes.sum.peak_sustained 5120 B per L2 cycle, 80 slices; L2 clock "
+                "1.094 GHz beside an SM clock of 1.100 GHz). NVIDIA publishes no Hopper figure. GH200's report "
+                "(96 slices) gives 6144 B per L2 cycle, so its L2 ceiling here is low by about 1/6; "
+                f"{_L2_WP_CLK}"
             ),
         ),
         GpuArch(
