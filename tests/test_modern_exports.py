@@ -8,17 +8,15 @@ module and the real ``ncu --import --csv``), which must give the same kernel tab
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from ncu_routes import same_table_both_ways
 
 from roofline.analysis.ceilings import machine_from_profile
 from roofline.errors import MissingMetricsError
-from roofline.readers import ncu_rep, read_profile
-from roofline.readers.dispatch import build_table
+from roofline.readers import read_profile
 
 ncu_report = pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
 
@@ -32,28 +30,11 @@ RTX5090_DETAILS = DATA / "rtx5090_details_rules_cutlass_gemm" / "ncu.details.csv
 RTX5090_SOL = DATA / "rtx5090_section_sol_cutlass_gemm" / "ncu.section_SpeedOfLight.csv"
 
 REPORTS = [H100_SILU, GH200_RMS, GH200_SECTIONS, GH200_BASIC]
-IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
-            "tensor_precision", "flops_partial", "estimated", "run", "source"]
-NUMBERS = ["time_s", "sm_clock_hz", "fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
-           "l1_bytes", "l2_bytes", "dram_bytes"]
-
-
-def _ncu() -> str:
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
-    return ncu
 
 
 @pytest.mark.parametrize("report", REPORTS, ids=["h100pcie_setfull", "gh200_setfull", "gh200_sections", "gh200_basic"])
 def test_module_and_ncu_import_give_the_same_table(report):
-    by_module = build_table(ncu_rep.read_with_module(report, ncu_report)).frame
-    by_cli = build_table(ncu_rep.read_with_cli(report, _ncu())).frame
-    assert list(by_module.columns) == list(by_cli.columns)
-    pd.testing.assert_frame_equal(by_module[IDENTITY], by_cli[IDENTITY])
-    # The CSV prints rounded values: 1e-6. process_id only through ncu (the module exposes none).
-    np.testing.assert_allclose(by_module[NUMBERS].to_numpy(float), by_cli[NUMBERS].to_numpy(float), rtol=1e-6)
-    assert by_module["process_id"].isna().all()
+    by_module, by_cli = same_table_both_ways(report)
     assert by_cli["process_id"].notna().all()
 
 

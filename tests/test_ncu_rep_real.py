@@ -8,15 +8,13 @@ beside each report).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from ncu_routes import same_table_both_ways
 
-from roofline.readers import ncu_rep, read_profile
-from roofline.readers.dispatch import build_table
+from roofline.readers import read_profile
 
 ncu_report = pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
 
@@ -26,28 +24,11 @@ GEMM = DATA / "gtx1660s_gemm_rep" / "naive_gemm_1024_gtx1660super.ncu-rep"
 #: The process ids on each report's session page (``ncu --import R --page session``): the module
 #: API exposes none, so only the CLI route has them.
 PIDS = {T4: 5816, GEMM: 185211}
-IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
-            "tensor_precision", "flops_partial", "estimated", "run", "source"]
-NUMBERS = ["time_s", "sm_clock_hz", "fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
-           "l1_bytes", "l2_bytes", "dram_bytes"]
-
-
-def _ncu() -> str:
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
-    return ncu
 
 
 @pytest.mark.parametrize("report", [T4, GEMM], ids=["t4", "gtx1660s"])
 def test_module_and_ncu_import_give_the_same_table(report):
-    by_module = build_table(ncu_rep.read_with_module(report, ncu_report)).frame
-    by_cli = build_table(ncu_rep.read_with_cli(report, _ncu())).frame
-    assert list(by_module.columns) == list(by_cli.columns)
-    pd.testing.assert_frame_equal(by_module[IDENTITY], by_cli[IDENTITY])
-    # The CSV prints values rounded (e.g. "9.61 Mbyte"-style precision on some metrics): 1e-6.
-    np.testing.assert_allclose(by_module[NUMBERS].to_numpy(float), by_cli[NUMBERS].to_numpy(float), rtol=1e-6)
-    assert by_module["process_id"].isna().all()
+    by_module, by_cli = same_table_both_ways(report)
     assert set(by_cli["process_id"]) == {PIDS[report]}
 
 
