@@ -183,7 +183,7 @@ def test_without_machine():
     assert pd.isna(r["bound"]) and pd.isna(r["compute_ceiling"]) and r["region"] == "unknown"
     assert r["locality"] == "l1-l2-reuse"  # L1/L2 traffic 2x, L2/DRAM 2.5x: both at or above the gap
     assert any("no machine" in n for n in a.notes)
-    assert math.isnan(a.totals()["savable_time_s"])
+    assert math.isnan(a.totals["savable_time_s"])
 
 
 def test_machine_without_a_level():
@@ -222,7 +222,7 @@ def test_by_name_phase_launch_and_totals():
     assert a["time_share"] == pytest.approx(0.4)
     assert len(analyze(table, toy(), by="launch")) == 4
     assert len(analyze(table, toy(), by="phase")) == 4
-    tot = by_name.totals()
+    tot = by_name.totals
     assert tot["time_s"] == pytest.approx(10e-3) and tot["launches"] == 4 and tot["kernels"] == 3
     assert tot["time_by_phase"] == pytest.approx({"fwd": 2e-3, "bwd": 8e-3})
     assert tot["zero_flop_kernels"] == 1 and tot["zero_flop_share"] == pytest.approx(0.1)
@@ -230,7 +230,7 @@ def test_by_name_phase_launch_and_totals():
     assert sum(tot["share_by_bound"].values()) == pytest.approx(1.0)
     assert tot["share_by_bound"]["unknown"] == pytest.approx(0.5)
     assert tot["share_by_region"]["unknown"] == pytest.approx(0.5)
-    ranked = by_name.ranked(top=2)
+    ranked = by_name.ranked.head(2)
     assert list(ranked["kernel_name"]) == ["u", "a"]
     with pytest.raises(ValueError):
         analyze(table, toy(), by="kernel")  # type: ignore[arg-type]
@@ -238,7 +238,7 @@ def test_by_name_phase_launch_and_totals():
 
 def test_empty_table():
     a = analyze(from_records([]), toy())
-    assert isinstance(a, Analysis) and len(a) == 0 and a.totals()["time_s"] == 0.0
+    assert isinstance(a, Analysis) and len(a) == 0 and a.totals["time_s"] == 0.0
 
 
 def test_input_is_not_modified():
@@ -264,7 +264,7 @@ def test_deepcam_intensities_match_the_authors():
 
 def test_deepcam_lamb_kernels_are_hbm_bound_on_v100():
     a = analyze(deepcam_table(), v100_machine())
-    top = a.ranked(3)
+    top = a.ranked.head(3)
     assert list(top["bound"]) == ["dram"] * 3 and list(top["region"]) == ["memory-bound"] * 3
     stage1 = top.iloc[0]
     assert "LAMBStage1Functor" in stage1["kernel_name"]
@@ -274,7 +274,7 @@ def test_deepcam_lamb_kernels_are_hbm_bound_on_v100():
     assert stage1["pct_of_roofline"] == pytest.approx(0.9161, abs=1e-4)
     assert stage1["attainable"] == pytest.approx(0.50068489857673 * 828.758e9, rel=1e-9)
     assert stage1["locality"] == "streaming" and bool(stage1["flops_partial"])
-    assert a.totals()["zero_flop_kernels"] == 1
+    assert a.totals["zero_flop_kernels"] == 1
 
 
 def test_deepcam_from_the_raw_ncu_files_matches_the_authors_table():

@@ -54,7 +54,7 @@ def test_matches_by_name_with_new_and_vanished():
 def test_totals_and_fail_if_slower():
     b = deepcam_analysis(extra_hostile=False)
     c = compare(b, _after(b))
-    t = c.totals()
+    t = c.totals
     tb = b.frame["time_s"].sum()
     lamb = b.frame.loc[b.frame["kernel_name"].str.contains("LAMBStage1"), "time_s"].sum()
     cleanup = b.frame.loc[b.frame["kernel_name"].str.startswith("cleanup"), "time_s"].sum()
@@ -65,7 +65,7 @@ def test_totals_and_fail_if_slower():
     pct = t["time_change_pct"]  # about +24%
     assert c.slower_than(pct - 0.01) and not c.slower_than(pct + 0.01)
     same = compare(b, b)
-    assert same.totals()["time_change_pct"] == 0.0 and not same.slower_than(0.0)
+    assert same.totals["time_change_pct"] == 0.0 and not same.slower_than(0.0)
 
 
 def test_match_by_phase():

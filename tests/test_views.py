@@ -119,7 +119,7 @@ def test_static_chart_markers_areas_and_labels(deepcam):
     for c in points:
         lv = _gid(c).split(":")[1]
         xy = np.asarray(c.get_offsets())
-        shown = deepcam.ranked().query("flops > 0")
+        shown = deepcam.ranked.query("flops > 0")
         assert np.allclose(np.sort(xy[:, 0]), np.sort(shown[f"ai_{lv}"].to_numpy(dtype=float)))
         assert np.allclose(np.sort(xy[:, 1]), np.sort(shown["flop_rate"].to_numpy(dtype=float)))
         # area proportional to time (above the visibility floor)

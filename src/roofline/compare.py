@@ -43,6 +43,7 @@ class Comparison:
     keys: tuple[str, ...]
     levels: tuple[str, ...]
 
+    @property
     def totals(self) -> dict[str, float]:
         """Total time before and after (s, all kernels), the change (s and percent), kernel counts."""
         tb = float(np.nansum(self.frame["time_s_before"].to_numpy(dtype=float)))
@@ -61,7 +62,7 @@ class Comparison:
 
     def slower_than(self, pct: float) -> bool:
         """True when the total time grew by more than ``pct`` percent."""
-        change = self.totals()["time_change_pct"]
+        change = self.totals["time_change_pct"]
         return bool(math.isfinite(change) and change > pct)
 
     @property
@@ -140,7 +141,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
         "levels": list(comp.levels),
         "machine_before": machine(comp.before),
         "machine_after": machine(comp.after),
-        "totals": {k: _clean(v) for k, v in comp.totals().items()},
+        "totals": {k: _clean(v) for k, v in comp.totals.items()},
         "kernels": [{k: _clean(v) for k, v in row.items()} for row in comp.frame.to_dict("records")],
     }
 
@@ -160,7 +161,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
     from roofline.views.names import short_names
     from roofline.units import format_si, format_time
 
-    tot = comp.totals()
+    tot = comp.totals
     t = Table(title="Changes (before → after)", show_footer=True,
               caption=f"{tot['matched']} kernels matched, {tot['new']} new, {tot['vanished']} vanished")
     t.add_column("kernel", overflow="fold", max_width=44, footer="total")

@@ -63,17 +63,19 @@ class Analysis:
         """Sum of the known kernel times, seconds (0 for an empty table)."""
         return float(np.nansum(self.frame["time_s"].to_numpy(dtype=float)))
 
-    def ranked(self, top: int | None = None) -> pd.DataFrame:
-        """Rows by time, longest first (unknown times last), with their limiter (``bound``); ``top`` rows."""
+    @property
+    def ranked(self) -> pd.DataFrame:
+        """Rows by time, longest first (unknown times last), with their limiter (``bound``); a copy."""
         out = self.frame.sort_values("time_s", ascending=False, kind="stable", na_position="last")
-        out = out.reset_index(drop=True)
-        return out if top is None else out.head(top)
+        return out.reset_index(drop=True)
 
+    @property
     def zero_flop_mask(self) -> np.ndarray:
         """True for rows known to execute no FLOPs (they cannot sit on a log FLOP/s axis)."""
         flops = self.frame["flops"].to_numpy(dtype=float)
         return flops == 0
 
+    @property
     def totals(self) -> dict[str, Any]:
         """Whole-table summary, SI units.
 

@@ -102,6 +102,6 @@ def register(app: typer.Typer) -> None:
                                                             config={"displaylogo": False})
             typer.echo(f"wrote {write_text(html_out, page, force=force)}")
         if fail_if_slower is not None and comp.slower_than(fail_if_slower):
-            pct = comp.totals()["time_change_pct"]
+            pct = comp.totals["time_change_pct"]
             typer.echo(f"roofline: total kernel time grew by {pct:.1f}% (more than {fail_if_slower:g}%)", err=True)
             raise typer.Exit(EXIT_SLOWER)

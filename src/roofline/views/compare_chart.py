@@ -109,7 +109,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     ax.set_xlim(x_lo, x_hi)
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (FLOP/s)")
-    tot = comp.totals()
+    tot = comp.totals
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
     ax.set_title(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
@@ -179,7 +179,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
                 marker={"symbol": symbols, "size": [9, 13][:len(pts)], "color": c, "angleref": "previous"},
                 hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
             first = False
-    tot = comp.totals()
+    tot = comp.totals
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
     fig.update_layout(

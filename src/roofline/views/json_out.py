@@ -46,7 +46,7 @@ def _clean(value: Any) -> Any:
 
 def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
     """``{"schema", "machine", "by", "levels", "notes", "totals", "kernels": [...]}`` (see docs/json-schema.md)."""
-    frame = analysis.ranked()
+    frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
     ai_levels = list(STANDARD_LEVELS) + [lv for lv in analysis.levels if lv not in STANDARD_LEVELS]
@@ -85,6 +85,6 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         "by": analysis.by,
         "levels": list(analysis.levels),
         "notes": list(analysis.notes),
-        "totals": _clean(analysis.totals()),
+        "totals": _clean(analysis.totals),
         "kernels": kernels,
     }

@@ -29,11 +29,11 @@ def _intensity(value: float) -> str:
 
 def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
     """The summary line, the notes and the top kernels as one HTML fragment."""
-    totals = analysis.totals()
+    totals = analysis.totals
     machine = analysis.machine
     where = (f"{html.escape(machine.name)} ({html.escape(machine.source)})" if machine is not None
              else "no machine (no ceilings)")
-    rows = analysis.ranked(top)
+    rows = analysis.ranked.head(top)
     names = short_names(list(rows["kernel_name"].astype(str)))
     head = ["kernel", "launches", "time", "share", "FLOP/s",
             *[f"AI {level.upper()}" for level in analysis.levels], "bound", "region", "% of roofline"]

@@ -61,7 +61,7 @@ class ChartRows:
 
 def select_rows(analysis: Analysis, phase: str | None = None) -> ChartRows:
     """Split the analysis rows (optionally one phase) into drawable and not drawable, by time."""
-    frame = analysis.ranked()
+    frame = analysis.ranked
     if phase is not None:
         if analysis.by == "name":
             raise ValueError("phase= needs an analysis by 'phase' or 'launch' (by 'name' sums over phases)")

@@ -48,7 +48,7 @@ def _str(value: object) -> str:
 def kernel_table_renderable(analysis: Analysis, top: int | None = 20) -> Table:
     """Kernels ranked by time: (run, when several), name, launches, time, % time, GFLOP/s, AI per level,
     bound, region, % of roofline, savable time. ``*`` after the name: FLOPs are a lower bound; ``~``: estimated."""
-    ranked = analysis.ranked(top)
+    ranked = analysis.ranked.head(top)
     names = short_names(list(ranked["kernel_name"].astype(str)))
     table = Table(title=f"Kernels by time (top {len(ranked)} of {len(analysis.frame)})", title_justify="left")
     table.add_column("#", justify="right")
@@ -88,7 +88,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20) -> Table:
 
 def summary_renderable(analysis: Analysis) -> Group:
     """Totals (time, FLOPs, time per phase, shares per bound and region, zero-FLOP time), machine and notes."""
-    tot = analysis.totals()
+    tot = analysis.totals
     lines = [
         Text(f"total time {format_time(tot['time_s'])} in {tot['launches']} launches of {tot['kernels']} kernels; "
              f"{format_si(tot['flops'], 'FLOP')} counted"),
