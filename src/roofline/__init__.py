@@ -6,21 +6,29 @@ Data flows one way: readers -> one kernel table -> analysis -> views.
     >>> table = roofline.read(["profile.csv"])               # doctest: +SKIP
     >>> result = roofline.analyze(table, machine="v100.json")  # doctest: +SKIP
     >>> fig = roofline.plot(result)                            # doctest: +SKIP
+    >>> roofline.compare(before, after).totals                 # doctest: +SKIP
+    >>> roofline.machine.theoretical("h100-sxm")               # doctest: +SKIP
 
-Importing the package has no side effects and imports no GPU library.
+Importing the package has no side effects and imports nothing else: every public name
+and submodule (``roofline.machine``, ``roofline.torch``, ``roofline.views`` ...) is
+imported on first use, and no plotting, GPU or PyTorch library is imported until a
+function that needs it runs.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
+
+from roofline._lazy import attach
 
 __version__ = "0.1.0"
 
-# Public names, resolved lazily so that `import roofline` stays cheap.
-_LAZY = {
+#: Public functions and classes -> the module that defines them.
+_NAMES = {
     "Machine": "roofline.machine.model",
     "KernelTable": "roofline.kernels",
+    "Analysis": "roofline.analysis.result",
+    "Comparison": "roofline.comparison",
     "RooflineError": "roofline.errors",
     "InputError": "roofline.errors",
     "MachineError": "roofline.errors",
@@ -28,20 +36,33 @@ _LAZY = {
     "analyze": "roofline.api",
     "plot": "roofline.api",
     "load_machine": "roofline.api",
+    "compare": "roofline.comparison",
     "phase": "roofline.phases",
-    # The measurement API lives in roofline.measuring: a submodule named `measure` would replace
-    # the `measure` function on the package as soon as it is imported.
+    # The measurement API lives in roofline.measuring and comparisons in roofline.comparison: a
+    # submodule named like a function would replace that function on the package once imported.
     "measure": "roofline.measuring",
     "measured": "roofline.measuring",
     "collecting": "roofline.measuring",
     "Collector": "roofline.measuring",
 }
 
+#: Subpackages and modules reachable as attributes after ``import roofline``.
+_SUBMODULES = (
+    "analysis", "api", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
+    "machine", "measuring", "outputs", "phases", "profiling", "readers", "torch", "units", "views",
+)
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'roofline' has no attribute {name!r}")
+__getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES, eager=("__version__",))
 
+__all__ = ["__version__", *_NAMES, "machine", "torch"]
 
-__all__ = ["__version__", *_LAZY]
+if TYPE_CHECKING:  # what type checkers and editors see; at run time these are resolved lazily
+    from roofline import machine, torch
+    from roofline.analysis.result import Analysis
+    from roofline.api import analyze, load_machine, plot, read
+    from roofline.comparison import Comparison, compare
+    from roofline.errors import InputError, MachineError, RooflineError
+    from roofline.kernels import KernelTable
+    from roofline.machine.model import Machine
+    from roofline.measuring import Collector, collecting, measure, measured
+    from roofline.phases import phase

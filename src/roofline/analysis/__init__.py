@@ -8,3 +8,9 @@ from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import analyze
 
 __all__ = ["Analysis", "analyze"]
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.analysis.<module>`` after ``import roofline``).
+_SUBMODULES = ("ceilings", "columns", "result", "roofline")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

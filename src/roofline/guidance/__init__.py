@@ -17,3 +17,9 @@ __all__ = [
     "Diagnoses", "Finding", "KernelDiagnosis", "LIMITERS", "RULES", "Rule",
     "advice_renderable", "advice_table", "explain_renderable", "advise", "diagnose", "explain", "explain_text", "find_kernel", "limiter_shares",
 ]
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.guidance.<module>`` after ``import roofline``).
+_SUBMODULES = ("advise", "diagnose", "explain", "metrics", "rules")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

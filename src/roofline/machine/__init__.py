@@ -10,8 +10,7 @@ optional dependencies (CuPy, NVML, numba) only when called.
 - :func:`measure_cpu`: measured CPU ceilings (numba; resolved lazily).
 """
 
-from typing import Any
-
+from roofline._lazy import attach
 from roofline.machine.model import COMPUTE_KEYS, MEMORY_LEVELS, SCHEMA, SOURCES, Machine
 from roofline.machine.theoretical import theoretical
 
@@ -23,13 +22,12 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'roofline.machine' has no attribute {name!r}")
+#: Modules reachable as attributes (``roofline.machine.cpu_bench`` after ``import roofline``).
+_SUBMODULES = ("cpu_bench", "cpu_kernels", "cpu_system", "cpu_theory", "ert", "gpu_bench", "gpu_cupy", "gpu_gemm",
+               "gpu_info", "gpu_kernels", "gpu_specs", "measurement", "model", "plot", "sweep")
 
 
 __all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs",
            "measure_cpu", "measure_gpu", "theoretical"]
+
+__getattr__, __dir__ = attach(__name__, _LAZY, _SUBMODULES, eager=[n for n in __all__ if n not in _LAZY])

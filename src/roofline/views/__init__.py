@@ -8,3 +8,9 @@
 
 Import the module you need: importing this package imports neither matplotlib nor plotly.
 """
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
+_SUBMODULES = ("chart_interactive", "chart_static", "compare_chart", "json_out", "names", "notebook", "report_assets", "report_html", "style", "terminal")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())

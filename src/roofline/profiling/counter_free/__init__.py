@@ -12,3 +12,9 @@ generated ``sitecustomize.py`` first on ``PYTHONPATH`` and names an output folde
 at startup and writes its operators to that folder at exit (:mod:`.hook`); the
 ``sitecustomize.py`` it shadows, if any, is still run.
 """
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.profiling.counter_free.<module>`` after ``import roofline``).
+_SUBMODULES = ("collect", "formulas", "hook", "launch", "recorder")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())
