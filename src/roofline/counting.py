@@ -424,9 +424,12 @@ def _formula_value(reader: Reader, f: Formula, missing: dict[str, list[str]]) ->
     for totals_only in (True, False):  # counted totals of any alternative before rates x time
         for terms in f.alternatives:
             values = [reader.read(c, totals_only=totals_only) for _, c in terms]
-            if any(v is None for v in values):
+            known = [v for v in values if v is not None]
+            if len(known) < len(values):
                 continue
-            total = sum(w * v for (w, _), v in zip(terms, values))  # type: ignore[operator]
+            total = np.zeros_like(out)
+            for (w, _), v in zip(terms, known):
+                total = total + w * v
             out = np.where(np.isnan(out), total, out)
     if np.isnan(out).all():
         missing.setdefault(f.column, []).extend(c.name for _, c in f.terms if _unknown(reader.read(c)))
@@ -476,7 +479,8 @@ def _tensor_ops(reader: Reader, rows: np.ndarray, cc: str | None,
     total = stacked.sum(axis=0)
     names = np.array(list(per_precision))
     best = np.argmax(np.where(np.isnan(stacked), -1.0, stacked), axis=0)
-    precision = np.where(total > 0, names[best], None).astype(object)
+    precision = names[best].astype(object)
+    precision[~(total > 0)] = None
     return total, precision, absent
 
 
@@ -578,7 +582,7 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
         if cc is not None and cc in V100_TENSOR:
             if inst is not None:
                 tensor[rows] = 512 * inst[rows]
-                precision[rows] = np.where(inst[rows] > 0, "fp16", None)
+                precision[rows] = np.where(inst[rows] > 0, np.array("fp16", dtype=object), np.array(None, dtype=object))
             else:
                 tensor_missing = cc
             continue

@@ -243,7 +243,7 @@ def measured(
         raise InputError(f"repeats must be at least 1, not {repeats}")
 
     def decorate(fn: F) -> F:
-        label = name or getattr(fn, "__qualname__", getattr(fn, "__name__", "function"))
+        label = str(name or getattr(fn, "__qualname__", getattr(fn, "__name__", "function")))
         warmed = False
 
         @functools.wraps(fn)

@@ -47,7 +47,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class NvtxBackend(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def push(self, name: str) -> None: ...
     def pop(self) -> None: ...

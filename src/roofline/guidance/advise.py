@@ -64,8 +64,8 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     out["limiter"] = pd.array([by_index[i].limiter if i in by_index else None for i in frame.index], dtype="string")
     out["limiter_label"] = [by_index[i].limiter_label if i in by_index else "unknown" for i in frame.index]
     out["reason"] = [by_index[i].reason if i in by_index else "" for i in frame.index]
-    out["helps"] = [by_index[i].limiter_info.helps if i in by_index and by_index[i].limiter_info else ""
-                    for i in frame.index]
+    infos = [by_index[i].limiter_info if i in by_index else None for i in frame.index]
+    out["helps"] = [info.helps if info is not None else "" for info in infos]
     out["advice"] = [by_index[i].sentence if i in by_index else "" for i in frame.index]
     out = out.sort_values(["savable_time_s", "time_s"], ascending=[False, False], na_position="last", kind="stable")
     out.insert(0, "rank", np.arange(1, len(out) + 1))

@@ -281,7 +281,7 @@ def check_hit_rates(v: RowValues, r: Rule) -> Finding:
 
 def check_bandwidth(v: RowValues, r: Rule) -> Finding:
     """Effective bandwidth (bytes read + written over time) per level against the level's ceiling."""
-    parts, vals, top, top_level = [], {}, -1.0, None
+    parts, vals, top, top_level = [], {}, -1.0, ""
     for level in v.levels:
         bw, use = v.get(f"bw_{level}"), v.get(f"bw_use_{level}")
         if not math.isfinite(bw):

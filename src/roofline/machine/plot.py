@@ -35,7 +35,7 @@ def plot_machine(machine: Machine, title: str | None = None) -> Figure:
         y = ai * bw if top is None else np.minimum(ai * bw, top)
         ax.plot(ai, y, lw=2, label=f"{level.upper()} {format_si(bw, 'B/s')}")
     for key, peak in peaks.items():
-        ax.axhline(peak, color="black", lw=1, ls="--" if key != max(peaks, key=peaks.get) else "-")
+        ax.axhline(peak, color="black", lw=1, ls="--" if key != max(peaks, key=lambda k: peaks[k]) else "-")
         ax.annotate(f"{key} {format_si(peak, 'FLOP/s')}", (hi_ai, peak), ha="right", va="bottom", fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")

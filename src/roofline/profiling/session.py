@@ -126,9 +126,9 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
             return Outcome(None, "counter-free", "permission-denied", EXIT_NO_COUNTERS, (),
                            (PERMISSION_HELP, f"the counter-free fallback failed too: {exc.render()}"),
                            run.returncode, run.progress.kernels)
-        notes = (PERMISSION_HELP, "continued in counter-free mode: every point is estimated")
+        fallback_notes = (PERMISSION_HELP, "continued in counter-free mode: every point is estimated")
         return Outcome(fallback.table, fallback.mode, fallback.status, fallback.exit_code, fallback.files,
-                       notes + fallback.notes, fallback.program_returncode, fallback.kernels_profiled)
+                       fallback_notes + fallback.notes, fallback.program_returncode, fallback.kernels_profiled)
     if run.report is None and run.progress.unknown_metrics:
         raise InputError(
             "ncu refused the metric list: " + "; ".join(e for e in run.progress.errors if "find metric" in e),

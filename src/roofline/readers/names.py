@@ -180,7 +180,7 @@ def phase_from_nvtx(columns: pd.DataFrame) -> pd.Series:
     """Phase per launch from the NVTX columns of an ncu CSV (see the module docstring): the
     innermost push/pop range, else the last start/end range, else a legacy ``NVTX`` column's."""
     result = pd.Series(pd.NA, index=columns.index, dtype="string")
-    kinds = {c: nvtx_column_kind(str(c)) for c in columns.columns}
+    kinds = {c: k for c in columns.columns if (k := nvtx_column_kind(str(c))) is not None}
     domains = columns[[c for c, k in kinds.items() if k == "domain"]]
     domain = domains.iloc[:, 0].astype("string") if domains.shape[1] else None
     ordered = sorted((c for c, k in kinds.items() if k in _PRECEDENCE), key=lambda c: _PRECEDENCE[kinds[c]])

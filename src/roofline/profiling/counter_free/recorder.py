@@ -56,7 +56,7 @@ def _tensor_precision(name: str, dtype: str) -> str | None:
 
 def flop_columns(name: str, dtype: str, device_type: str, flops: float | None) -> dict[str, Any]:
     """Spread one op's FLOPs over the kernel-table columns (unknown FLOPs stay unknown)."""
-    cols = {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0}
+    cols: dict[str, Any] = {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0}
     if flops is None:
         return {k: None for k in cols}
     if dtype not in _DTYPE_COLUMN:  # integer and boolean ops do no floating-point work
