@@ -12,7 +12,13 @@ JSON layout (schema ``roofline.machine/1``)::
      "memory":  {"l1": 1.4e13, "l2": 3.0e12, "dram": 8.3e11},
      "compute": {"fp64": 7.0e12, "fp32": 1.4e13, "tensor_fp16": 1.1e14},
      "spread":  {"dram": 0.004},            # optional: relative spread of repeats
+     "sources": {"memory.dram": "measured",  # optional: where each ceiling comes from
+                 "compute.fp32": "theoretical", ...},
      "metadata": {...}}                      # optional, free form (GPU, driver, sizes)
+
+``sources`` is optional (files written before it are read as they were): a ceiling it does
+not name takes its origin from ``metadata.ceiling_sources`` when that description starts
+with a source ("measured: ERT ..."), else the machine's ``source``.
 """
 
 from __future__ import annotations
@@ -47,6 +53,22 @@ COMPUTE_KEYS = (
 CLOCK_SCALED_MEMORY = ("l1", "l2", "l3")
 
 
+def ceiling_id(key: str) -> tuple[str, str]:
+    """('memory', 'dram') for 'memory.dram', 'dram' or 'hbm'; ('compute', 'fp32') for 'compute.fp32' or 'fp32'.
+
+    A bare key is a memory level when it is one we know or an alias of one, else a compute key.
+    """
+    kind, dot, name = key.partition(".")
+    if dot and kind in ("memory", "compute"):
+        name = name.lower()
+        return kind, (MEMORY_ALIASES.get(name, name) if kind == "memory" else name)
+    name = key.lower()
+    name = MEMORY_ALIASES.get(name, name)
+    if name in MEMORY_LEVELS or (name not in COMPUTE_KEYS and name.startswith("l") and name[1:].isdigit()):
+        return "memory", name
+    return "compute", name
+
+
 def _frozen(d: Mapping[str, float]) -> Mapping[str, float]:
     return MappingProxyType(dict(d))
 
@@ -59,7 +81,17 @@ def level_order(names: list[str] | tuple[str, ...]) -> list[str]:
 
 @dataclass(frozen=True)
 class Machine:
-    """Ceilings of one machine, SI units (B/s, FLOP/s, Hz)."""
+    """Ceilings of one machine, SI units (B/s, FLOP/s, Hz).
+
+    ``source`` says where the machine as a whole comes from; ``sources`` says it per
+    ceiling, keyed ``"memory.<level>"`` / ``"compute.<key>"`` (e.g. ``"memory.dram"``,
+    ``"compute.tensor_fp16"``), each value one of :data:`SOURCES` (``measured``: a
+    micro-benchmark such as ERT; ``theoretical``: datasheet/spec; ``from-profile``: the
+    profile's own peak metrics). It names every ceiling: those not given take their origin
+    from ``metadata['ceiling_sources']`` when its description starts with a source
+    ("measured: ..."), else ``source``. :func:`combine` and :meth:`scaled_to_clock` keep
+    each ceiling's source; :meth:`source_of` looks one up by a bare key ("dram", "fp32").
+    """
 
     name: str
     source: str
@@ -68,6 +100,7 @@ class Machine:
     sm_clock_hz: float | None = None
     spread: Mapping[str, float] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -89,17 +122,38 @@ class Machine:
         object.__setattr__(self, "compute", _frozen(compute))
         object.__setattr__(self, "spread", _frozen({k: float(v) for k, v in self.spread.items()}))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "sources", _frozen_sources(self))
 
     def __reduce__(self) -> tuple:
         """Pickle as plain dicts (the read-only mapping views themselves cannot be pickled)."""
         return (self.__class__, (self.name, self.source, dict(self.memory), dict(self.compute),
-                                 self.sm_clock_hz, dict(self.spread), dict(self.metadata)))
+                                 self.sm_clock_hz, dict(self.spread), dict(self.metadata), dict(self.sources)))
 
     # -- queries -----------------------------------------------------------------
     @property
     def levels(self) -> list[str]:
         """Memory levels, innermost first."""
         return list(self.memory)
+
+    def source_of(self, key: str) -> str:
+        """Where one ceiling comes from: 'measured', 'theoretical' or 'from-profile'.
+
+        ``key``: 'memory.dram', 'compute.fp32', or a bare 'dram' / 'fp32'. KeyError for a
+        ceiling the machine does not have.
+        """
+        kind, name = ceiling_id(key)
+        return self.sources[f"{kind}.{name}"]
+
+    def ceilings_by_source(self) -> dict[str, list[str]]:
+        """Ceiling ids per source, memory levels innermost first then compute keys, e.g.
+        ``{"measured": ["memory.l1", "memory.dram", "compute.fp64"], "theoretical": ["compute.fp32"]}``;
+        sources in the order of :data:`SOURCES`."""
+        out: dict[str, list[str]] = {}
+        for source in SOURCES:
+            ids = [k for k, v in self.sources.items() if v == source]
+            if ids:
+                out[source] = ids
+        return out
 
     @property
     def peak_flops(self) -> float | None:
@@ -133,6 +187,7 @@ class Machine:
             "memory": dict(self.memory),
             "compute": dict(self.compute),
         }
+        d["sources"] = dict(self.sources)
         if self.spread:
             d["spread"] = dict(self.spread)
         if self.metadata:
@@ -157,12 +212,13 @@ class Machine:
                 sm_clock_hz=d.get("sm_clock_hz"),
                 spread=dict(d.get("spread") or {}),
                 metadata=dict(d.get("metadata") or {}),
+                sources=dict(d.get("sources") or {}),
             )
         except KeyError as exc:
             raise MachineError(f"machine file lacks the key {exc.args[0]!r}", path=path) from None
         except MachineError as exc:
             raise MachineError(exc.message, path=path, hint=exc.hint) from None
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             raise MachineError(f"malformed machine file: {exc}", path=path) from None
 
     def save(self, path: str | Path, *, force: bool = False) -> Path:
@@ -190,8 +246,8 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
     """Merge ceilings of several descriptions of one machine; the first that has a ceiling wins.
 
     E.g. measured memory ceilings from ERT plus datasheet compute ceilings it did not
-    measure. The origin of every ceiling is kept in ``metadata['ceiling_sources']``;
-    name, source and clock are the first machine's.
+    measure. Each ceiling keeps its source (:attr:`Machine.sources`) and its description
+    (``metadata['ceiling_sources']``); name, source and clock are the first machine's.
     """
     if not machines:
         raise MachineError("no machine to combine")
@@ -201,6 +257,7 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
     memory: dict[str, float] = {}
     compute: dict[str, float] = {}
     origins: dict[str, str] = {}
+    sources: dict[str, str] = {}
     for m in machines:
         known = dict(m.metadata.get("ceiling_sources", {}))
         clock_ratio = 1.0
@@ -210,10 +267,62 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
             if key not in memory:
                 memory[key] = value * (clock_ratio if key in CLOCK_SCALED_MEMORY else 1.0)
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
+                sources[f"memory.{key}"] = m.sources[f"memory.{key}"]
         for key, value in m.compute.items():
             if key not in compute:
                 compute[key] = value * clock_ratio
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
+                sources[f"compute.{key}"] = m.sources[f"compute.{key}"]
     meta = dict(first.metadata)
     meta["ceiling_sources"] = origins
-    return replace(first, memory=memory, compute=compute, metadata=meta)
+    return replace(first, memory=memory, compute=compute, metadata=meta, sources=sources)
+
+
+def _frozen_sources(m: Machine) -> Mapping[str, str]:
+    """Every ceiling of ``m`` -> its source: given, else from metadata['ceiling_sources'], else m.source."""
+    ids = [f"memory.{k}" for k in m.memory] + [f"compute.{k}" for k in m.compute]
+    given: dict[str, str] = {}
+    for key, value in m.sources.items():
+        kind, name = ceiling_id(str(key))
+        cid = f"{kind}.{name}"
+        if cid not in ids:
+            raise MachineError(f"machine {m.name!r}: sources names {key!r}, which is not one of its ceilings",
+                               hint="sources keys are 'memory.<level>' or 'compute.<key>' of ceilings the machine has")
+        if value not in SOURCES:
+            raise MachineError(f"machine {m.name!r}: the source of {key!r} must be one of {', '.join(SOURCES)}, "
+                               f"not {value!r}")
+        given[cid] = str(value)
+    described = m.metadata.get("ceiling_sources")
+    described = described if isinstance(described, Mapping) else {}
+    out: dict[str, str] = {}
+    for cid in ids:
+        if cid in given:
+            out[cid] = given[cid]
+            continue
+        text = described.get(cid.partition(".")[2])
+        head = text.split(":", 1)[0].strip().lower() if isinstance(text, str) else ""
+        out[cid] = head if head in SOURCES else m.source
+    return MappingProxyType(out)
+
+
+def sources_summary(machine: Machine, labels: Mapping[str, str] | None = None) -> str:
+    """Which ceilings are measured, theoretical or from the profile, in words.
+
+    e.g. 'measured: L1, L2, DRAM, FP64; theoretical: FP32, Tensor FP16', or 'all measured'.
+    ``labels`` overrides display names of memory levels (e.g. ``{"dram": "HBM"}``).
+    """
+    groups = machine.ceilings_by_source()
+    if len(groups) == 1:
+        return f"all {next(iter(groups))}"
+    return "; ".join(f"{src}: {', '.join(ceiling_label(c, labels) for c in ids)}" for src, ids in groups.items())
+
+
+def ceiling_label(key: str, labels: Mapping[str, str] | None = None) -> str:
+    """Display name of a ceiling: 'memory.dram' -> 'DRAM', 'compute.tensor_fp16' -> 'Tensor FP16',
+    'compute.fp64_no_fma' -> 'FP64 no-FMA'."""
+    kind, name = ceiling_id(key)
+    if kind == "memory":
+        return (labels or {}).get(name, name.upper())
+    base, no_fma, _ = name.partition("_no_fma")
+    text = "Tensor " + base[len("tensor_"):].upper() if base.startswith("tensor_") else base.upper()
+    return text + (" no-FMA" if no_fma else "")
