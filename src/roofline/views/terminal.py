@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofline.analysis.result import Analysis
 from roofline.kernels import has_runs
+from roofline.machine.model import sources_summary
 from roofline.units import format_si, format_time
 from roofline.views.names import short_names
 from roofline.views.style import level_label
@@ -96,7 +97,9 @@ def summary_renderable(analysis: Analysis) -> Group:
     m = analysis.machine
     if m is not None:
         clk = f" at {format_si(m.sm_clock_hz, 'Hz')}" if m.sm_clock_hz else ""
-        lines.append(Text(f"machine: {m.name} ({m.source}){clk}"))
+        groups = m.ceilings_by_source()
+        origin = f" ({next(iter(groups))}){clk}" if len(groups) == 1 else f"{clk}; {sources_summary(m)}"
+        lines.append(Text(f"machine: {m.name}{origin}"))
     else:
         lines.append(Text("machine: none (no ceilings)"))
     share = tot["share_by_bound"]
