@@ -62,15 +62,25 @@ def analyze(
     *,
     by: str = "name",
     fp16: str = "ncu",
+    kernels: str | None = None,
+    nvtx: str | None = None,
 ) -> Any:
     """Analyze a kernel table (or files, read first) against a machine's ceilings.
 
     Without ``machine``, ceilings come from the profile's own peak metrics when it has
     them (Nsight Compute's roofline sections), else the analysis has no ceilings.
+    ``kernels``: only kernels whose name matches this regular expression (``re.search``);
+    ``nvtx``: only launches in this NVTX range (the ``phase``: exact name, else regex).
+    Both select before the analysis (totals and shares are of the selection); a selection
+    that keeps nothing raises :class:`~roofline.errors.InputError` naming what there is
+    (:func:`roofline.analysis.select.select`). To order rows otherwise than by time, use
+    :func:`roofline.analysis.select.sort_rows` on ``result.frame``.
     """
     from roofline.analysis import analyze as _analyze
+    from roofline.analysis.select import select
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
+    table = select(table, kernels=kernels, nvtx=nvtx)
     resolved = load_machine(machine) if machine is not None else machine_for(table)
     if resolved is None and len(gpus := _gpus(table)) > 1:
         note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
@@ -96,15 +106,19 @@ def machine_for(table: KernelTable) -> Machine | None:
     return machine_from_profile(table.metrics, compute_capability=cc, fp16=table.fp16_convention)
 
 
-def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False) -> Any:
-    """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``."""
+def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,
+         ceilings: str = "used") -> Any:
+    """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``.
+
+    ``ceilings``: ``"used"`` (the precisions the kernels use plus the highest) or ``"all"``.
+    """
     if interactive:
         from roofline.views.chart_interactive import roofline_plotly
 
-        return roofline_plotly(analysis)
+        return roofline_plotly(analysis, ceilings=ceilings)
     from roofline.views.chart_static import roofline_figure
 
-    return roofline_figure(analysis, top=top, phase=phase)
+    return roofline_figure(analysis, top=top, phase=phase, ceilings=ceilings)
 
 
 def example_files() -> tuple[list[Path], Path]:

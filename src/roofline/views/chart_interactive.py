@@ -20,11 +20,16 @@ from roofline.analysis.result import Analysis
 from roofline.units import format_si
 from roofline.views.names import short_name
 from roofline.views.style import (
+    SOURCE_WORDS,
+    ceiling_source,
+    ceilings_caption,
+    chart_compute_ceilings,
     chart_levels,
     compute_ceiling_label,
     level_color,
     level_label,
     memory_ceiling_label,
+    merge_equal_ceilings,
     not_shown_note,
     select_rows,
 )
@@ -61,7 +66,9 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
         lines = [
             f"<b>{html.escape(short_name(str(d['kernel_name'])))}</b>",
             name if len(name) <= 160 else name[:157] + "...",
-            f"phase: {html.escape(_text(d['phase']))}; launches: {_text(d['launches'])}",
+            f"phase: {html.escape(_text(d['phase']))}; launches: {_text(d['launches'])}"
+            + (f"; launch id: {_text(d['launch_id'])}" if d.get("launch_id") is not None
+               and d["launch_id"] is not pd.NA else ""),
             f"time: {format_si(d['time_s'], 's')} ({_fmt_ratio(d['time_share'])} of total)",
             f"performance: {format_si(d['flop_rate'], 'FLOP/s')}",
             f"AI (FLOP/B): {ais}",
@@ -80,8 +87,13 @@ def roofline_plotly(
     title: str | None = None,
     levels: Sequence[str] | None = None,
     level_labels: Mapping[str, str] | None = None,
+    ceilings: str = "used",
 ) -> go.Figure:
-    """The interactive chart as a plotly Figure (log axes, ceilings as labelled lines)."""
+    """The interactive chart as a plotly Figure (log axes, ceilings as labelled lines).
+
+    ``ceilings``: ``"used"`` (the precisions the kernels use plus the highest) or ``"all"``;
+    the machine's memory levels are all drawn (an L3 without byte counts too).
+    """
     draw_levels = chart_levels(analysis, levels)
     rows = select_rows(analysis)
     shown = rows.shown
@@ -121,25 +133,30 @@ def roofline_plotly(
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
     ais = ais[np.isfinite(ais) & (ais > 0)]
-    if machine is not None and machine.compute and draw_levels:
-        mem = {lv: machine.memory[lv] for lv in draw_levels}
-        top_peak = max(machine.compute.values())
+    comp = chart_compute_ceilings(machine, shown, ceilings)
+    mem_levels = list(machine.levels) if machine is not None and levels is None else draw_levels
+    mem = {lv: machine.memory[lv] for lv in mem_levels} if machine is not None else {}
+    if machine is not None and comp and mem:
+        top_peak = max(comp.values())
         bw_max = max(mem.values())
-        x_lo = min([*ais, min(machine.compute.values()) / bw_max]) / 10
+        x_lo = min([*ais, min(comp.values()) / bw_max]) / 10
         x_hi = max([*ais, top_peak / min(mem.values())]) * 10
         for lv, bw in mem.items():
             label = html.escape(memory_ceiling_label(lv, bw, level_labels))
+            src = html.escape(SOURCE_WORDS.get(ceiling_source(machine, lv), ""))
             fig.add_trace(go.Scatter(x=[x_lo, top_peak / bw], y=[bw * x_lo, top_peak], mode="lines+text",
                                      line={"color": level_color(lv), "width": 2}, name=label,
                                      legendgroup=f"ceiling-{lv}", text=[label, ""], textposition="top right",
-                                     textfont={"color": level_color(lv)}, hoverinfo="name"))
+                                     textfont={"color": level_color(lv)}, hovertext=f"{label} ({src})",
+                                     hoverinfo="text"))
             trace_phase.append("ceiling")
-        for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1]):
-            label = html.escape(compute_ceiling_label(key, peak))
+        for i, (keys, peak) in enumerate(merge_equal_ceilings(comp)):
+            label = html.escape(compute_ceiling_label(keys, peak))
+            src = html.escape(", ".join(sorted({SOURCE_WORDS.get(ceiling_source(machine, k), "") for k in keys})))
             fig.add_trace(go.Scatter(x=[peak / bw_max, x_hi], y=[peak, peak], mode="lines+text",
-                                     line={"color": "#222", "width": 2, "dash": "solid" if peak == top_peak else "dash"},
-                                     name=label, legendgroup=f"ceiling-{key}", text=["", label],
-                                     textposition="top left", hoverinfo="name"))
+                                     line={"color": "#262626", "width": 2, "dash": "solid" if i == 0 else "dash"},
+                                     name=label, legendgroup=f"ceiling-{'+'.join(keys)}", text=["", label],
+                                     textposition="top left", hovertext=f"{label} ({src})", hoverinfo="text"))
             trace_phase.append("ceiling")
 
     if len(phases) > 1:
@@ -151,11 +168,10 @@ def roofline_plotly(
         fig.update_layout(updatemenus=[{"type": "buttons", "direction": "right", "buttons": buttons,
                                         "x": 0.0, "y": 1.12, "xanchor": "left", "yanchor": "top"}])
 
-    notes = [not_shown_note(rows)] if not_shown_note(rows) else []
+    notes = [html.escape(not_shown_note(rows))] if not_shown_note(rows) else []
     notes.append("marker area ∝ kernel time; open markers: FLOPs are a lower bound; diamonds: estimated counts")
     if machine is not None:
-        clk = f" at {format_si(machine.sm_clock_hz, 'Hz')}" if machine.sm_clock_hz else ""
-        notes.append(f"ceilings: {html.escape(machine.name)} ({machine.source}){clk}")
+        notes.append(html.escape(ceilings_caption(machine, [*mem, *comp], level_labels)))
     else:
         notes.append("no machine: ceilings not drawn")
     fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.16, showarrow=False,
@@ -163,7 +179,7 @@ def roofline_plotly(
     fig.update_layout(
         title={"text": html.escape(title) if title else "Hierarchical roofline"},
         xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}, "exponentformat": "none"},
-        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": ".2~s"},
+        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": "~s"},
         template="simple_white", legend={"groupclick": "togglegroup"}, height=650,
         margin={"b": 140}, hoverlabel={"align": "left"},
     )

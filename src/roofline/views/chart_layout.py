@@ -53,7 +53,11 @@ def decade_formatter(unit: str = "") -> FuncFormatter:
 
 
 def _decades(lo: float, hi: float) -> tuple[float, float]:
-    return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
+    """The power of ten at or below ``lo``; the first of 1, 2, 5 x 10^k at or above ``hi``
+    (no empty decade above the highest ceiling)."""
+    k = math.floor(math.log10(hi))
+    top = next(m * 10.0 ** k for m in (1, 2, 5, 10) if m * 10.0 ** k >= hi * (1 - 1e-9))
+    return 10.0 ** math.floor(math.log10(lo)), top
 
 
 def _positive(values: Any) -> np.ndarray:

@@ -1,47 +1,59 @@
 """Before/after on one hierarchical roofline, with an arrow from each before-point to its after-point.
 
-Both machines' ceilings are drawn (before: solid, after: dashed; drawn once when both
-runs used the same ceilings). Colour is the memory level, as in the analysis charts;
-a hollow marker is before, a filled one after. ``comparison_figure`` returns a
-matplotlib Figure, ``comparison_plotly`` a plotly Figure; the caller saves them.
+The look is the analysis chart's (shared code in :mod:`roofline.views.chart_layout`):
+SI decade ticks, ceiling labels that cannot collide, display names ('Tensor FP16').
+Colour is the memory level; a hollow marker is the run before, a filled one the run
+after. When both runs used the same ceilings they are drawn once (highest solid, the
+others dashed); else the before machine's are solid and the after machine's dashed.
+``comparison_figure`` returns a matplotlib Figure, ``comparison_plotly`` a plotly
+Figure; the caller saves them.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import numpy as np
 
 from roofline.compare import Comparison
 from roofline.units import format_si
-
+from roofline.views.style import chart_compute_ceilings, compute_ceiling_label, level_label, memory_ceiling_label
 from roofline.views.style import level_color as _color
-from roofline.views.style import level_label
 
-#: Kernels whose time changed by at least this many percent get their name on the chart.
+#: Kernels whose time changed by at least this many percent are numbered on the chart.
 LABEL_CHANGE_PCT = 1.0
+#: Marker areas (pt^2): the hollow before-ring is larger, so that an unchanged kernel shows
+#: as a filled dot inside a ring rather than one hiding the other.
+POINT_AREA, BEFORE_AREA = 24.0, 60.0
 
 
 def _rows(comp: Comparison, top: int) -> Any:
     return comp.frame.head(top)
 
 
-def _ceiling_lines(machine: Any, levels: tuple[str, ...], x_lo: float, x_hi: float) -> list[dict[str, Any]]:
+def _side_ceilings(comp: Comparison, side: str, ceilings: str) -> dict[str, float]:
+    run = getattr(comp, side)
+    return chart_compute_ceilings(getattr(run, "machine", None), run.frame, ceilings)
+
+
+def _ceiling_lines(machine: Any, levels: tuple[str, ...], compute: dict[str, float], x_lo: float,
+                   x_hi: float) -> list[dict[str, Any]]:
     """Line segments of a machine's roofline: one sloped line per level, one flat line per compute peak."""
-    if machine is None or not machine.compute:
+    if machine is None or not compute:
         return []
-    top_peak = max(machine.compute.values())
+    top_peak = max(compute.values())
     out = []
     for lv in levels:
         bw = machine.memory.get(lv)
         if bw:
             out.append({"kind": "memory", "key": lv, "x": [x_lo, top_peak / bw], "y": [bw * x_lo, top_peak],
-                        "label": f"{level_label(lv)} {format_si(bw, 'B/s')}"})
+                        "label": memory_ceiling_label(lv, bw)})
     bw_max = max([machine.memory[lv] for lv in levels if lv in machine.memory] or [1.0])
-    for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1]):
+    for key, peak in compute.items():
         out.append({"kind": "compute", "key": key, "x": [peak / bw_max, x_hi], "y": [peak, peak],
-                    "label": f"{key} {format_si(peak, 'FLOP/s')}"})
+                    "label": compute_ceiling_label(key, peak)})
     return out
 
 
@@ -60,89 +72,147 @@ def _x_range(comp: Comparison, rows: Any) -> tuple[float, float]:
 
 
 def _machines(comp: Comparison) -> list[tuple[str, Any, str]]:
-    """(label, machine, line style) to draw."""
+    """(label, machine, side) to draw."""
     mb, ma = getattr(comp.before, "machine", None), getattr(comp.after, "machine", None)
     if comp.same_machine:
-        return [("", mb, "solid")] if mb is not None else []
+        return [("", mb, "before")] if mb is not None else []
     out = []
     if mb is not None:
-        out.append((f"before: {mb.name}", mb, "solid"))
+        out.append((f"before: {mb.name}", mb, "before"))
     if ma is not None:
-        out.append((f"after: {ma.name}", ma, "dash"))
+        out.append((f"after: {ma.name}", ma, "after"))
     return out
 
 
-def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = None) -> Any:
-    """Matplotlib Figure: both runs on one log-log roofline, arrows before -> after."""
+def _title(comp: Comparison, rows: Any) -> str:
+    tot = comp.totals
+    pct = tot["time_change_pct"]
+    change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
+    return (f"Before → after: {format_si(tot['time_s_before'], 's')} → {format_si(tot['time_s_after'], 's')} "
+            f"({change}), top {len(rows)} kernels")
+
+
+def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = None, width: float = 7.0,
+                      ceilings: str = "used") -> Any:
+    """Matplotlib Figure: both runs on one log-log roofline, arrows before -> after.
+
+    ``ceilings``: ``"used"`` (each run's precisions plus its machine's highest) or ``"all"``.
+    Kernels whose time changed (or that are new or vanished) are numbered and named in a key.
+    """
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
+    from matplotlib.transforms import Bbox
+
+    from roofline.views.chart_layout import (
+        LabelSpec,
+        attach_canvas,
+        chart_limits,
+        draw_ceilings,
+        marker_boxes,
+        place_labels,
+        setup_log_axes,
+        wrap,
+    )
+    from roofline.views.names import short_names
 
     rows = _rows(comp, top)
-    x_lo, x_hi = _x_range(comp, rows)
-    fig = Figure(figsize=(10, 6.5), layout="constrained")
-    ax = fig.add_subplot()
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    small = width < 5
+    fs = 7.0 if small else 8.5
+    machines = _machines(comp)
+    drawn = [(label, m, side, _side_ceilings(comp, side, ceilings)) for label, m, side in machines]
+    xs, ys = [], []
+    for lv in comp.levels:
+        for side in ("before", "after"):
+            x, y = rows[f"ai_{lv}_{side}"].to_numpy(float), rows[f"flop_rate_{side}"].to_numpy(float)
+            ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+            xs.extend(x[ok])
+            ys.extend(y[ok])
+    mem = {f"{lv}:{i}": m.memory[lv] for i, (_, m, _, _) in enumerate(drawn) for lv in comp.levels if lv in m.memory}
+    peaks = {f"{k}:{i}": v for i, (*_, c) in enumerate(drawn) for k, v in c.items()}
+    limits = chart_limits(xs, ys, mem, peaks)
+
+    # key: kernels that changed, numbered by rank
+    keyed = []
+    names = short_names([str(n) for n in rows["kernel_name"]])
+    for i, (_, r) in enumerate(rows.iterrows()):
+        change = r["time_change_pct"]
+        if r["status"] == "matched" and not (np.isfinite(change) and abs(change) >= LABEL_CHANGE_PCT):
+            continue
+        tag = f"{change:+.1f}%" if np.isfinite(change) else str(r["status"])
+        times = f"{format_si(r['time_s_before'], 's')} → {format_si(r['time_s_after'], 's')}"
+        keyed.append((i, f"{len(keyed) + 1}  {names[i]}  {times} ({tag})"))
+    left, right = (0.55, 0.2) if small else (0.7, 0.15)
+    chars = int((width - left - right) / ((fs - 0.5) * 0.55 / 72))
+    key_lines = wrap([text for _, text in keyed], chars)
+    notes = [] if machines else ["no machine given: ceilings not drawn"]
+    line_h = fs * 1.45 / 72
+    ax_h = width * (0.62 if not small else 0.72)
+    top_m, bottom = (0.3, 0.42) if small else (0.35, 0.5)
+    legend_rows = 2 if small else 1
+    fig_h = top_m + ax_h + bottom + legend_rows * line_h * 1.4 + (len(key_lines) + len(notes)) * line_h + 0.15
+    fig = Figure(figsize=(width, fig_h))
+    attach_canvas(fig)
+    ax = fig.add_axes((left / width, 1 - (top_m + ax_h) / fig_h, 1 - (left + right) / width, ax_h / fig_h))
+    setup_log_axes(ax, limits, fs, title or _title(comp, rows))
+    ax.title.set_fontsize(fs)
+
+    specs: list[Any] = []
     handles = []
-    for label, machine, style in _machines(comp):
-        ls = "-" if style == "solid" else "--"
-        for line in _ceiling_lines(machine, comp.levels, x_lo, x_hi):
-            color = _color(line["key"]) if line["kind"] == "memory" else "#333333"
-            ax.plot(line["x"], line["y"], ls, color=color, lw=1.6, alpha=0.8)
-            # the legend tells the machines apart (solid: before, dashed: after)
-            ax.annotate(line["label"], (line["x"][0], line["y"][0]),
-                        fontsize=7, color=color, xytext=(2, 3), textcoords="offset points")
+    for label, machine, side, compute in drawn:
+        style = None if comp.same_machine else ("-" if side == "before" else "--")
+        specs += draw_ceilings(ax, machine, comp.levels, compute, fs=fs, linestyle=style,
+                               gid_suffix="" if comp.same_machine else f":{side}")
         if label:
-            handles.append(Line2D([], [], color="#333333", ls=ls, label=label))
+            handles.append(Line2D([], [], color="0.15", ls=style, label=label))
+    avoid: list[Bbox] = []
     for lv in comp.levels:
         xb, yb = rows[f"ai_{lv}_before"].to_numpy(float), rows["flop_rate_before"].to_numpy(float)
         xa, ya = rows[f"ai_{lv}_after"].to_numpy(float), rows["flop_rate_after"].to_numpy(float)
         ok_b = np.isfinite(xb) & np.isfinite(yb) & (xb > 0) & (yb > 0)
         ok_a = np.isfinite(xa) & np.isfinite(ya) & (xa > 0) & (ya > 0)
         c = _color(lv)
-        ax.scatter(xb[ok_b], yb[ok_b], s=40, facecolors="none", edgecolors=c, linewidths=1.4, zorder=3)
-        ax.scatter(xa[ok_a], ya[ok_a], s=40, color=c, zorder=4)
+        ax.scatter(xb[ok_b], yb[ok_b], s=BEFORE_AREA, facecolors="none", edgecolors=c, linewidths=1.2, zorder=3,
+                   gid=f"before:{lv}")
+        ax.scatter(xa[ok_a], ya[ok_a], s=POINT_AREA, facecolors=c, edgecolors=c, linewidths=1.2, zorder=4,
+                   gid=f"after:{lv}")
+        avoid += marker_boxes(ax, xb[ok_b], yb[ok_b], [BEFORE_AREA] * int(ok_b.sum()))
+        avoid += marker_boxes(ax, xa[ok_a], ya[ok_a], [POINT_AREA] * int(ok_a.sum()))
         for i in np.flatnonzero(ok_b & ok_a):
             ax.annotate("", xy=(xa[i], ya[i]), xytext=(xb[i], yb[i]),
-                        arrowprops={"arrowstyle": "->", "color": c, "lw": 1.2, "alpha": 0.9})
-        handles.append(Line2D([], [], marker="o", ls="", color=c, label=f"{lv.upper()} (hollow: before, filled: after)"))
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("Performance (FLOP/s)")
-    tot = comp.totals
-    pct = tot["time_change_pct"]
-    change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
-    ax.set_title(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
-                          f"{format_si(tot['time_s_after'], 's')} ({change}), top {len(rows)} kernels")
-    if not _machines(comp):
-        ax.text(0.01, 0.01, "no machine given: ceilings not drawn", transform=ax.transAxes, fontsize=8, color="#555")
-    _label_changed(ax, comp, rows)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(handles=handles, loc="lower right", fontsize=8)
+                        arrowprops={"arrowstyle": "->", "color": c, "lw": 1.0, "alpha": 0.9,
+                                    "shrinkA": 3, "shrinkB": 3})
+    placed: list[Bbox] = []
+    place_labels(ax, specs, placed=placed, avoid=avoid)
+    outer = comp.levels[-1] if comp.levels else None
+    number_specs = []
+    for k, (i, _) in enumerate(keyed):
+        r = rows.iloc[i]
+        side = "after" if np.isfinite(r[f"ai_{outer}_after"]) and r["flop_rate_after"] > 0 else "before"
+        x, y = r[f"ai_{outer}_{side}"], r[f"flop_rate_{side}"]
+        if outer is None or not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
+            continue
+        d = math.sqrt(BEFORE_AREA / math.pi) + 2
+        cands = [(x, y, (d, 0), "left", "center", 0.0), (x, y, (-d, 0), "right", "center", 0.0),
+                 (x, y, (0, d), "center", "bottom", 0.0), (x, y, (0, -d), "center", "top", 0.0)]
+        number_specs.append(LabelSpec(str(k + 1), cands, {"fontsize": fs - 0.5, "fontweight": "bold", "zorder": 5,
+                                                          "gid": "kernel-label"}))
+    place_labels(ax, number_specs, placed=placed, avoid=avoid)
+
+    handles += [Line2D([], [], marker="o", ls="", color=_color(lv), markersize=5, label=level_label(lv))
+                for lv in comp.levels]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="none", color="0.3", markersize=5, label="before"),
+                Line2D([], [], marker="o", ls="", color="0.3", markersize=5, label="after")]
+    y_legend = -(bottom - 0.05) / ax_h
+    ncol = len(handles) if not small else math.ceil(len(handles) / 2)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.01, y_legend), ncol=ncol, fontsize=fs - 0.5,
+              frameon=False, handletextpad=0.3, columnspacing=1.0, borderaxespad=0.0, handlelength=1.6)
+    y0 = 1 - (top_m + ax_h + bottom + legend_rows * line_h * 1.4) / fig_h
+    fig.text(left / width, y0, "\n".join([*key_lines, *notes]), fontsize=fs - 0.5, va="top", ha="left",
+             linespacing=1.45, gid="kernel-label-key")
     return fig
 
 
-def _label_changed(ax: Any, comp: Comparison, rows: Any) -> None:
-    """Name the kernels whose time changed, next to their after-point at the outermost level."""
-    from roofline.views.names import short_names
-
-    if not comp.levels:
-        return
-    lv = comp.levels[-1]
-    labels = short_names([str(n) for n in rows["kernel_name"]])
-    for label, (_, r) in zip(labels, rows.iterrows()):
-        change = r["time_change_pct"]
-        x, y = r[f"ai_{lv}_after"], r["flop_rate_after"]
-        if r["status"] == "matched" and not (np.isfinite(change) and abs(change) >= LABEL_CHANGE_PCT):
-            continue
-        if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
-            continue
-        tag = f"{change:+.0f}%" if np.isfinite(change) else str(r["status"])
-        ax.annotate(f"{label} ({tag})", (x, y), xytext=(6, -10), textcoords="offset points", fontsize=7,
-                    color="#333333")
-
-
-def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = None) -> Any:
+def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = None, ceilings: str = "used") -> Any:
     """Plotly Figure: both runs on one log-log roofline, arrows before -> after, names in hover (escaped)."""
     import plotly.graph_objects as go
 
@@ -151,8 +221,9 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     rows = _rows(comp, top)
     x_lo, x_hi = _x_range(comp, rows)
     fig = go.Figure()
-    for label, machine, style in _machines(comp):
-        for line in _ceiling_lines(machine, comp.levels, x_lo, x_hi):
+    for label, machine, side in _machines(comp):
+        style = "solid" if side == "before" else "dash"
+        for line in _ceiling_lines(machine, comp.levels, _side_ceilings(comp, side, ceilings), x_lo, x_hi):
             color = _color(line["key"]) if line["kind"] == "memory" else "#333333"
             name = html.escape(f"{label + ': ' if label else ''}{line['label']}")
             fig.add_trace(go.Scatter(x=line["x"], y=line["y"], mode="lines", name=name, hoverinfo="name",
@@ -185,8 +256,8 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     fig.update_layout(
         title={"text": html.escape(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
                                             f"{format_si(tot['time_s_after'], 's')} ({change})")},
-        xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}},
-        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}},
+        xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}, "exponentformat": "none"},
+        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": "~s"},
         template="simple_white", height=650, hoverlabel={"align": "left"},
     )
     return fig
