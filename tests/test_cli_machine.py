@@ -102,8 +102,11 @@ def test_plain_machine_without_gpu_measures_the_cpu_and_prints_its_checks(no_gpu
     path = tmp_path / "cpu.json"
     assert main(["machine", "--quick", "-o", str(path)]) == 0
     assert fake_cpu_bench == ["quick"]
-    out = capsys.readouterr().out
-    assert "Fake Xeon" in out and "dram_vs_stream_triad = 1.02" in out and "a CPU note" in out
+    captured = capsys.readouterr()
+    out, err = captured.out, captured.err
+    assert "Fake Xeon" in out and "dram_vs_stream_triad = 1.02" in out
+    assert "note: a CPU note" in err and "a CPU note" not in out  # notes on stderr, results on stdout
+    assert f"wrote {path}" in err
     assert "100 GB/s" in out and "±1.0%" in out
     assert Machine.load(path).memory["dram"] == 1e11
 

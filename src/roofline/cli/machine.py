@@ -5,7 +5,10 @@
     roofline machine --spec h100-sxm [--clock-mhz 1755] [-o h100.json]
     roofline machine --list-specs
 
-With no ``--gpu`` and no ``--cpu`` it measures GPU 0 when there is one, else the CPU.
+With no ``--gpu`` and no ``--cpu`` it measures GPU 0 when there is one, else the CPU. The
+ceilings go to stdout; notes, "wrote FILE" and the warning when the figures look unreliable (the
+load average before measuring, the spread of repeats: :mod:`roofline.machine.reliability`) go to
+stderr, once each (``--quiet`` silences them).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from roofline.cli.console import stdout_console
+from roofline.cli.console import Messages, messages_for, stdout_console
+from roofline.cli.options import Quiet, finite
 
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.units import format_si
@@ -153,8 +157,9 @@ def _with_progress(run: Any) -> Any:
         return run(progress)
 
 
-def print_measurement(measurement: Any, console: Any) -> None:
-    """Print a Measurement (GPU or CPU): ceilings, checks, notes."""
+def print_measurement(measurement: Any, console: Any, messages: Messages | None = None) -> None:
+    """Print a Measurement (GPU or CPU): ceilings and checks on ``console``; notes through
+    ``messages`` (stderr) when given, else on ``console``."""
     m = measurement.machine
     clock = f" at {format_si(m.sm_clock_hz, 'Hz')}" if m.sm_clock_hz else ""
     console.print(f"[bold]{m.name}[/bold]: measured ceilings{clock}")
@@ -163,7 +168,10 @@ def print_measurement(measurement: Any, console: Any) -> None:
         console.print("checks (same run): " + ", ".join(
             f"{k} = {v:.3g}" for k, v in measurement.checks.items() if math.isfinite(v)))
     for note in measurement.notes:
-        console.print(f"note: {note}")
+        if messages is not None:
+            messages.note(note)
+        else:
+            console.print(f"note: {note}")
     if math.isfinite(measurement.elapsed_s):
         console.print(f"measured in {measurement.elapsed_s:.1f} s")
 
@@ -181,10 +189,21 @@ def _save_png(measurement: Any, path: Path, force: bool) -> Path:
     return write_bytes(path, buf.getvalue(), force=force)
 
 
+def reliability_warning(measurement: Any, load_per_core: float | None) -> str | None:
+    """The warning for a measurement whose figures look unreliable, else None (see
+    :func:`roofline.machine.reliability.assess`): ``metadata['repeat_ratio']`` per ceiling, the
+    CPU benchmark's ``metadata['cpu_share']``, and the load per core read before measuring."""
+    from roofline.machine.reliability import assess
+
+    meta = measurement.machine.metadata
+    return assess(dict(meta.get("repeat_ratio") or {}), load_per_core, meta.get("cpu_share")).warning
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def machine(
-        gpu: Annotated[Optional[int], typer.Option("--gpu", help="Measure this GPU (CUDA index).")] = None,
+        ctx: typer.Context,
+        gpu: Annotated[Optional[int], typer.Option("--gpu", min=0, help="Measure this GPU (CUDA index).")] = None,
         cpu: Annotated[bool, typer.Option("--cpu", help="Measure the CPU, even when there is a GPU.")] = False,
         quick: Annotated[bool, typer.Option("--quick", help="A faster, coarser run.")] = False,
         thorough: Annotated[bool, typer.Option("--thorough", help="Longer sweeps, more repeats.")] = False,
@@ -192,12 +211,14 @@ def register(app: typer.Typer) -> None:
         png: Annotated[Optional[Path], typer.Option("--png", help="Plot the working-set sweep (bandwidth vs working set).")] = None,
         ert_json: Annotated[Optional[Path], typer.Option("--ert-json", help="Also write ERT's roofline.json layout.")] = None,
         spec: Annotated[Optional[str], typer.Option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")] = None,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", help="With --spec: the SM clock to assume (MHz).")] = None,
+        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", min=1, max=10000, callback=finite, help="With --spec: the SM clock to assume (MHz).")] = None,
         list_specs: Annotated[bool, typer.Option("--list-specs", help="Name the GPUs --spec knows.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+        quiet: Quiet = False,
     ) -> None:
         """Ceilings of this machine (measured, with theoretical alongside) or of a named GPU."""
         console = _console()
+        messages = messages_for(ctx, quiet)
         if list_specs:
             console.print(_specs_table())
             return
@@ -213,8 +234,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold]{theory.name}[/bold]: theoretical ceilings (dense)")
             console.print(ceilings_table(None, theory))
             for level, why in theory.metadata.get("absent", {}).items():
-                console.print(f"note: {level}: {why}")
-            _write(theory, None, output, ert_json, force)
+                messages.note(f"{level}: {why}")
+            _write(theory, None, output, ert_json, force, messages)
             return
         if clock_mhz is not None:
             raise InputError("--clock-mhz goes with --spec")
@@ -222,18 +243,31 @@ def register(app: typer.Typer) -> None:
         if ert_json is not None:
             _ert_exporter()  # fail before measuring, not after
         mode = "quick" if quick else "thorough" if thorough else "default"
+        from roofline.machine.reliability import load_per_core
+
+        load = load_per_core()  # before measuring: our own threads would count otherwise
         measurement = _measure(gpu, cpu, mode)
-        print_measurement(measurement, console)
+        print_measurement(measurement, console, messages)
+        warning = reliability_warning(measurement, load)
+        if warning:
+            messages.warning(warning)
         if png is not None:
-            typer.echo(f"wrote {_save_png(measurement, png, force)}")
-        _write(measurement.machine, measurement, output, ert_json, force)
+            messages.wrote(_save_png(measurement, png, force))
+        machine = measurement.machine
+        if load is not None:  # recorded with the figures it qualifies
+            from dataclasses import replace
+
+            machine = replace(machine, metadata={**machine.metadata, "load_per_core_before": load,
+                                                 "reliability_warning": warning})
+        _write(machine, measurement, output, ert_json, force, messages)
 
 
-def _write(machine: Any, measurement: Any, output: Optional[Path], ert_json: Optional[Path], force: bool) -> None:
+def _write(machine: Any, measurement: Any, output: Optional[Path], ert_json: Optional[Path], force: bool,
+           messages: Messages) -> None:
     if output is not None:
-        typer.echo(f"wrote {machine.save(output, force=force)}")
+        messages.wrote(machine.save(output, force=force))
     if ert_json is not None:
         from roofline.io import write_text
 
         doc = _ert_exporter()(machine, measurement)
-        typer.echo(f"wrote {write_text(ert_json, json.dumps(doc, indent=2) + chr(10), force=force)}")
+        messages.wrote(write_text(ert_json, json.dumps(doc, indent=2) + chr(10), force=force))

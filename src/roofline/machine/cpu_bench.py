@@ -16,7 +16,12 @@
 
 Each ceiling is the median of the faster half of its repeats (other processes on the cores only
 ever slow a run down); its spread is half the range of those repeats over the median (for memory
-levels: the plateau's robust spread over its sweep points). Sweep sizes are measured in turn,
+levels: the plateau's robust spread over its sweep points). Compute and cache rates are timed on
+each thread's CPU time (the time it was on a core: other processes sharing the cores do not
+lengthen it, and a core's ceiling is what it does while it runs); DRAM, shared by all cores, on
+the wall time of all threads together. ``metadata['repeat_ratio']`` keeps each ceiling's
+fastest over slowest repeat, ``metadata['cpu_share']`` the share of the wall time the measuring
+threads were on a core (1.0 on an idle machine), for :mod:`roofline.machine.reliability`. Sweep sizes are measured in turn,
 pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one.
 Sweep sizes are the working set of all threads together, and so are the returned
 ``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
@@ -43,6 +48,7 @@ from roofline.machine import cpu_kernels as K
 from roofline.machine.cpu_system import CpuDescription, describe_cpu
 from roofline.machine.measurement import Measurement, Mode, Progress
 from roofline.machine.model import Machine
+from roofline.machine.reliability import repeat_ratio
 from roofline.machine.sweep import Plateau, find_plateaus, name_plateaus
 
 log = logging.getLogger(__name__)
@@ -91,6 +97,19 @@ def _median_spread(values: list[float]) -> tuple[float, float]:
     return med, (max(kept) - min(kept)) / (2 * med) if med > 0 else float("nan")
 
 
+def _rates(work_per_thread: float, wall: float, cpu: list[float] | None) -> tuple[float, float]:
+    """(rate on the threads' CPU time, rate on wall time) of a team run doing ``work_per_thread`` each.
+
+    Each thread's CPU time is capped at the wall time, so the first is never below the second;
+    without a fine thread clock both are the wall-time rate.
+    """
+    threads = len(cpu) if cpu else 1
+    wall_rate = work_per_thread * threads / wall
+    if not cpu or min(cpu) <= 0:
+        return wall_rate, wall_rate
+    return sum(work_per_thread / min(c, wall) for c in cpu), wall_rate
+
+
 def _timed(fn: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
     fn()
@@ -130,25 +149,36 @@ class _Run:
         self.team = team
         self.threads = len(team.cpus)
         self.notes: list[str] = []
+        self.cpu_share: list[float] = []  # wall-time rate / CPU-time rate of every timed run
 
     def report(self, what: str, fraction: float) -> None:
         if self.progress is not None:
             self.progress(what, min(max(fraction, 0.0), 1.0))
 
     # -- compute ---------------------------------------------------------------------------
+    def timed_rate(self, fn: Any, args: list[tuple[Any, ...]], work_per_thread: float) -> tuple[float, list[Any]]:
+        """One team run of ``fn``: its rate on the threads' CPU time, and the results."""
+        wall, cpu, results = self.team.run_timed(fn, args)
+        on_cpu, on_wall = _rates(work_per_thread, wall, cpu)
+        self.cpu_share.append(on_wall / on_cpu)
+        return on_cpu, results
+
     def fma_rate(self, dtype: str, lanes: int) -> tuple[list[float], dict[str, Any]]:
         kernel = K.fma_kernel(dtype, lanes)
         accs = [np.ones(K.CHAINS * lanes, dtype=dtype) for _ in range(self.threads)]
         kernel(accs[0], 0.999, 0.001, 16)  # compile
         isa = K.vector_isa(kernel)
-        flops_per_iter = 2.0 * K.CHAINS * lanes * self.threads
+        flops_per_iter = 2.0 * K.CHAINS * lanes
 
         def timed(iters: int) -> float:
             return self.team.run(kernel, [(acc, 0.999, 0.001, iters) for acc in accs])[0]
 
+        def rate(iters: int) -> float:
+            return self.timed_rate(kernel, [(acc, 0.999, 0.001, iters) for acc in accs], flops_per_iter * iters)[0]
+
         iters = _calibrate(timed, 1024, self.s.target_s)
         # Compute runs are short and cheap: three times the repeats, for a steadier faster half.
-        rates = [flops_per_iter * iters / timed(iters) for _ in range(3 * self.s.repeats)]
+        rates = [rate(iters) for _ in range(3 * self.s.repeats)]
         if not all(np.isfinite(acc).all() for acc in accs):
             raise MachineError("the FMA kernel produced non-finite values; the measurement is invalid")
         return rates, isa
@@ -162,10 +192,12 @@ class _Run:
         widths = [w for w in (64, 32, 16) if w <= K.host_vector_bytes()][:2]
         details: dict[str, Any] = {}
         best: tuple[float, float, int, dict[str, Any]] | None = None
+        ratio_of: dict[int, float] = {}
         for step, width in enumerate(widths):
             self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / len(widths))
             rates, isa = self.fma_rate(dtype, width // size)
             med, spread = _median_spread(rates)
+            ratio_of[width] = repeat_ratio(rates)
             details[f"{key}_{width * 8}bit_flops"] = med
             details[f"{key}_{width * 8}bit_isa"] = isa
             if best is None or med > best[0]:
@@ -173,6 +205,7 @@ class _Run:
         assert best is not None
         details[f"{key}_vector_bits"] = best[2] * 8
         details[f"{key}_widest_fma_registers"] = best[3]["widest"]
+        details[f"{key}_repeat_ratio"] = ratio_of[best[2]]
         return best[0], best[1], details
 
     # -- memory ----------------------------------------------------------------------------
@@ -181,7 +214,11 @@ class _Run:
         """The read sweep over all sizes, and the read-modify-write kernel at the sizes from ``dram_from`` (B, all threads) up.
 
         Both frames have ``size_bytes`` (all threads), ``bandwidth`` (B/s: 8 B per element read;
-        16 B per element read and written back for read-modify-write) and ``spread``.
+        16 B per element read and written back for read-modify-write), ``spread`` and
+        ``repeat_ratio`` (fastest / slowest repeat). The read sweep's ``bandwidth`` is timed on
+        the threads' CPU time, its ``bandwidth_wall`` (and ``repeat_ratio_wall``) on the wall
+        time, which is what DRAM, shared by all cores, is measured on; read-modify-write runs only
+        on DRAM sizes and is timed on the wall time.
         """
         kernel = K.read_kernel(lanes)
         rmw = K.rmw_kernel()
@@ -217,6 +254,7 @@ class _Run:
         # again in turn, so a burst of load from other processes hits one pass, not a whole point.
         reps_of: dict[int, int] = {}
         rates: dict[int, list[float]] = {n: [] for n in ns}
+        wall_rates: dict[int, list[float]] = {n: [] for n in ns}
         total_steps = len(ns) * self.s.repeats
         reps, n_prev = 1, ns[0]
         for p in range(self.s.repeats):
@@ -229,23 +267,29 @@ class _Run:
                     # so this starts near the target and the doubling never needs many steps.
                     reps = _calibrate(lambda r: timed(n, r)[0], max(1, reps * n_prev // n // 2), self.s.target_s)
                     reps_of[n], n_prev = reps, n
-                elapsed, sums = timed(n, reps_of[n])
+                on_cpu, sums = self.timed_rate(kernel, [(row, n, reps_of[n]) for row in rows], n * 8 * reps_of[n])
                 if not np.allclose(sums, n * reps_of[n]):
                     raise MachineError("the read kernel summed wrong values; the measurement is invalid")
-                rates[n].append(n * 8 * self.threads * reps_of[n] / elapsed)
+                rates[n].append(on_cpu)
+                wall_rates[n].append(on_cpu * self.cpu_share[-1])
                 if n in rmw_rates:  # right after the read of the same size: the same conditions
                     if p == 0:
                         rmw_reps[n] = _calibrate(lambda r: timed_rmw(n, r), 1, self.s.target_s)
                     rmw_rates[n].append(n * 16 * self.threads * rmw_reps[n] / timed_rmw(n, rmw_reps[n]))
 
-        def frame(rates_of: dict[int, list[float]]) -> pd.DataFrame:
+        def frame(rates_of: dict[int, list[float]], wall_of: dict[int, list[float]] | None = None) -> pd.DataFrame:
             points = []
             for n, values in rates_of.items():
                 med, spread = _median_spread(values)
-                points.append({"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread})
+                point = {"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread,
+                         "repeat_ratio": repeat_ratio(values)}
+                if wall_of is not None:
+                    point["bandwidth_wall"] = _median_spread(wall_of[n])[0]
+                    point["repeat_ratio_wall"] = repeat_ratio(wall_of[n])
+                points.append(point)
             return pd.DataFrame(points)
 
-        return frame(rates), frame(rmw_rates)
+        return frame(rates, wall_rates), frame(rmw_rates)
 
     # -- sanity checks with numpy ----------------------------------------------------------
     def numpy_matmul_flops(self) -> float:
@@ -326,7 +370,12 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
     if "dram" not in named:
         named["dram"] = _beyond_caches(frame, llc, run)
+    named["dram"] = _on_wall_time(named["dram"], frame)
     named["dram"], dram_by_kernel = _dram_ceiling(named["dram"], rmw_frame, run)
+    ratios = {**{k: _plateau_ratio(p, frame, "repeat_ratio") for k, p in named.items() if k != "dram"},
+              "dram": (float(np.median(rmw_frame["repeat_ratio"])) if dram_by_kernel["rmw"] > dram_by_kernel["read"]
+                       else _plateau_ratio(named["dram"], frame, "repeat_ratio_wall")),
+              **{k: compute_details[f"{k}_repeat_ratio"] for k in compute}}
     missing = [lv for lv in levels if lv not in named]
     if missing:
         run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
@@ -349,6 +398,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
                          "spread": p.spread, "points": p.points} for k, p in named.items()},
         "dram_by_kernel": dram_by_kernel,
+        "repeat_ratio": ratios, "cpu_share": float(np.median(run.cpu_share)),
         "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -387,6 +437,23 @@ def _dram_ceiling(read: Plateau, rmw: pd.DataFrame, run: _Run) -> tuple[Plateau,
                      f"({read.bandwidth / 1e9:.1f} GB/s)")
     sizes = rmw["size_bytes"].to_numpy(dtype=float)
     return Plateau(float(sizes.min()), float(sizes.max()), med, spread, len(bw)), both
+
+
+def _points(p: Plateau, frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[(frame["size_bytes"] >= p.first_size) & (frame["size_bytes"] <= p.last_size)]
+
+
+def _on_wall_time(p: Plateau, frame: pd.DataFrame) -> Plateau:
+    """The read sweep's DRAM plateau timed on the wall time (DRAM is shared: threads that ran while
+    others waited for a core would each get more of it than they do together)."""
+    bw = _points(p, frame)["bandwidth_wall"].to_numpy(dtype=float)
+    med = float(np.median(bw))
+    return Plateau(p.first_size, p.last_size, med, 1.4826 * float(np.median(np.abs(bw - med))) / med, len(bw))
+
+
+def _plateau_ratio(p: Plateau, frame: pd.DataFrame, column: str) -> float:
+    """The median over a plateau's sweep points of their fastest / slowest repeat."""
+    return float(np.median(_points(p, frame)[column]))
 
 
 def _beyond_caches(frame: pd.DataFrame, llc: int, run: _Run) -> Plateau:

@@ -57,6 +57,7 @@ from roofline.machine.gpu_kernels import (
 )
 from roofline.machine.measurement import Measurement, Mode, Progress
 from roofline.machine.model import Machine
+from roofline.machine.reliability import repeat_ratio
 
 log = logging.getLogger(__name__)
 
@@ -150,12 +151,13 @@ def calibrate(time_one: Callable[[int], float], units: int, target_s: float, *, 
 
 def _sweep_point(
     backend: Backend, cfg: BandwidthConfig, settings: BenchSettings
-) -> tuple[float, float, int]:
+) -> tuple[float, float, int, float]:
+    """(median B/s, spread, reps per launch, fastest / slowest repeat) of one sweep point."""
     reps = calibrate(lambda r: backend.time_bandwidth(cfg.with_reps(r)), 1, settings.target_s)
     run = cfg.with_reps(reps)
     rates = [run.bytes_moved / backend.time_bandwidth(run) for _ in range(settings.repeats)]
     med, spread = robust_stats(rates)
-    return med, spread, reps
+    return med, spread, reps, repeat_ratio(rates)
 
 
 class _Run:
@@ -166,6 +168,12 @@ class _Run:
         self.total, self.done = max(total, 1), 0
         self.clock_hz: dict[str, float] = {}
         self.notes: list[str] = []
+        self.ratios: dict[str, float] = {}  # fastest / slowest repeat per ceiling
+
+    def stats(self, key: str, rates: list[float]) -> tuple[float, float]:
+        """``robust_stats`` of a ceiling's repeats, keeping their fastest / slowest ratio."""
+        self.ratios[key] = repeat_ratio(rates)
+        return robust_stats(rates)
 
     def step(self, label: str) -> None:
         self.done += 1
@@ -184,15 +192,18 @@ class _Run:
         for size in sizes:
             mapping = "broadcast" if kernel == "read" and size <= self.settings.broadcast_max_bytes else "partitioned"
             cfg = BandwidthConfig(kernel, mapping, size, blocks)  # type: ignore[arg-type]
-            bw, spread, reps = _sweep_point(self.backend, cfg, self.settings)
-            rows.append({"size_bytes": size, "bandwidth": bw, "spread": spread, "mapping": mapping, "reps": reps})
+            bw, spread, reps, ratio = _sweep_point(self.backend, cfg, self.settings)
+            rows.append({"size_bytes": size, "bandwidth": bw, "spread": spread, "mapping": mapping, "reps": reps,
+                         "repeat_ratio": ratio})
             self.step(f"{name} sweep {size // KiB} KiB")
         return pd.DataFrame(rows)
 
 
 def _memory_ceilings(
-    sweeps: dict[str, pd.DataFrame], cache_sizes: dict[str, int]
+    sweeps: dict[str, pd.DataFrame], cache_sizes: dict[str, int], ratios: dict[str, float] | None = None,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+    """Memory ceilings, their spreads and the sweep each came from; ``ratios`` (when given) gets
+    each level's median fastest / slowest repeat over its plateau's points."""
     from roofline.machine.sweep import find_plateaus, name_plateaus
 
     best: dict[str, tuple[float, float, str]] = {}
@@ -205,6 +216,9 @@ def _memory_ceilings(
         for level, p in name_plateaus(plateaus, levels, cache_sizes=caches).items():
             if level not in best or p.bandwidth > best[level][0]:
                 best[level] = (p.bandwidth, p.spread, name)
+                if ratios is not None and "repeat_ratio" in df:
+                    on = df[(df["size_bytes"] >= p.first_size) & (df["size_bytes"] <= p.last_size)]
+                    ratios[level] = float(on["repeat_ratio"].median())
     return ({k: v[0] for k, v in best.items()}, {k: v[1] for k, v in best.items()},
             {k: v[2] for k, v in best.items()})
 
@@ -248,7 +262,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
         "read": run.phase("read", lambda: run.sweep("read", "read", read_sizes, blocks_bw)),
         "rmw": run.phase("rmw", lambda: run.sweep("rmw", "rmw", rmw_sizes, blocks_bw)),
     }
-    memory, spread, ceiling_from = _memory_ceilings(sweeps, cache_sizes)
+    memory, spread, ceiling_from = _memory_ceilings(sweeps, cache_sizes, run.ratios)
     for level in ("l1", "l2", "dram"):
         if level not in memory:
             run.notes.append(f"no {level} plateau found in the sweeps: {level} not measured")
@@ -267,7 +281,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
             def work(cfg: ComputeConfig = cfg) -> tuple[float, float]:
                 iters = calibrate(lambda n: backend.time_compute(cfg.with_iters(n)), 64, settings.compute_target_s)
                 c = cfg.with_iters(iters)
-                return robust_stats([c.flops / backend.time_compute(c) for _ in range(settings.repeats)])
+                return run.stats(cfg.precision, [c.flops / backend.time_compute(c) for _ in range(settings.repeats)])
 
             compute[prec], spread[prec] = run.phase(prec, work)
         run.step(f"{prec} FMA")
@@ -280,7 +294,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
         else:
             try:
                 def gemm_work(kind: str = kind) -> tuple[float, float]:
-                    return robust_stats([gemm_flops(n) / backend.time_gemm(kind, n) for _ in range(settings.repeats)])
+                    return run.stats(kind, [gemm_flops(n) / backend.time_gemm(kind, n) for _ in range(settings.repeats)])
 
                 compute[kind], spread[kind] = run.phase(kind, gemm_work)
             except Exception as exc:  # a library refusing one type loses that ceiling, said aloud
@@ -314,6 +328,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
             "device": info.to_dict(), "mode": settings.mode, "ceiling_from": ceiling_from,
             "gemm_n": n, "gemm_library": backend.gemm_library() if gemm_kinds else None,
             "copy_bandwidth": copy_bw, "clock_hz": dict(run.clock_hz), "elapsed_s": elapsed,
+            "repeat_ratio": {k: v for k, v in run.ratios.items() if k in memory or k in compute},
             "method": "roofline.machine.gpu_bench: NVRTC kernels (CuPy), cuBLAS GEMMs, NVML clocks",
         },
     )
