@@ -232,7 +232,7 @@ def test_terminal_summary(deepcam):
     out = _render(summary_renderable(deepcam))
     assert "total time 3.9 ms in 35 launches of 5 kernels" in out
     assert "time by bound: dram 100.0%" in out
-    assert "1 kernels without FLOPs" in out and "0.4% of time" in out
+    assert "1 kernel without FLOPs" in out and "0.4% of time" in out
     assert "note:" in out
 
 

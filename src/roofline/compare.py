@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
+from roofline.units import format_number
 
 #: Exit status of ``roofline compare --fail-if-slower`` when the total time grew too much.
 EXIT_SLOWER = 1
@@ -146,6 +147,11 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
     }
 
 
+def _ai(value: float) -> str:
+    """An intensity (FLOP/B) with 3 significant digits, never in exponent notation."""
+    return format_number(value, digits=3)
+
+
 def _arrow(before: Any, after: Any, fmt: Any) -> str:
     b, a = _clean(before), _clean(after)
     if b is None and a is None:
@@ -153,8 +159,29 @@ def _arrow(before: Any, after: Any, fmt: Any) -> str:
     return f"{fmt(b) if b is not None else '-'} → {fmt(a) if a is not None else '-'}"
 
 
-def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
-    """A rich Table of the changes per kernel with a totals row."""
+#: ``sort_changes`` keys -> the compared quantity (the larger of before and after orders the rows).
+CHANGE_SORT_KEYS = {"time": "time_s", "savable": "savable_time_s", "flops": "flops", "ai": None}
+
+
+def sort_changes(comp: Comparison, key: str = "time") -> pd.DataFrame:
+    """The comparison's rows ordered by ``key`` (time, savable, flops, ai: the DRAM intensity, else the
+    outermost level with data), the larger of before and after first, unknown last; a copy."""
+    if key not in CHANGE_SORT_KEYS:
+        raise InputError(f"unknown sort key {key!r}; choose one of {', '.join(CHANGE_SORT_KEYS)}")
+    if key == "time":
+        return comp.frame
+    base = CHANGE_SORT_KEYS[key]
+    if base is None:
+        levels = [lv for lv in (["dram"] if "dram" in comp.levels else []) + list(reversed(comp.levels))]
+        base = next((f"ai_{lv}" for lv in levels
+                     if comp.frame[[f"ai_{lv}_before", f"ai_{lv}_after"]].notna().any().any()), "time_s")
+    order = np.fmax(comp.frame[f"{base}_before"].to_numpy(dtype=float), comp.frame[f"{base}_after"].to_numpy(dtype=float))
+    ranked = comp.frame.assign(_order=order)
+    return ranked.sort_values("_order", ascending=False, kind="stable", na_position="last").drop(columns="_order")
+
+
+def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time") -> Any:
+    """A rich Table of the changes per kernel (ordered by ``sort``: :func:`sort_changes`) with a totals row."""
     from rich.table import Table
     from rich.text import Text
 
@@ -163,7 +190,8 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
 
     tot = comp.totals
     t = Table(title="Changes (before → after)", show_footer=True,
-              caption=f"{tot['matched']} kernels matched, {tot['new']} new, {tot['vanished']} vanished")
+              caption=f"{tot['matched']} kernel{'' if tot['matched'] == 1 else 's'} matched, {tot['new']} new, "
+                      f"{tot['vanished']} vanished")
     t.add_column("kernel", overflow="fold", max_width=44, footer="total")
     t.add_column("status")
     t.add_column("time", justify="right", no_wrap=True,
@@ -174,7 +202,8 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
     for lv in comp.levels:
         t.add_column(f"AI {lv.upper()}", justify="right", no_wrap=True)
     t.add_column("limiter")
-    rows = comp.frame if top is None else comp.frame.head(top)
+    frame = sort_changes(comp, sort)
+    rows = frame if top is None else frame.head(top)
     labels = short_names([str(n) for n in rows["kernel_name"]])
     for label, (_, r) in zip(labels, rows.iterrows()):
         name = label
@@ -185,7 +214,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20) -> Any:
         cells = [Text(name), str(r["status"]), _arrow(r["time_s_before"], r["time_s_after"], format_time),
                  Text(f"{change:+.1f}%" if math.isfinite(change) else "-", style=style),
                  _arrow(r["flop_rate_before"], r["flop_rate_after"], lambda v: format_si(v, "FLOP/s"))]
-        cells += [_arrow(r[f"ai_{lv}_before"], r[f"ai_{lv}_after"], lambda v: f"{v:.3g}") for lv in comp.levels]
+        cells += [_arrow(r[f"ai_{lv}_before"], r[f"ai_{lv}_after"], _ai) for lv in comp.levels]
         cells.append(Text(_arrow(r["bound_before"], r["bound_after"], str)))
         t.add_row(*cells)
     return t

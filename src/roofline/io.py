@@ -1,21 +1,65 @@
-"""Safe output: never overwrite or lose a user's file without being told to."""
+"""Safe output: never overwrite or lose a user's file without being told to, never an input.
+
+``-`` as an output names standard output (:func:`is_stdout`); the callers write it there.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
+from os import PathLike, fspath
 from pathlib import Path
 
 from roofline.errors import OutputExistsError, RooflineError
 
+#: The output name that means standard output.
+STDOUT = "-"
 
-def check_writable(path: str | Path, *, force: bool = False) -> Path:
-    """Raise if ``path`` exists and ``force`` is false, or its folder does not exist."""
-    p = Path(path)
+
+def is_stdout(path: str | PathLike[str] | None) -> bool:
+    """True for ``-``: write to standard output, not to a file."""
+    return path is not None and fspath(path) == STDOUT
+
+
+def same_file(a: str | PathLike[str], b: str | PathLike[str]) -> bool:
+    """True when ``a`` and ``b`` name one file: the same path once symlinks are resolved, or
+    the same inode (hard links, bind mounts)."""
+    pa, pb = Path(fspath(a)), Path(fspath(b))
+    try:
+        if pa.resolve() == pb.resolve():
+            return True
+        return pa.exists() and pb.exists() and os.path.samefile(pa, pb)
+    except OSError:
+        return False
+
+
+def check_not_input(path: str | PathLike[str], inputs: Iterable[str | PathLike[str]]) -> None:
+    """Raise if ``path`` is one of ``inputs`` (also through symlinks); ``--force`` does not change this."""
+    for inp in inputs:
+        if not is_stdout(inp) and same_file(path, inp):
+            raise RooflineError("the output is one of the inputs; refusing to overwrite it", path=path,
+                                hint="choose another output name (--force never overwrites an input)")
+
+
+def check_writable(path: str | PathLike[str], *, force: bool = False,
+                   inputs: Iterable[str | PathLike[str]] = ()) -> Path:
+    """Raise if ``path`` is an input, is a folder, or exists and ``force`` is false.
+
+    A missing parent folder is not an error: :func:`write_bytes` creates it (as ``-o DIR`` does),
+    unless some part of it is a file.
+    """
+    p = Path(fspath(path))
+    check_not_input(p, inputs)
+    if p.is_dir():
+        raise RooflineError("the output is a folder, not a file name", path=p)
     if p.exists() and not force:
         raise OutputExistsError("output file exists", path=p, hint="choose another name or pass --force to overwrite it")
-    if not p.parent.exists():
-        raise RooflineError("the output folder does not exist", path=p)
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise RooflineError(f"cannot create the output folder: {parent} is a file", path=p)
+            break
     return p
 
 
@@ -32,13 +76,15 @@ def _umask() -> int:
     return current
 
 
-def write_bytes(path: str | Path, data: bytes, *, force: bool = False) -> Path:
+def write_bytes(path: str | PathLike[str], data: bytes, *, force: bool = False,
+                inputs: Iterable[str | PathLike[str]] = ()) -> Path:
     """Write atomically (temporary file then rename), so a failure never leaves half a file.
 
-    The file gets the permissions an ordinary ``open(path, "w")`` would give it (0666 less the
-    umask), not the temporary file's 0600.
+    The parent folders are created when missing. The file gets the permissions an ordinary
+    ``open(path, "w")`` would give it (0666 less the umask), not the temporary file's 0600.
     """
-    p = check_writable(path, force=force)
+    p = check_writable(path, force=force, inputs=inputs)
+    p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -51,5 +97,6 @@ def write_bytes(path: str | Path, data: bytes, *, force: bool = False) -> Path:
     return p
 
 
-def write_text(path: str | Path, text: str, *, force: bool = False) -> Path:
-    return write_bytes(path, text.encode("utf-8"), force=force)
+def write_text(path: str | PathLike[str], text: str, *, force: bool = False,
+               inputs: Iterable[str | PathLike[str]] = ()) -> Path:
+    return write_bytes(path, text.encode("utf-8"), force=force, inputs=inputs)

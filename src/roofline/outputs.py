@@ -1,26 +1,34 @@
 """Write an analysis to files: JSON, CSV, interactive HTML, static chart (PNG/SVG/PDF).
 
 Shared by ``roofline analyze``, ``roofline demo`` and ``roofline profile``. Every target is
-checked before anything is written, so a refused overwrite never leaves half the outputs.
+checked before anything is written, so a refused overwrite never leaves half the outputs:
+no target may be an input (not even with ``force``), exist (without ``force``) or repeat;
+``-`` writes standard output (one target at most, and not a chart); missing folders are
+created; a chart is refused when no kernel can be drawn on it.
 """
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from roofline.errors import RooflineError
-from roofline.io import check_writable, write_bytes, write_text
+from roofline.io import check_writable, is_stdout, write_bytes
 
 FIGURE_FORMATS = (".png", ".svg", ".pdf")
 
 
 @dataclass(frozen=True)
 class OutputRequest:
-    """Which files to write. Paths are None when not wanted."""
+    """Which files to write. Paths are None when not wanted; ``-`` is standard output.
+
+    ``ceilings``: the chart's compute ceilings, ``"used"`` or ``"all"``. ``inputs``: the files
+    read, never to be written over.
+    """
 
     json: Path | None = None
     csv: Path | None = None
@@ -28,49 +36,109 @@ class OutputRequest:
     png: Path | None = None  # any of FIGURE_FORMATS, by suffix
     force: bool = False
     top: int = 8
+    ceilings: str = "used"
+    inputs: Sequence[Path] = ()
 
     def targets(self) -> list[Path]:
         return [p for p in (self.json, self.csv, self.html, self.png) if p is not None]
 
+    @property
+    def to_stdout(self) -> bool:
+        """True when one output goes to standard output (then the tables must not)."""
+        return any(is_stdout(p) for p in self.targets())
+
 
 def check_targets(request: OutputRequest) -> None:
-    """Raise before any work if a target exists (without force), repeats, or has a bad suffix."""
-    targets = request.targets()
-    if len({p.resolve() for p in targets}) != len(targets):
+    """Raise before any work if a target is an input, exists (without force), repeats, or has a bad suffix."""
+    check_files([(p, p is request.png) for p in request.targets()], force=request.force, inputs=request.inputs)
+
+
+def check_files(targets: Sequence[tuple[Path, bool]], *, force: bool, inputs: Sequence[Path] = ()) -> None:
+    """The checks of :func:`check_targets` on ``(path, is_chart)`` pairs (used by ``roofline compare`` too)."""
+    if sum(is_stdout(p) for p, _ in targets) > 1:
+        raise RooflineError("only one output can go to standard output (-)")
+    files = [(p, chart) for p, chart in targets if not is_stdout(p)]
+    if len({p.resolve() for p, _ in files}) != len(files):
         raise RooflineError("two outputs name the same file")
-    if request.png is not None and request.png.suffix.lower() not in FIGURE_FORMATS:
-        raise RooflineError(
-            f"unknown chart format {request.png.suffix!r}", path=request.png,
-            hint="use a .png, .svg or .pdf file name",
-        )
-    for p in targets:
-        check_writable(p, force=request.force)
+    for p, chart in targets:
+        if chart and is_stdout(p):
+            raise RooflineError("a chart cannot go to standard output", hint="give a file name ending in .png, .svg or .pdf")
+        if chart and p.suffix.lower() not in FIGURE_FORMATS:
+            raise RooflineError(f"unknown chart format {p.suffix!r}", path=p, hint="use a .png, .svg or .pdf file name")
+    for p, _ in files:
+        check_writable(p, force=force, inputs=inputs)
+
+
+def check_drawable(analysis: Any) -> None:
+    """Raise :class:`~roofline.errors.InputError` when no kernel of ``analysis`` can be drawn on a
+    roofline chart (no counted FLOPs and time), naming the metrics to collect."""
+    from roofline.views.style import require_drawable, select_rows
+
+    require_drawable(select_rows(analysis))
 
 
 def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
+    """The figure as PNG, SVG (text kept as editable text) or PDF bytes."""
+    fmt = suffix.lstrip(".").lower()
+    try:
+        from roofline.views.style import save_figure  # the chart style's own writer, when it has one
+    except ImportError:
+        save_figure = None
+    if save_figure is not None:
+        buf = io.BytesIO()
+        save_figure(fig, buf, format=fmt, dpi=dpi)
+        return buf.getvalue()
+    import matplotlib
+
     buf = io.BytesIO()
-    fig.savefig(buf, format=suffix.lstrip(".").lower(), dpi=dpi, bbox_inches="tight")
+    with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight")
     return buf.getvalue()
 
 
-def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None) -> list[Path]:
-    """Write the requested files for ``analysis``; returns the paths written."""
+def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,
+                 stdout: BinaryIO | None = None) -> list[Path]:
+    """Write the requested files for ``analysis``; returns the paths written (not ``-``).
+
+    ``stdout``: where ``-`` goes (default: the process's standard output)."""
     check_targets(request)
-    written: list[Path] = []
+    if request.png is not None:
+        check_drawable(analysis)  # before anything is written
+    outputs: list[tuple[Path, Any]] = []
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
 
-        text = json.dumps(analysis_to_dict(analysis), indent=2, allow_nan=False)
-        written.append(write_text(request.json, text + "\n", force=request.force))
+        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis), indent=2, allow_nan=False) + "\n"))
     if request.csv is not None:
-        written.append(write_text(request.csv, analysis.frame.to_csv(index=False), force=request.force))
+        outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))
     if request.html is not None:
-        written.append(write_text(request.html, html_report(analysis, diagnoses), force=request.force))
+        outputs.append((request.html, lambda: html_report(analysis, diagnoses)))
     if request.png is not None:
         from roofline.views.chart_static import roofline_figure
 
-        fig = roofline_figure(analysis, top=request.top)
-        written.append(write_bytes(request.png, figure_bytes(fig, request.png.suffix), force=request.force))
+        png = request.png
+        outputs.append((png, lambda: figure_bytes(
+            roofline_figure(analysis, top=request.top, ceilings=request.ceilings), png.suffix)))
+    return write_all(outputs, force=request.force, inputs=request.inputs, stdout=stdout)
+
+
+def write_all(outputs: Sequence[tuple[Path, Any]], *, force: bool, inputs: Sequence[Path] = (),
+              stdout: BinaryIO | None = None) -> list[Path]:
+    """Make each output (a callable returning text or bytes) and write it to its file or, for ``-``,
+    to ``stdout``; returns the files written."""
+    import sys
+
+    written: list[Path] = []
+    for path, make in outputs:
+        content = make()
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        if is_stdout(path):
+            out = stdout if stdout is not None else sys.stdout.buffer
+            sys.stdout.flush()
+            out.write(data)
+            out.flush()
+        else:
+            written.append(write_bytes(path, data, force=force, inputs=inputs))
     return written
 
 

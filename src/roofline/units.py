@@ -125,3 +125,14 @@ def format_si(value: float | None, unit: str = "", digits: int = 3) -> str:
 def format_time(seconds: float | None) -> str:
     """Format seconds with s/ms/µs/ns."""
     return format_si(seconds, "s")
+
+
+def format_number(value: float | None, digits: int = 3) -> str:
+    """A plain number with ``digits`` significant digits, never in exponent notation:
+    ``0.5``, ``84.4``, ``1.23 k`` (a decimal prefix from 1000 up, or below 0.001). None/NaN is ``-``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    v = float(value)
+    if v == 0 or 1e-3 <= abs(v) < 1e3:
+        return f"{v:.{digits}g}"
+    return format_si(v, "", digits=digits)

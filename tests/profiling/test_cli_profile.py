@@ -26,8 +26,8 @@ def test_profile_with_ncu_writes_report_table_and_json(tmp_path: Path, fake_ncu:
     code = main(["profile", "--arch", "9.0", "-o", str(tmp_path / "run"), "--json", str(out),
                  "--", sys.executable, "-c", "print('program output')"])
     assert code == 0
-    text = capsys.readouterr().out
-    assert "program output" in text and "wrote" in text
+    captured = capsys.readouterr()
+    assert "program output" in captured.out and f"wrote {out}" in captured.err  # results on stdout, messages on stderr
     for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json"):
         assert (tmp_path / f"run{suffix}").exists()
     assert _launches(out) == 16

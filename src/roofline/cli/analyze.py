@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from roofline.cli.console import stdout_console
-
+from roofline.cli.console import Messages, messages_for, results_console
+from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt
 from roofline.outputs import OutputRequest, check_targets, save_outputs
 
 
@@ -24,70 +24,115 @@ class Fp16(str, Enum):
     paper = "paper"
 
 
-def print_analysis(analysis, *, top: int, explain: str | None = None, metrics=None) -> None:
-    """Print the summary and the ranked table (and one kernel's diagnosis) to the terminal."""
+def print_analysis(analysis: Any, *, top: int, explain: str | None = None, metrics: Any = None,
+                   sort: str = "time", to_stderr: bool = False, messages: Messages | None = None) -> None:
+    """Print the summary, the ranked table and the advice, or, with ``explain``, only the diagnosis
+    of the kernels it matches. Results go to stdout (stderr when stdout carries a file); the
+    analysis's notes go to ``messages`` (stderr), or into the summary when there is none."""
     from roofline.views.terminal import kernel_table_renderable, summary_renderable
 
-    console = stdout_console()
-    console.print(summary_renderable(analysis))
-    console.print(kernel_table_renderable(analysis, top=top))
-    try:
-        from roofline.guidance import advice_renderable, explain_renderable
-    except ImportError:
-        advice_renderable = explain_renderable = None
-    if advice_renderable is not None and explain is None:
-        console.print(advice_renderable(analysis, metrics, top=min(top, 5)))
+    console = results_console(to_stderr=to_stderr)
     if explain is not None:
-        if explain_renderable is None:
+        try:
+            from roofline.guidance import explain_renderable
+        except ImportError:
             from roofline.errors import RooflineError
 
-            raise RooflineError("--explain needs the guidance module, which is not installed")
+            raise RooflineError("--explain needs the guidance module, which is not installed") from None
         console.print(explain_renderable(analysis, metrics, explain))
+        return
+    console.print(summary_renderable(analysis, notes=messages is None))
+    console.print(kernel_table_renderable(analysis, top=top, sort=sort))
+    try:
+        from roofline.guidance import advice_renderable
+    except ImportError:
+        advice_renderable = None
+    if advice_renderable is not None:
+        console.print(advice_renderable(analysis, metrics, top=min(top, 5)))
+    if messages is not None:
+        messages.notes(analysis.notes)
+
+
+def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple[Path, ...]:
+    """Every file read (profiles, inside folders too, and machine files): never to be written over."""
+    from roofline.readers.dispatch import PROFILE_PATTERNS
+    from roofline.readers.stream import is_stdio
+
+    out: list[Path] = []
+    for f in [*files, *(Path(m) for m in machine or ())]:
+        if is_stdio(f):
+            continue
+        p = Path(f)
+        if p.is_dir():
+            out += [q for pattern in PROFILE_PATTERNS for q in p.glob(pattern)]
+        elif p.exists():
+            out.append(p)
+    return tuple(out)
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def analyze(
-        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page) or .ncu-rep reports; several files describing the same launches are merged.")],
+        ctx: typer.Context,
+        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, or a GPU spec name (roofline machine --list-specs). Repeat to combine (first wins). Default: the profile's own peak metrics.")] = None,
         by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
-        top: Annotated[int, typer.Option(help="Kernels to show and label.")] = 10,
+        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
+        sort: SortOpt = Sort.time,
+        kernel_filter: FilterOpt = None,
+        nvtx: NvtxOpt = None,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")] = Fp16.ncu,
-        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON (schema roofline.analysis/1).")] = None,
-        csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV.")] = None,
+        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")] = None,
+        csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV; - writes standard output.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive, self-contained HTML report.")] = None,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the hierarchical roofline chart (.png, .svg or .pdf).")] = None,
-        explain: Annotated[Optional[str], typer.Option(help="Print the full diagnosis of one kernel (name or unique part of it).")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+        ceilings: CeilingsOpt = Ceilings.used,
+        explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        quiet: Quiet = False,
     ) -> None:
         """Hierarchical roofline of profiled kernels: a ranked table, and charts and files on request."""
         from roofline import api
+        from roofline.analysis.select import select
 
-        request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, force=force, top=top)
+        messages = messages_for(ctx, quiet)
+        request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, force=force, top=top,
+                                ceilings=ceilings.value, inputs=input_files(files, machine))
         check_targets(request)  # refuse before reading anything
-        table = api.read(files, fp16=fp16.value)
+        table = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
         analysis = api.analyze(table, machine if machine else None, by=by.value)
-        print_analysis(analysis, top=top, explain=explain, metrics=table)
+        if png_out is not None:
+            from roofline.outputs import check_drawable
+
+            check_drawable(analysis)  # before printing or writing anything
+        print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
+                       to_stderr=request.to_stdout, messages=messages)
         for path in save_outputs(analysis, request, diagnoses=table):
-            typer.echo(f"wrote {path}")
+            messages.wrote(path)
 
     @app.command()
     def demo(
-        outdir: Annotated[Path, typer.Option("--outdir", "-o", help="Folder for the chart and report.")] = Path("."),
+        ctx: typer.Context,
+        outdir: Annotated[Path, typer.Option("--outdir", "-o", help="Folder for the chart and report (created if missing).")] = Path("."),
+        ceilings: CeilingsOpt = Ceilings.used,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+        quiet: Quiet = False,
     ) -> None:
         """Analyze the bundled example: the Hierarchical Roofline paper's DeepCAM LAMB-optimizer kernels on a V100 (no GPU needed)."""
         from roofline import api
 
+        messages = messages_for(ctx, quiet)
         profiles, machine_file = api.example_files()
         request = OutputRequest(
             html=outdir / "roofline-demo.html", png=outdir / "roofline-demo.png",
-            json=outdir / "roofline-demo.json", force=force, top=5,
+            json=outdir / "roofline-demo.json", force=force, top=5, ceilings=ceilings.value,
+            inputs=(*profiles, machine_file),
         )
         check_targets(request)
         table = api.read(profiles, fp16="paper")
         analysis = api.analyze(table, machine_file, by="name")
-        typer.echo("DeepCAM (PyTorch, FP32, LAMB optimizer step) on V100-SXM2, from the paper authors' ncu files\n")
-        print_analysis(analysis, top=10, metrics=table)
+        console = results_console()
+        console.print("DeepCAM (PyTorch, FP32, LAMB optimizer step) on V100-SXM2, from the paper authors' ncu files\n")
+        print_analysis(analysis, top=10, metrics=table, messages=messages)
         for path in save_outputs(analysis, request, diagnoses=table):
-            typer.echo(f"wrote {path}")
+            messages.wrote(path)

@@ -1,7 +1,9 @@
 """The `roofline` command. Each sub-command lives in its own module and registers itself here.
 
 `main(argv) -> int` is the entry point; it never raises for expected errors: a
-:class:`~roofline.errors.RooflineError` becomes one message on stderr and exit status 2.
+:class:`~roofline.errors.RooflineError` or a usage error becomes one message on stderr and
+exit status 2. Notes and warnings go to stderr through one :class:`~roofline.cli.console.Messages`
+per run (each once; ``--quiet`` silences them); results go to stdout.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from importlib import import_module
 
 import typer
 
+from roofline.cli.console import Messages
 from roofline.errors import RooflineError
 
 #: Modules that define sub-commands; each has ``register(app: typer.Typer) -> None``.
@@ -36,7 +39,10 @@ def build_app() -> typer.Typer:
         rich_markup_mode=None,
     )
     @app.callback()
-    def _root() -> None:
+    def _root(
+        version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                     help="Print the version and exit."),
+    ) -> None:
         """Hierarchical roofline analysis of GPU and CPU programs."""
 
     for mod in COMMAND_MODULES:
@@ -52,6 +58,14 @@ def build_app() -> typer.Typer:
     return app
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from roofline import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
 def error(message: str) -> None:
     """Print one error message to stderr (no traceback)."""
     sys.stderr.write(f"roofline: error: {message}\n")
@@ -61,12 +75,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage, 1 other failure)."""
     app = build_app()
     args = list(sys.argv[1:] if argv is None else argv)
+    messages = Messages()
     try:
-        # Standalone mode lets typer print usage errors and --help itself; it exits through SystemExit.
-        app(args=args, prog_name="roofline", standalone_mode=True)
+        with messages.capture():
+            code = app(args=args, prog_name="roofline", standalone_mode=False, obj=messages)
+        return code if isinstance(code, int) else 0
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
+    except typer.TyperException as exc:  # usage errors (bad option values, unknown options): one line
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # type: ignore[attr-defined]
+            return EXIT_BAD_INPUT
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        error(" ".join(exc.format_message().split()) + where)
+        return int(getattr(exc, "exit_code", EXIT_BAD_INPUT))
+    except typer.Abort:
+        error("aborted")
+        return 1
     except RooflineError as exc:
         error(exc.render())
         return EXIT_BAD_INPUT

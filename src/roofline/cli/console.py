@@ -1,6 +1,22 @@
-"""The terminal the CLI prints to."""
+"""Where the CLI's output goes: results on stdout, messages on stderr.
+
+* Results (the tables) go to standard output, or to standard error when standard output
+  carries a file (``--json -``), so that what is piped stays parseable.
+* Messages (notes, warnings, "wrote FILE") go to standard error through one
+  :class:`Messages` per run: each text once, none with ``--quiet``. The library's own
+  ``logging`` warnings and Python ``warnings`` are routed there too (:meth:`Messages.capture`).
+"""
 
 from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -11,5 +27,83 @@ NON_TERMINAL_WIDTH = 200
 
 def stdout_console() -> Console:
     """A console for results: the terminal's width, or a wide fixed width when not a terminal."""
-    console = Console(soft_wrap=False)
-    return console if console.is_terminal else Console(soft_wrap=False, width=NON_TERMINAL_WIDTH)
+    return results_console()
+
+
+def results_console(*, to_stderr: bool = False) -> Console:
+    """A console for results: stdout, or stderr when stdout carries a file (``--json -``)."""
+    console = Console(soft_wrap=False, stderr=to_stderr)
+    return console if console.is_terminal else Console(soft_wrap=False, width=NON_TERMINAL_WIDTH, stderr=to_stderr)
+
+
+@dataclass
+class Messages:
+    """Notes and warnings for the person at the terminal: on stderr, each text once, none when quiet.
+
+    One per CLI run (made by :func:`roofline.cli.app.main`, passed to commands as the typer
+    context's ``obj``); a command sets :attr:`quiet` from its ``--quiet`` option.
+    """
+
+    quiet: bool = False
+    stream: TextIO | None = None  # None: sys.stderr at the time of writing (pytest's capsys swaps it)
+    _seen: set[str] = field(default_factory=set)
+
+    def _emit(self, text: str) -> None:
+        if self.quiet or text in self._seen:
+            return
+        self._seen.add(text)
+        out = self.stream if self.stream is not None else sys.stderr
+        out.write(text + "\n")
+        out.flush()
+
+    def note(self, text: str) -> None:
+        """A note the reader of the results must know (missing ceilings, clock scaling, ...)."""
+        self._emit(f"note: {text}")
+
+    def warning(self, text: str) -> None:
+        self._emit(f"warning: {text}")
+
+    def notes(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.note(text)
+
+    def wrote(self, path: Path | str) -> None:
+        self._emit(f"wrote {path}")
+
+    def info(self, text: str) -> None:
+        """A plain line of progress ("merged 3 files ...")."""
+        self._emit(text)
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[None]:
+        """Route the library's logging warnings and Python warnings here while the command runs."""
+        handler = _Handler(self)
+        logger = logging.getLogger("roofline")
+        logger.addHandler(handler)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("default")
+                warnings.showwarning = self._showwarning  # type: ignore[assignment]
+                yield
+        finally:
+            logger.removeHandler(handler)
+
+    def _showwarning(self, message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        self.warning(str(message))
+
+
+class _Handler(logging.Handler):
+    def __init__(self, messages: Messages) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages = messages
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.warning(record.getMessage())
+
+
+def messages_for(ctx: Any, quiet: bool) -> Messages:
+    """The run's :class:`Messages` (the context's ``obj``, or a new one), with ``quiet`` set."""
+    obj = getattr(ctx, "obj", None)
+    messages = obj if isinstance(obj, Messages) else Messages()
+    messages.quiet = quiet
+    return messages

@@ -8,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.console import stdout_console
-
 from roofline.cli.analyze import By, Fp16
+from roofline.cli.console import Messages, messages_for, stdout_console
+from roofline.cli.options import Ceilings, CeilingsOpt, Quiet
 
 
 def _live_printer(console, status):  # type: ignore[no-untyped-def]
@@ -32,27 +32,30 @@ def _live_printer(console, status):  # type: ignore[no-untyped-def]
 def register(app: typer.Typer) -> None:
     @app.command(context_settings={"allow_interspersed_args": False})
     def profile(
+        ctx: typer.Context,
         command: Annotated[list[str], typer.Argument(help="The program and its arguments, after --.", show_default=False)],
         output: Annotated[Path, typer.Option("--output", "-o", help="Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under torchrun, mpirun or srun).")] = Path("roofline-profile"),
         arch: Annotated[Optional[str], typer.Option(help="Compute capability for the metric set (e.g. 9.0); default: detected with nvidia-smi or NVML.")] = None,
         metrics: Annotated[Optional[str], typer.Option(help="Comma-separated ncu metrics to collect instead of the architecture's roofline set.")] = None,
         clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none (default: the clocks the program would get), base (lock base clocks) or reset.")] = "none",
         kernel_name: Annotated[Optional[str], typer.Option(help="ncu --kernel-name filter (name, or regex:...).")] = None,
-        launch_skip: Annotated[Optional[int], typer.Option(help="ncu --launch-skip: launches to skip before profiling.")] = None,
-        launch_count: Annotated[Optional[int], typer.Option(help="ncu --launch-count: launches to profile.")] = None,
+        launch_skip: Annotated[Optional[int], typer.Option(min=0, help="ncu --launch-skip: launches to skip before profiling.")] = None,
+        launch_count: Annotated[Optional[int], typer.Option(min=1, help="ncu --launch-count: launches to profile.")] = None,
         nvtx_include: Annotated[Optional[list[str]], typer.Option(help="ncu --nvtx-include range filter (repeatable), e.g. 'forward/'.")] = None,
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: the profile's own peak metrics.")] = None,
         by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
-        top: Annotated[int, typer.Option(help="Kernels to show and label.")] = 10,
+        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,
         csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive HTML report.")] = None,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the roofline chart (.png, .svg or .pdf).")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+        ceilings: CeilingsOpt = Ceilings.used,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never the program or its inputs).")] = False,
+        quiet: Quiet = False,
     ) -> None:
         """Profile a program with Nsight Compute in one run (or without counters) and analyze it.
 
@@ -65,7 +68,13 @@ def register(app: typer.Typer) -> None:
         from roofline.profiling.session import profile as run_profile
         from roofline.profiling.settings import ProfileSettings
 
+        messages = messages_for(ctx, quiet)
         rank = rank_from_env(os.environ)
+        inputs = _command_files(command)
+        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json"):  # what the profile writes next to PREFIX
+            from roofline.io import check_not_input
+
+            check_not_input(Path(f"{output}{suffix}"), inputs)
         settings = ProfileSettings(
             command=tuple(command), output=output, arch=arch,
             metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else None,
@@ -74,37 +83,41 @@ def register(app: typer.Typer) -> None:
             fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
         )
         request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
-                                png=_ranked(png_out, rank), force=force, top=top)
+                                png=_ranked(png_out, rank), force=force, top=top, ceilings=ceilings.value,
+                                inputs=inputs)
         check_targets(request)
         console = stdout_console()
         with console.status("starting the program") as status:
             on_line, on_progress = _live_printer(console, status)
             outcome = run_profile(settings, on_line=on_line, on_progress=on_progress)
         for note in outcome.notes:
-            typer.echo(f"roofline: {note}", err=True)
+            messages.note(note)
         if outcome.table is not None:
-            _report(outcome.table, machine, by.value, top, request)
+            _report(outcome.table, machine, by.value, top, request, messages)
         for path in outcome.files:
-            typer.echo(f"wrote {path}")
+            messages.wrote(path)
         raise typer.Exit(outcome.exit_code)
 
     @app.command()
     def merge(
+        ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json) or profiles.")],
         out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table (.kernels.json).")],
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention for profiles that are not kernel tables.")] = Fp16.ncu,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file (never an input).")] = False,
+        quiet: Quiet = False,
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
         from roofline.io import check_writable, write_text
         from roofline.readers import kernel_json as table_file
         from roofline.profiling.merge import merge_tables
 
-        check_writable(out, force=force)
+        messages = messages_for(ctx, quiet)
+        check_writable(out, force=force, inputs=files)
         table = merge_tables(files, fp16=fp16.value)
-        write_text(out, table_file.to_json(table), force=force)
-        ranks = table.metrics["rank"].dropna().nunique()
-        typer.echo(f"merged {len(files)} files ({ranks} ranks, {len(table)} rows) into {out}")
+        write_text(out, table_file.to_json(table), force=force, inputs=files)
+        ranks = int(table.metrics["rank"].dropna().nunique())
+        messages.info(f"merged {len(files)} files ({ranks} ranks, {len(table)} rows) into {out}")
 
 
 def _ranked(path: Optional[Path], rank: Optional[int]) -> Optional[Path]:
@@ -114,15 +127,24 @@ def _ranked(path: Optional[Path], rank: Optional[int]) -> Optional[Path]:
     return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
 
 
-def _report(table, machine, by: str, top: int, request) -> None:  # type: ignore[no-untyped-def]
+def _command_files(command: list[str]) -> tuple[Path, ...]:
+    """The existing files the profiled command names (the program, its scripts and data): never outputs."""
+    import shutil
+
+    out = []
+    for i, arg in enumerate(command):
+        candidates = [arg] + ([shutil.which(arg)] if i == 0 and shutil.which(arg) else [])
+        out += [Path(c) for c in candidates if c and Path(c).is_file()]
+    return tuple(out)
+
+
+def _report(table, machine, by: str, top: int, request, messages: Messages) -> None:  # type: ignore[no-untyped-def]
     """The one-screen summary and the requested files, as `roofline analyze` makes them."""
     from roofline import api
     from roofline.cli.analyze import print_analysis
     from roofline.outputs import save_outputs
 
     analysis = api.analyze(table, machine if machine else None, by=by)
-    print_analysis(analysis, top=top, metrics=table.metrics)
-    for w in table.warnings:
-        typer.echo(f"warning: {w}", err=True)
+    print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
     for path in save_outputs(analysis, request, diagnoses=table.metrics):
-        typer.echo(f"wrote {path}")
+        messages.wrote(path)

@@ -1,14 +1,17 @@
 """One kernel's full diagnosis, for ``roofline analyze --explain KERNEL``.
 
-Kernels are matched by exact name, else by a unique substring of the name
-(case-insensitive); anything else is an :class:`~roofline.errors.InputError` that
-lists the candidates.
+:func:`find_kernel` matches one kernel: exact name, else a unique substring of the name
+(case-insensitive). :func:`find_kernels` (what ``--explain`` uses) matches a regular
+expression (``re.search``, case-insensitive; a pattern that is not a valid regex is taken
+literally) and returns every kernel it matches, longest first. No match is an
+:class:`~roofline.errors.InputError` that lists the candidates.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Hashable
 from typing import Any
 
@@ -21,6 +24,8 @@ from roofline.units import format_si, format_time
 
 #: How many candidate names an error lists at most.
 MAX_CANDIDATES = 10
+#: How many kernels ``--explain REGEX`` explains at most (the longest); the rest are counted.
+MAX_EXPLAINED = 5
 
 
 def find_kernel(frame: pd.DataFrame, kernel: str) -> list[Hashable]:
@@ -48,6 +53,37 @@ def find_kernel(frame: pd.DataFrame, kernel: str) -> list[Hashable]:
     more = f" and {len(matched) - len(shown)} more" if len(matched) > len(shown) else ""
     raise InputError(f"{kernel!r} matches {len(matched)} kernels",
                      hint="give more of the name; candidates: " + "; ".join(shown) + more)
+
+
+def _by_time(frame: pd.DataFrame, names: pd.Series) -> list[str]:
+    times = frame["time_s"].astype(float).fillna(0.0) if "time_s" in frame else pd.Series(0.0, index=frame.index)
+    order = times.groupby(names.fillna("")).sum().sort_values(ascending=False, kind="stable")
+    return [str(n) for n in order.index if n != ""]
+
+
+def find_kernels(frame: pd.DataFrame, pattern: str) -> list[list[Hashable]]:
+    """Index labels of the rows of each kernel ``pattern`` matches, longest kernel first.
+
+    An exact name matches that kernel only; else ``pattern`` is a case-insensitive regular
+    expression (``re.search``), or a literal substring when it is not a valid regex.
+    Raises :class:`InputError` listing the kernels when nothing matches.
+    """
+    names = frame["kernel_name"].astype("string")
+    exact = (names == pattern).fillna(False).to_numpy(dtype=bool)
+    if exact.any():
+        return [list(frame.index[exact])]
+    try:
+        regex = re.compile(pattern, re.IGNORECASE)
+    except re.error:
+        regex = re.compile(re.escape(pattern), re.IGNORECASE)
+    hit = names.str.contains(regex, regex=True).fillna(False).to_numpy(dtype=bool)
+    if not hit.any():
+        shown = _by_time(frame, names)
+        more = f" and {len(shown) - MAX_CANDIDATES} more" if len(shown) > MAX_CANDIDATES else ""
+        raise InputError(f"no kernel name matches {pattern!r}",
+                         hint="kernels (longest first): " + "; ".join(shown[:MAX_CANDIDATES]) + more)
+    matched = _by_time(frame[hit], names[hit])
+    return [list(frame.index[(names == name).fillna(False).to_numpy(dtype=bool)]) for name in matched]
 
 
 def _fmt_value(key: str, value: Any) -> str:
@@ -110,14 +146,22 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
     return Group(Panel(head, title="kernel"), rules)
 
 
-def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, diagnoses: Diagnoses | None = None) -> Any:
-    """A rich renderable with the full diagnosis of the kernel matching ``kernel`` (all its rows)."""
+def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str, *, diagnoses: Diagnoses | None = None,
+            limit: int | None = MAX_EXPLAINED) -> Any:
+    """A rich renderable with the full diagnosis of each kernel ``kernel`` matches (:func:`find_kernels`;
+    all rows of each), the ``limit`` longest ones, with a line counting the others."""
     from rich.console import Group
+    from rich.text import Text
 
-    rows = find_kernel(analysis.frame, kernel)
+    groups = find_kernels(analysis.frame, kernel)
     diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
     machine = getattr(analysis, "machine", None)
-    parts = [_renderable(analysis.frame.loc[i], diag.for_index(i), machine) for i in rows]
+    shown = groups if limit is None else groups[:limit]
+    parts: list[Any] = []
+    if len(groups) > 1:
+        rest = f"; the {len(shown)} longest shown" if len(shown) < len(groups) else ""
+        parts.append(Text(f"{len(groups)} kernels match {kernel!r}{rest}"))
+    parts += [_renderable(analysis.frame.loc[i], diag.for_index(i), machine) for rows in shown for i in rows]
     return Group(*parts)
 
 

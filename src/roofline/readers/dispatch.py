@@ -2,6 +2,9 @@
 
 The format is detected by content (``.ncu-rep`` by its name, since it is a binary
 container): Nsight Compute CSV (raw or details page) or an Nsight Compute report.
+``-`` is standard input; pipes (``<(cmd)``, ``/dev/stdin``) are read once into memory
+(:mod:`roofline.readers.stream`); a folder stands for the profiles in it
+(:func:`profile_files`), skipping, with one warning, files in it that are not readable profiles.
 Several files of one run are merged by launch, files of separate runs are kept apart
 as runs (:mod:`roofline.readers.merge`); each run is counted with the formula table
 (:mod:`roofline.counting`).
@@ -23,8 +26,30 @@ from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, KernelTabl
 from roofline.readers.merge import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import RawProfile
+from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+#: Files taken from a folder given as a profile.
+PROFILE_PATTERNS = ("*.csv", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json")
+#: How many skipped files a warning names.
+MAX_NAMED = 5
+
+Source = Path | InMemory
+
+
+def profile_files(path: str | PathLike[str]) -> list[Path]:
+    """The profile files an argument names: the file itself, or the profiles inside a folder
+    (:data:`PROFILE_PATTERNS`, sorted). A folder without any is an :class:`InputError`."""
+    p = Path(fspath(path))
+    if not p.exists():
+        raise InputError("no such file or folder", path=p)
+    if not p.is_dir():
+        return [p]
+    files = sorted({f for pattern in PROFILE_PATTERNS for f in p.glob(pattern) if f.is_file()})
+    if not files:
+        raise InputError("the folder holds no profiles", path=p,
+                         hint="give ncu CSV exports (*.csv), reports (*.ncu-rep) or per-metric files (out.*)")
+    return files
 
 
 def _check_path(p: Path) -> None:
@@ -36,8 +61,26 @@ def _check_path(p: Path) -> None:
         raise InputError("the file is empty", path=p, hint="re-run ncu; its output may have gone elsewhere")
 
 
-def read_one(path: str | PathLike[str]) -> RawProfile:
-    """Read one profiler output (format detected) into a :class:`RawProfile`."""
+def _check_memory(src: InMemory) -> None:
+    head = src.data[:4096]
+    if not head.strip():
+        raise InputError("no data (the stream is empty)", path=src.name,
+                         hint="check the command that writes it: ncu ... --csv | roofline analyze -")
+    if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputError("binary data on a pipe or standard input (a .ncu-rep report?)", path=src.name,
+                         hint="give a .ncu-rep report by its file name; a pipe can carry ncu CSV (ncu --import R --csv)")
+    if _is_kernel_json_bytes(head):
+        raise InputError("a kernel-table file cannot be read from a pipe or standard input", path=src.name,
+                         hint="give the .kernels.json file by its name")
+
+
+def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
+    """Read one profiler output (format detected) into a :class:`RawProfile`.
+
+    ``path`` may be an :class:`~roofline.readers.stream.InMemory` stream already read."""
+    if isinstance(path, InMemory):
+        _check_memory(path)
+        return read_ncu_csv(Path(path.name), data=path.data)
     p = Path(fspath(path))
     _check_path(p)
     if p.name.lower().endswith(REPORT_SUFFIXES):
@@ -149,18 +192,69 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     paths = list(paths)
     if not paths:
         raise InputError("no profile given")
+    sources, folders = _sources(paths)
     # (files of the run, its table), raw profiler runs first, then our kernel-table files, as before.
     units: list[tuple[list[str], KernelTable]] = []
-    raw = [p for p in paths if not _is_kernel_json(p)]
+    raw = [p for p in sources if not _is_kernel_json(p)]
+    skipped: list[str] = []
     if raw:
-        for run in split_runs([read_one(p) for p in raw]):
-            sources = [p.source for p in run]
-            units.append((sources, build_table(merge_profiles(run), fp16=fp16, sources=sources)))
-    units += [([fspath(p)], _read_kernel_json(p)) for p in paths if _is_kernel_json(p)]
+        profiles = []
+        for p in raw:
+            try:
+                profiles.append(read_one(p))
+            except InputError as exc:
+                if p not in folders:
+                    raise
+                skipped.append(f"{Path(fspath(p)).name} ({exc.message})")
+        if not profiles and skipped and not any(_is_kernel_json(p) for p in sources):
+            raise InputError("none of the files in the folder is a readable profile", path=_folder_label(folders),
+                             hint="; ".join(skipped[:MAX_NAMED]))
+        for run in split_runs(profiles):
+            run_sources = [p.source for p in run]
+            units.append((run_sources, build_table(merge_profiles(run), fp16=fp16, sources=run_sources)))
+    units += [([fspath(p)], _read_kernel_json(p)) for p in sources if _is_kernel_json(p)]
     if len(units) == 1:
-        return units[0][1]
-    labels = run_labels([files for files, _ in units])
-    return _stack([_with_run(table, label) for (_, table), label in zip(units, labels)])
+        table = units[0][1]
+    else:
+        labels = run_labels([files for files, _ in units])
+        table = _stack([_with_run(t, label) for (_, t), label in zip(units, labels)])
+    if skipped:
+        more = f" and {len(skipped) - MAX_NAMED} more" if len(skipped) > MAX_NAMED else ""
+        note = (f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} in {_folder_label(folders)} "
+                f"that {'are' if len(skipped) != 1 else 'is'} not a readable profile: "
+                + "; ".join(skipped[:MAX_NAMED]) + more)
+        table = replace(table, warnings=(note, *table.warnings))
+    return table
+
+
+def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[Source, Path]]:
+    """Files to read, in order: folders expanded, streams read into memory (standard input once).
+
+    Returns the sources and, for those found in a folder, that folder."""
+    out: list[Source] = []
+    folders: dict[Source, Path] = {}
+    stdin_used = False
+    for path in paths:
+        if isinstance(path, InMemory):
+            out.append(path)
+        elif is_stream(path):
+            if is_stdio(path):
+                if stdin_used:
+                    raise InputError("standard input (-) is given twice", hint="it can be read once only")
+                stdin_used = True
+            out.append(read_stream(path))
+        elif Path(fspath(path)).is_dir():
+            for f in profile_files(path):
+                out.append(f)
+                folders[f] = Path(fspath(path))
+        else:
+            out.append(Path(fspath(path)))
+    return out, folders
+
+
+def _folder_label(folders: dict[Source, Path]) -> str:
+    names = list(dict.fromkeys(str(f) for f in folders.values()))
+    return names[0] if len(names) == 1 else f"{len(names)} folders ({', '.join(names[:3])})"
 
 
 def _with_run(table: KernelTable, label: str) -> KernelTable:
@@ -172,8 +266,15 @@ def _with_run(table: KernelTable, label: str) -> KernelTable:
     return replace(table, frame=frame)
 
 
-def _is_kernel_json(path: str | PathLike[str]) -> bool:
+def _is_kernel_json_bytes(head: bytes) -> bool:
+    head = head.lstrip()
+    return head.startswith(b"{") and b'"roofline.kernels/1"' in head
+
+
+def _is_kernel_json(path: str | PathLike[str] | InMemory) -> bool:
     """True for our own kernel-table files (``*.kernels.json`` from roofline profile / merge), by content."""
+    if isinstance(path, InMemory):
+        return False  # refused by _check_memory: a stream is read as CSV
     p = Path(fspath(path))
     if not p.is_file():
         return False

@@ -66,8 +66,9 @@ def _check_same_launches(base: RawProfile, other: RawProfile) -> pd.Series:
     _refuse_repeated_ids(other)
     _refuse_repeated_ids(base)
     if set(base_ids) != set(other_ids):
-        only_a = sorted(set(base_ids) - set(other_ids))[:5]
-        only_b = sorted(set(other_ids) - set(base_ids))[:5]
+        # plain ints: a list of numpy integers prints as [np.int64(3), ...]
+        only_a = ", ".join(str(int(i)) for i in sorted(set(base_ids) - set(other_ids))[:5]) or "none"
+        only_b = ", ".join(str(int(i)) for i in sorted(set(other_ids) - set(base_ids))[:5]) or "none"
         raise InputError(
             f"the files do not describe the same launches: launch IDs differ from {_name(base)} "
             f"(only there: {only_a}; only here: {only_b})", path=other.source,

@@ -8,7 +8,10 @@ What real files do, and how it is handled:
 
 * Program output and ``==PROF==``/``==WARNING==`` lines before the header: the header
   is found by scanning lines as text; ``pandas.read_csv`` then starts at its byte offset.
-* A UTF-8 byte-order mark: stripped.
+* Encodings (:mod:`roofline.readers.stream`): a UTF-8 byte-order mark is stripped; UTF-16
+  LE/BE with a BOM (PowerShell's ``>``) is transcoded to UTF-8 in memory first; bytes that are
+  not UTF-8 (Latin-1 kernel names) are read as Latin-1.
+* Pipes and standard input: read whole into memory once by the caller and passed as ``data``.
 * Thousands separators (``"837,859,712"``) and ``.00`` decimals: parsed natively by
   ``read_csv(thousands=",")``. European files (``"1.234.567,89"``) are detected from the
   values themselves and read with swapped separators; a file whose values show both
@@ -37,10 +40,12 @@ launches), then vectorised unit scaling per column.
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -49,6 +54,7 @@ from roofline.errors import InputError
 from roofline.readers.names import demangle_names, nvtx_column_kind, phase_from_nvtx
 from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.profile import IDENTITY, RawProfile
+from roofline.readers.stream import to_utf8, utf16_codec
 from roofline.units import si_factor
 
 log = logging.getLogger(__name__)
@@ -100,6 +106,11 @@ class CsvLayout:
     units: list[str] | None  # the raw page's units row
     european: bool  # "1.234,5" numbers
     sample: list[list[str]]  # first data rows, parsed
+    data: bytes | None = None  # the whole file as UTF-8, when read into memory (a pipe, UTF-16)
+
+    def open(self) -> BinaryIO:
+        """The file's bytes from the start: the file itself, or the copy in memory."""
+        return io.BytesIO(self.data) if self.data is not None else self.path.open("rb")
 
 
 def _decode(line: bytes) -> str:
@@ -117,13 +128,21 @@ def looks_like_ncu_header(fields: list[str]) -> bool:
     return len(fields) >= 3 and fields[0] == "ID" and ("Kernel Name" in fields or "Function Name" in fields)
 
 
-def sniff(path: Path) -> CsvLayout:
+def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
     """Find the header, the units row and the number convention of an ncu CSV.
 
+    ``data``: the file's bytes when already in memory (a pipe); else ``path`` is read.
     Raises :class:`InputError` for empty files, HTML, binary data, files without an ncu
     header, and files with a header but no data.
     """
-    with path.open("rb") as fh:
+    if data is None:
+        with path.open("rb") as fh:
+            if utf16_codec(fh.read(2)) is not None:  # UTF-16: transcoded once, then read from memory
+                fh.seek(0)
+                data = fh.read()
+    if data is not None and utf16_codec(data) is not None:
+        data = to_utf8(data)
+    with (io.BytesIO(data) if data is not None else path.open("rb")) as fh:
         head = fh.read(4096)
         if not head.strip():
             raise InputError("the file is empty", path=path, hint="re-run ncu with --csv and redirect its output to this file")
@@ -170,14 +189,14 @@ def sniff(path: Path) -> CsvLayout:
     if not any(f and f[0].strip().isdigit() for f in sample):
         raise InputError("the CSV has a header but no data rows (truncated, or ncu profiled no kernel)", path=path,
                          hint="check that ncu matched kernels (--kernel-name, --launch-count) and that the file is complete")
-    _check_last_line(path, len(header))
+    _check_last_line(path, len(header), data)
     european = _detect_european(path, header, layout, sample)
-    return CsvLayout(path, header, data_offset, layout, units, european, sample)
+    return CsvLayout(path, header, data_offset, layout, units, european, sample, data)
 
 
-def _check_last_line(path: Path, ncols: int) -> None:
+def _check_last_line(path: Path, ncols: int, data: bytes | None = None) -> None:
     """A file cut off mid-line (no final newline, short row or open quote) is refused."""
-    with path.open("rb") as fh:
+    with (io.BytesIO(data) if data is not None else path.open("rb")) as fh:
         fh.seek(0, 2)
         size = fh.tell()
         block = min(size, 1 << 16)
@@ -236,7 +255,7 @@ def _read_kwargs(layout: CsvLayout) -> dict[str, object]:
 
 
 def _read_frame(layout: CsvLayout, usecols: list[str], dtype: dict[str, str]) -> pd.DataFrame:
-    with layout.path.open("rb") as fh:
+    with layout.open() as fh:
         fh.seek(layout.data_offset)
         kwargs = dict(header=None, names=layout.header, usecols=usecols, dtype=dtype or None, na_values=["n/a"],
                       skip_blank_lines=True, **_read_kwargs(layout))
@@ -258,9 +277,9 @@ def _read_frame(layout: CsvLayout, usecols: list[str], dtype: dict[str, str]) ->
                                  hint="the file may be truncated or edited; re-export it with ncu --csv") from None
         except UnicodeDecodeError:
             fh.seek(layout.data_offset)
-            log.debug("%s: invalid UTF-8, decoding with replacement characters", layout.path)
+            log.debug("%s: not UTF-8, read as Latin-1", layout.path)
             try:
-                return pd.read_csv(fh, encoding="utf-8", encoding_errors="replace", **kwargs)
+                return pd.read_csv(fh, encoding="latin-1", **kwargs)
             except (pd.errors.ParserError, ValueError) as exc:
                 raise InputError(f"malformed CSV ({exc})", path=layout.path,
                                  hint="the file may be truncated or edited; re-export it with ncu --csv") from None
@@ -445,10 +464,13 @@ def _metric_names(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(np.asarray(mapped, dtype=object)[codes], index=frame.index)
 
 
-def read_ncu_csv(path: str | Path) -> RawProfile:
-    """Read one ncu CSV export (raw or details page) into a :class:`RawProfile`."""
+def read_ncu_csv(path: str | Path, data: bytes | None = None) -> RawProfile:
+    """Read one ncu CSV export (raw or details page) into a :class:`RawProfile`.
+
+    ``data``: its bytes, when already read into memory (standard input, a pipe); ``path`` then
+    only names it in messages."""
     p = Path(path)
-    layout = sniff(p)
+    layout = sniff(p, data)
     profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
     if profile.ids["launch_id"].isna().all():
         raise InputError("no launch IDs in the CSV", path=p)

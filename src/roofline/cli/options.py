@@ -1,0 +1,39 @@
+"""Options shared by several commands, and the checks on their values.
+
+Numbers are checked by typer (``min=``/``max=``) and, for floats, by :func:`finite`,
+since a range check lets NaN through (every comparison with NaN is false).
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+
+class Ceilings(str, Enum):
+    used = "used"
+    all = "all"
+
+
+class Sort(str, Enum):
+    time = "time"
+    savable = "savable"
+    flops = "flops"
+    ai = "ai"
+
+
+def finite(value: Optional[float]) -> Optional[float]:
+    """Refuse NaN and infinities (typer's range check lets NaN through)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No notes, warnings or 'wrote FILE' lines on stderr; results and errors only.")]
+CeilingsOpt = Annotated[Ceilings, typer.Option("--ceilings", help="Chart ceilings: 'used' (the precisions the kernels use, plus the highest) or 'all'.")]
+SortOpt = Annotated[Sort, typer.Option("--sort", help="Order of the table: time, savable (time above the roofline), flops, or ai (DRAM intensity, else the outermost level measured); largest first.")]
+FilterOpt = Annotated[Optional[str], typer.Option("--filter", help="Only kernels whose name matches this regular expression (re.search).")]
+NvtxOpt = Annotated[Optional[str], typer.Option("--nvtx", help="Only kernels in this NVTX range (phase): its name, else a regular expression.")]
