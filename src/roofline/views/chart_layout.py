@@ -139,7 +139,7 @@ def place_labels(ax: Axes, specs: Sequence[LabelSpec], *, placed: list[Bbox] | N
                  avoid: Sequence[Bbox] = ()) -> list[Text]:
     """Put each label at its first candidate inside the axes that overlaps no label placed
     before it (``placed`` grows), preferring ones that cover nothing in ``avoid`` (markers).
-    A label that fits nowhere at its size is tried 1.5 pt smaller, then put where it
+    A label that fits nowhere at its size is tried 1 and 2 pt smaller, then put where it
     overlaps least (never outside the axes when any candidate is inside)."""
     renderer = attach_canvas(ax.figure)  # type: ignore[arg-type]
     frame = ax.get_window_extent(renderer)
@@ -148,12 +148,12 @@ def place_labels(ax: Axes, specs: Sequence[LabelSpec], *, placed: list[Bbox] | N
     for spec in specs:
         best: tuple[tuple[int, int, int, int], Text, Bbox] | None = None
         base = float(spec.style.get("fontsize", 8.0))
-        for shrink, size in enumerate((base, base - 1.5)):
+        for shrink, size in enumerate((base, base - 1.0, base - 2.0)):
             for i, (x, y, offset, ha, va, rot) in enumerate(spec.candidates):
                 t = ax.annotate(spec.text, (x, y), xytext=offset, textcoords="offset points", ha=ha, va=va,
                                 rotation=rot, rotation_mode="anchor", annotation_clip=False,
                                 **{**spec.style, "fontsize": size})
-                box = t.get_window_extent(renderer).padded(1.0)
+                box = t.get_window_extent(renderer).padded(0.5)
                 score = (int(not _inside(box, frame)), sum(box.overlaps(p) for p in placed), shrink,
                          sum(box.overlaps(a) for a in avoid))
                 if best is None or score < best[0]:
@@ -203,7 +203,8 @@ def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Ma
     x_lo, x_hi = ax.get_xlim()
     y_lo, y_hi = ax.get_ylim()
     mem = {lv: machine.memory[lv] for lv in levels if lv in machine.memory}
-    specs: list[LabelSpec] = []
+    specs: list[LabelSpec] = []  # memory labels; compute labels (fewer places to go) are placed first
+    compute_specs: list[LabelSpec] = []
     if not compute:
         return specs
     top = max(compute.values())
@@ -231,16 +232,20 @@ def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Ma
             continue
         left = max(x_start, x_lo) * 1.1
         mids = np.geomspace(left, x_hi, 6)[1:-1]
-        above, below = (0, 2), (0, -2)
+        above, below = (0, 1.5), (0, -1.5)
         cands = [(left, peak, above, "left", "bottom", 0.0), (x_hi / 1.05, peak, above, "right", "bottom", 0.0)]
         cands += [(float(m), peak, above, "center", "bottom", 0.0) for m in mids]
         cands += [(x_hi / 1.05, peak, below, "right", "top", 0.0), (left, peak, below, "left", "top", 0.0)]
         cands += [(float(m), peak, below, "center", "top", 0.0) for m in mids]
-        specs.append(LabelSpec(compute_ceiling_label(keys, peak), cands,
+        if x_start > x_lo * 1.2:  # crowded: before the line's start, level with it
+            cands += [(x_start / 1.05, peak, above, "right", "bottom", 0.0),
+                      (x_start / 1.05, peak, below, "right", "top", 0.0),
+                      (x_start / 1.05, peak, (0, 0), "right", "center", 0.0)]
+        compute_specs.append(LabelSpec(compute_ceiling_label(keys, peak), cands,
                                {"fontsize": fs - 0.5, "color": COMPUTE_COLOR, "zorder": 3,
                                 "gid": f"{GID_COMPUTE}-label:{'+'.join(keys)}{gid_suffix}",
                                 "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85}}))
-    return specs
+    return compute_specs + specs
 
 
 def number_label(numbers: Sequence[int], max_chars: int = 9) -> str:
