@@ -94,7 +94,11 @@ def test_static_chart_ceilings(deepcam):
     m = deepcam.machine
     mem = {_gid(l).split(":")[1]: l for l in ax.lines if _gid(l).startswith(GID_MEMORY + ":")}
     comp = {_gid(l).split(":")[1]: l for l in ax.lines if _gid(l).startswith(GID_COMPUTE + ":")}
-    assert set(mem) == {"l1", "l2", "dram"} and set(comp) == {"fp64", "fp32", "tensor_fp16"}
+    # by default only the precisions the kernels use (FP32; FP64 was not collected) plus the highest
+    assert set(mem) == {"l1", "l2", "dram"} and set(comp) == {"fp32", "tensor_fp16"}
+    every = roofline_figure(deepcam, ceilings="all").axes[0]
+    assert {_gid(l).split(":")[1] for l in every.lines if _gid(l).startswith(GID_COMPUTE + ":")} == {
+        "fp64", "fp32", "tensor_fp16"}
     top = max(m.compute.values())
     for lv, line in mem.items():
         x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
@@ -105,7 +109,8 @@ def test_static_chart_ceilings(deepcam):
         assert np.allclose(y, m.compute[key])
         assert x.min() == pytest.approx(m.compute[key] / m.memory["l1"])  # starts where attainable
     texts = [t.get_text() for t in ax.texts]
-    assert "DRAM 829 GB/s" in texts and "FP64 7.07 TFLOP/s" in texts and "Tensor FP16 113 TFLOP/s" in texts
+    assert "DRAM 829 GB/s" in texts and "FP32 14.1 TFLOP/s" in texts and "Tensor FP16 113 TFLOP/s" in texts
+    assert "FP64 7.07 TFLOP/s" in [t.get_text() for t in every.texts]
     fig_hbm = roofline_figure(deepcam, level_labels={"dram": "HBM"})
     assert "HBM 829 GB/s" in [t.get_text() for t in fig_hbm.axes[0].texts]
 
@@ -135,7 +140,7 @@ def test_static_chart_markers_areas_and_labels(deepcam):
     key = [t.get_text() for t in fig.texts if _gid(t) == GID_LABEL + "-key"]
     assert len(key) == 3 and "LAMBStage1Functor" in key[0] and "(53.4%)" in key[0]
     note = " ".join(t.get_text() for t in fig.texts)
-    assert "1 kernel without FLOPs (0.4% of time) not shown" in note
+    assert "1 kernel without FLOPs (0.4% of time) not shown: vectorized_elementwise_kernel 0.4%" in note
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["L1", "L2", "DRAM", "FLOPs lower bound"]
 
@@ -194,7 +199,9 @@ def test_plotly_figure_structure(deepcam):
     assert "LAMBStage1Functor&lt;float&gt;" in hover and "bound: dram" in hover and "memory-bound" in hover
     assert "% of roofline: 91.6%" in hover and "0.501" in hover
     lines = [t for t in fig.data if t.mode == "lines+text"]
-    assert len(lines) == 6
+    assert len(lines) == 5  # 3 levels + FP32 (used) + Tensor FP16 (highest); FP64 with ceilings="all"
+    assert len([t for t in roofline_plotly(deepcam, ceilings="all").data if t.mode == "lines+text"]) == 6
+    assert any("(measured)" in (t.hovertext or "") for t in lines)
     dram = next(t for t in lines if t.legendgroup == "ceiling-dram")
     assert dram.y[0] / dram.x[0] == pytest.approx(828.758e9)
 
@@ -273,15 +280,18 @@ def test_json_without_machine_is_strict():
     ([{"kernel_name": "fill", "time_s": 1e-3, "fp32_flops": 0.0, "dram_bytes": 1e6}], True),
 ])
 def test_views_cope_with_nothing_to_draw(records, with_machine):
+    from roofline.errors import InputError
+
     a = analyze(from_records(records), v100_machine() if with_machine else None)
-    fig = roofline_figure(a)
-    assert not [c for c in fig.axes[0].collections if _gid(c).startswith(GID_POINTS)]
+    with pytest.raises(InputError, match="nothing to draw"):  # no empty chart: a clear message
+        roofline_figure(a)
     assert "<html>" in roofline_html(a)
     assert kernel_table_renderable(a).row_count == len(records)
     _render(summary_renderable(a))
     json.dumps(analysis_to_dict(a), allow_nan=False)
     if records:
-        assert "1 kernel without FLOPs (100.0% of time) not shown" in " ".join(t.get_text() for t in fig.texts)
+        fig = roofline_plotly(a)
+        assert "1 kernel without FLOPs (100.0% of time) not shown: fill 100.0%" in fig.layout.annotations[0].text
 
 
 def test_notebook_display_escapes_names_and_lists_the_ranked_kernels():
