@@ -72,9 +72,10 @@ def test_gpu_asked_for_without_a_gpu_says_so_in_one_line(no_gpu, capsys):
     assert err.count("\n") == 0 and "no NVIDIA GPU found" in err
 
 
-def fake_cpu_measurement() -> Measurement:
+def fake_cpu_measurement(metadata: dict | None = None) -> Measurement:
     machine = Machine(name="Fake Xeon", source="measured", memory={"l1": 2e12, "l2": 8e11, "dram": 1e11},
-                      compute={"fp64": 1e12, "fp32": 2e12}, sm_clock_hz=3e9, spread={"dram": 0.01})
+                      compute={"fp64": 1e12, "fp32": 2e12}, sm_clock_hz=3e9, spread={"dram": 0.01},
+                      metadata=metadata or {})
     sweep = pd.DataFrame({"size_bytes": [2**k for k in range(12, 32)],
                           "bandwidth": [2e12] * 5 + [8e11] * 8 + [1e11] * 7, "spread": [0.01] * 20})
     return Measurement(machine=machine, sweeps={"read": sweep}, checks={"dram_vs_stream_triad": 1.02},
@@ -86,12 +87,13 @@ def fake_cpu_measurement() -> Measurement:
 def fake_cpu_bench(monkeypatch):
     calls = []
     mod = types.ModuleType("roofline.machine.cpu_bench")
+    mod.metadata = {}  # what the next fake measurement records (repeat ratios, CPU share)
 
     def measure_cpu(*, mode="default", progress=None):
         calls.append(mode)
         if progress:
             progress("cpu", 1.0)
-        return fake_cpu_measurement()
+        return fake_cpu_measurement(mod.metadata)
 
     mod.measure_cpu = measure_cpu
     monkeypatch.setitem(sys.modules, "roofline.machine.cpu_bench", mod)
@@ -175,3 +177,87 @@ def test_spec_files_and_names_feed_analyze(tmp_path):
     from_name = api.load_machine("v100-sxm2")
     assert from_file.compute == from_name.compute and from_file.memory == from_name.memory
     assert from_name.compute["fp32"] == pytest.approx(15.67e12, rel=1e-3)
+
+
+@pytest.fixture
+def load(monkeypatch):
+    """Set the load per core `roofline machine` reads before measuring."""
+    from roofline.machine import reliability
+
+    def set_load(value):
+        monkeypatch.setattr(reliability, "load_per_core", lambda: value)
+
+    set_load(0.1)
+    return set_load
+
+
+def warnings_in(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("warning:")]
+
+
+def test_unsteady_repeats_warn_once_on_stderr_and_are_recorded(no_gpu, fake_cpu_bench, load, tmp_path, capsys):
+    sys.modules["roofline.machine.cpu_bench"].metadata = {
+        "repeat_ratio": {"fp64": 80.8 / 51.8, "fp32": 1.05, "l1": 1.31, "dram": 1.02}, "cpu_share": 0.97}
+    path = tmp_path / "cpu.json"
+    assert main(["machine", "--cpu", "--quick", "-o", str(path)]) == 0
+    captured = capsys.readouterr()
+    [warning] = warnings_in(captured.err)
+    assert "fp64 1.56x, l1 1.31x" in warning and "fp32" not in warning and "dram" not in warning
+    assert "load average" not in warning and "warning" not in captured.out
+    meta = json.loads(path.read_text())["metadata"]
+    assert meta["repeat_ratio"]["fp64"] == pytest.approx(1.5598, rel=1e-4)  # every ceiling's, in the JSON
+    assert meta["load_per_core_before"] == 0.1 and meta["reliability_warning"] == warning.removeprefix("warning: ")
+
+
+def test_steady_repeats_on_an_idle_machine_do_not_warn(no_gpu, fake_cpu_bench, load, tmp_path, capsys):
+    sys.modules["roofline.machine.cpu_bench"].metadata = {"repeat_ratio": {"fp64": 1.03, "dram": 1.1},
+                                                          "cpu_share": 0.99}
+    path = tmp_path / "cpu.json"
+    assert main(["machine", "--cpu", "-o", str(path)]) == 0
+    assert warnings_in(capsys.readouterr().err) == []
+    assert json.loads(path.read_text())["metadata"]["reliability_warning"] is None
+
+
+def test_a_busy_machine_warns_before_the_spread_shows_and_quiet_silences_it(no_gpu, fake_cpu_bench, load, capsys):
+    sys.modules["roofline.machine.cpu_bench"].metadata = {"repeat_ratio": {"fp64": 1.03}, "cpu_share": 0.5}
+    load(1.4)
+    assert main(["machine", "--cpu"]) == 0
+    [warning] = warnings_in(capsys.readouterr().err)
+    assert "load average was 1.40 per core" in warning and "on a core 50% of the time" in warning
+    assert main(["machine", "--cpu", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_gpu_measurement_records_repeat_ratios_and_warns_under_load(monkeypatch, load, tmp_path, capsys):
+    from roofline.machine import gpu_bench, gpu_info
+    from test_gpu_bench import FakeGpu
+
+    real = gpu_bench.measure_gpu
+    monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
+    monkeypatch.setattr(gpu_bench, "measure_gpu",
+                        lambda *, device, mode, progress: real(mode="quick", backend=FakeGpu(), progress=progress))
+    path = tmp_path / "gpu.json"
+    load(2.0)
+    assert main(["machine", "-o", str(path)]) == 0
+    [warning] = warnings_in(capsys.readouterr().err)
+    assert "load average was 2.00 per core" in warning and "repeats varied" not in warning
+    m = Machine.load(path)
+    ratios = m.metadata["repeat_ratio"]
+    assert set(ratios) == set(m.memory) | set(m.compute)  # one per ceiling
+    assert all(1.0 <= r < 1.2 for r in ratios.values()), ratios  # the fake GPU's repeats vary by ~1 %
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--spec", "h100-sxm", "--clock-mhz", "-100"], "'--clock-mhz': -100 is not a clock between 1 and 10000 MHz"),
+    (["--spec", "h100-sxm", "--clock-mhz", "0"], "0 is not a clock between 1 and 10000 MHz"),
+    (["--spec", "h100-sxm", "--clock-mhz", "nan"], "'--clock-mhz': nan is not a finite number"),
+    (["--spec", "h100-sxm", "--clock-mhz", "inf"], "inf is not a finite number"),
+    (["--spec", "h100-sxm", "--clock-mhz", "1755000000"], "(in MHz, not Hz)"),
+    (["--gpu", "-1"], "--gpu"),
+])
+def test_numeric_options_are_validated_in_one_line(args, expected, no_gpu, fake_cpu_bench, tmp_path, capsys):
+    path = tmp_path / "m.json"
+    assert main(["machine", *args, "-o", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("roofline: error:") and expected in err, err
+    assert "Traceback" not in err and not path.exists() and fake_cpu_bench == []

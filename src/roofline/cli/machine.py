@@ -117,7 +117,7 @@ def _ert_exporter() -> Any:
     return to_ert_json
 
 
-def _measure(gpu: Optional[int], cpu: bool, mode: str) -> Any:
+def _measure(gpu: Optional[int], cpu: bool, mode: str, quiet: bool = False) -> Any:
     from roofline.machine import gpu_info
 
     if cpu and gpu is not None:
@@ -135,20 +135,24 @@ def _measure(gpu: Optional[int], cpu: bool, mode: str) -> Any:
         if n > 0:
             from roofline.machine.gpu_bench import measure_gpu
 
-            return _with_progress(lambda progress: measure_gpu(device=gpu or 0, mode=mode, progress=progress))
+            return _with_progress(lambda progress: measure_gpu(device=gpu or 0, mode=mode, progress=progress), quiet)
     try:
         from roofline.machine.cpu_bench import measure_cpu
     except ImportError as exc:
         raise ToolNotFoundError(f"no GPU found and the CPU characterization is not available ({exc})") from None
-    return _with_progress(lambda progress: measure_cpu(mode=mode, progress=progress))
+    return _with_progress(lambda progress: measure_cpu(mode=mode, progress=progress), quiet)
 
 
-def _with_progress(run: Any) -> Any:
+def _with_progress(run: Any, quiet: bool = False) -> Any:
+    """``run(progress)`` with a progress bar on stderr when it is a terminal (and not ``quiet``)."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        return run(None)
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=console, transient=True) as bar:
         task = bar.add_task("measuring", total=1.0)
 
         def progress(label: str, fraction: float) -> None:
@@ -189,6 +193,15 @@ def _save_png(measurement: Any, path: Path, force: bool) -> Path:
     return write_bytes(path, buf.getvalue(), force=force)
 
 
+def _clock_mhz(value: Optional[float]) -> Optional[float]:
+    """A finite clock in MHz between 1 and 10000 (typer's own range check would call NaN out of range)."""
+    value = finite(value)
+    if value is not None and not 1 <= value <= 10000:
+        hint = " (in MHz, not Hz)" if value > 10000 else ""
+        raise typer.BadParameter(f"{value:g} is not a clock between 1 and 10000 MHz{hint}")
+    return value
+
+
 def reliability_warning(measurement: Any, load_per_core: float | None) -> str | None:
     """The warning for a measurement whose figures look unreliable, else None (see
     :func:`roofline.machine.reliability.assess`): ``metadata['repeat_ratio']`` per ceiling, the
@@ -211,7 +224,7 @@ def register(app: typer.Typer) -> None:
         png: Annotated[Optional[Path], typer.Option("--png", help="Plot the working-set sweep (bandwidth vs working set).")] = None,
         ert_json: Annotated[Optional[Path], typer.Option("--ert-json", help="Also write ERT's roofline.json layout.")] = None,
         spec: Annotated[Optional[str], typer.Option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")] = None,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", min=1, max=10000, callback=finite, help="With --spec: the SM clock to assume (MHz).")] = None,
+        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", callback=_clock_mhz, help="With --spec: the SM clock to assume (MHz, 1 to 10000).")] = None,
         list_specs: Annotated[bool, typer.Option("--list-specs", help="Name the GPUs --spec knows.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
         quiet: Quiet = False,
@@ -246,7 +259,7 @@ def register(app: typer.Typer) -> None:
         from roofline.machine.reliability import load_per_core
 
         load = load_per_core()  # before measuring: our own threads would count otherwise
-        measurement = _measure(gpu, cpu, mode)
+        measurement = _measure(gpu, cpu, mode, quiet)
         print_measurement(measurement, console, messages)
         warning = reliability_warning(measurement, load)
         if warning:
