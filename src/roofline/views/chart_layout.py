@@ -127,7 +127,7 @@ class LabelSpec:
     alignment and rotation (degrees), in order of preference."""
 
     text: str
-    candidates: list[tuple[float, float, tuple[float, float], str, str, float]]
+    candidates: Sequence[tuple[float, float, tuple[float, float], str, str, float]]
     style: dict[str, Any] = field(default_factory=dict)
 
 

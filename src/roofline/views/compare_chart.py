@@ -132,7 +132,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     limits = chart_limits(xs, ys, mem, peaks)
 
     # key: kernels that changed, numbered by rank
-    keyed = []
+    keyed: list[tuple[int, str]] = []
     names = short_names([str(n) for n in rows["kernel_name"]])
     for i, (_, r) in enumerate(rows.iterrows()):
         change = r["time_change_pct"]
@@ -177,8 +177,8 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
                    gid=f"after:{lv}")
         avoid += marker_boxes(ax, xb[ok_b], yb[ok_b], [BEFORE_AREA] * int(ok_b.sum()))
         avoid += marker_boxes(ax, xa[ok_a], ya[ok_a], [POINT_AREA] * int(ok_a.sum()))
-        for i in np.flatnonzero(ok_b & ok_a):
-            ax.annotate("", xy=(xa[i], ya[i]), xytext=(xb[i], yb[i]),
+        for j in np.flatnonzero(ok_b & ok_a):
+            ax.annotate("", xy=(xa[j], ya[j]), xytext=(xb[j], yb[j]),
                         arrowprops={"arrowstyle": "->", "color": c, "lw": 1.0, "alpha": 0.9,
                                     "shrinkA": 3, "shrinkB": 3})
     placed: list[Bbox] = []
@@ -186,7 +186,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     outer = comp.levels[-1] if comp.levels else None
     number_specs = []
     for k, (i, _) in enumerate(keyed):
-        r = rows.iloc[i]
+        r = rows.iloc[int(i)]
         side = "after" if np.isfinite(r[f"ai_{outer}_after"]) and r["flop_rate_after"] > 0 else "before"
         x, y = r[f"ai_{outer}_{side}"], r[f"flop_rate_{side}"]
         if outer is None or not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):

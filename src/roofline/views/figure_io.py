@@ -13,7 +13,7 @@ from typing import IO, Any
 import matplotlib
 
 #: rcParams for a publication file: editable text, embedded TrueType fonts.
-SAVE_RC = {"svg.fonttype": "none", "pdf.fonttype": 42, "ps.fonttype": 42}
+SAVE_RC: dict[str, Any] = {"svg.fonttype": "none", "pdf.fonttype": 42, "ps.fonttype": 42}
 FORMATS = ("png", "svg", "pdf")
 
 
@@ -22,7 +22,7 @@ def save_figure(fig: Any, target: str | IO[bytes] | Any, fmt: str | None = None,
     fmt = (fmt or str(target).rsplit(".", 1)[-1]).lstrip(".").lower()
     if fmt not in FORMATS:
         raise ValueError(f"unknown figure format {fmt!r}: use one of {', '.join(FORMATS)}")
-    with matplotlib.rc_context(SAVE_RC):
+    with matplotlib.rc_context(SAVE_RC):  # type: ignore[arg-type]
         fig.savefig(target, format=fmt, dpi=dpi, bbox_inches="tight")
 
 

@@ -225,7 +225,7 @@ def require_drawable(rows: ChartRows) -> None:
     )
 
 
-def chart_levels(analysis: Analysis, levels: list[str] | tuple[str, ...] | None) -> list[str]:
+def chart_levels(analysis: Analysis, levels: Sequence[str] | None) -> list[str]:
     """The analysed levels to draw, innermost first; unknown names raise ValueError."""
     if levels is None:
         return list(analysis.levels)
