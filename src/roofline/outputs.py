@@ -9,7 +9,6 @@ created; a chart is refused when no kernel can be drawn on it.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -78,22 +77,10 @@ def check_drawable(analysis: Any) -> None:
 
 
 def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
-    """The figure as PNG, SVG (text kept as editable text) or PDF bytes."""
-    fmt = suffix.lstrip(".").lower()
-    try:
-        from roofline.views.style import save_figure  # the chart style's own writer, when it has one
-    except ImportError:
-        save_figure = None
-    if save_figure is not None:
-        buf = io.BytesIO()
-        save_figure(fig, buf, format=fmt, dpi=dpi)
-        return buf.getvalue()
-    import matplotlib
+    """The figure as PNG, SVG (text kept as editable text) or PDF (TrueType) bytes."""
+    from roofline.views.figure_io import figure_bytes as _figure_bytes
 
-    buf = io.BytesIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42}):
-        fig.savefig(buf, format=fmt, dpi=dpi, bbox_inches="tight")
-    return buf.getvalue()
+    return _figure_bytes(fig, suffix, dpi=dpi)
 
 
 def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,

@@ -97,7 +97,7 @@ def register(app: typer.Typer) -> None:
         if html_out is not None:
             from roofline.views.compare_chart import comparison_plotly
 
-            outputs.append((html_out, lambda: comparison_plotly(comp, top=top).to_html(
+            outputs.append((html_out, lambda: comparison_plotly(comp, top=top, ceilings=ceilings.value).to_html(
                 full_html=True, include_plotlyjs=True, config={"displaylogo": False})))
         for path in write_all(outputs, force=force, inputs=inputs):
             messages.wrote(path)
