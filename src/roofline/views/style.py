@@ -120,6 +120,12 @@ def ceiling_source(machine: Machine, key: str) -> str:
     Per-ceiling origins (``metadata['ceiling_sources']``, e.g. 'measured: ERT ...',
     kept when machines are combined) win over the machine's own ``source``.
     """
+    source_of = getattr(machine, "source_of", None)  # per-ceiling sources, where the model has them
+    if source_of is not None:
+        try:
+            return str(source_of(f"{'memory' if key in machine.memory else 'compute'}.{key}"))
+        except KeyError:
+            pass
     origins = machine.metadata.get("ceiling_sources")
     if isinstance(origins, Mapping) and isinstance(origins.get(key), str):
         head = origins[key].split(":", 1)[0].strip().lower()
