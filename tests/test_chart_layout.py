@@ -263,7 +263,7 @@ def test_compare_chart_before_hollow_after_filled_same_style():
     sys.path.insert(0, str(Path(__file__).parent))
     from report_data import deepcam_analysis
 
-    from roofline.compare import compare
+    from roofline.comparison import compare
     from roofline.views.compare_chart import comparison_figure
 
     b = deepcam_analysis(extra_hostile=False)

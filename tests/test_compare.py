@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from report_data import V100, deepcam_analysis
-from roofline.compare import compare, comparison_to_dict
+from roofline.comparison import compare, comparison_to_dict
 from roofline.errors import InputError
 from roofline.machine.model import Machine
 from roofline.views.compare_chart import comparison_figure, comparison_plotly

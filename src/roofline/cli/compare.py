@@ -1,6 +1,6 @@
 """`roofline compare BEFORE AFTER`: two profiles on one roofline, a table of changes, a CI gate.
 
-Exit status: 0 when done; 1 (:data:`roofline.compare.EXIT_SLOWER`) when
+Exit status: 0 when done; 1 (:data:`roofline.comparison.EXIT_SLOWER`) when
 ``--fail-if-slower PCT`` is given and the total kernel time grew by more than PCT
 percent; 2 on bad input.
 """
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
 
         from roofline import api
         from roofline.analysis.select import select
-        from roofline.compare import EXIT_SLOWER, changes_table, compare as compare_analyses, comparison_to_dict
+        from roofline.comparison import EXIT_SLOWER, changes_table, compare as compare_analyses, comparison_to_dict
         from roofline.errors import InputError
         from roofline.outputs import check_drawable, check_files, figure_bytes, write_all
         from roofline.readers.stream import is_stdio

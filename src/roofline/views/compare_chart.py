@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from roofline.compare import Comparison
+from roofline.comparison import Comparison
 from roofline.units import format_si
 from roofline.views.style import chart_compute_ceilings, compute_ceiling_label, level_label, memory_ceiling_label
 from roofline.views.style import level_color as _color
