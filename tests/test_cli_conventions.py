@@ -346,3 +346,37 @@ def test_svg_text_stays_text(tmp_path):
     assert main(["analyze", str(V100_GEMM), "-m", "v100-pcie", "--png", str(svg), "-q"]) == 0
     text = svg.read_text()
     assert "<text" in text
+
+
+def test_compare_reads_one_side_from_stdin_and_writes_json_to_stdout(tmp_path):
+    done = _run("compare", "-", str(V100_GEMM), "--json", "-", "-q", stdin=V100_GEMM.read_bytes())
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["totals"]["time_change_s"] == 0 and doc["totals"]["matched"] == 4
+    assert b"Changes" in done.stderr  # the table went to stderr
+    done = _run("compare", "-", "-", stdin=V100_GEMM.read_bytes())
+    assert done.returncode == 2 and b"not both" in done.stderr
+
+
+def test_messages_route_logging_and_python_warnings_once_and_quiet_drops_them():
+    import io
+    import logging
+    import warnings
+
+    from roofline.cli.console import Messages
+
+    stream = io.StringIO()
+    messages = Messages(stream=stream)
+    with messages.capture():
+        for _ in range(3):
+            logging.getLogger("roofline.readers.test").warning("counter %s missing", "x")
+            warnings.warn("a RuntimeWarning from numpy", RuntimeWarning, stacklevel=1)
+        messages.note("same note")
+        messages.note("same note")
+    assert stream.getvalue().splitlines() == ["warning: counter x missing", "warning: a RuntimeWarning from numpy",
+                                              "note: same note"]
+    quiet = Messages(quiet=True, stream=io.StringIO())
+    with quiet.capture():
+        logging.getLogger("roofline").warning("hidden")
+        quiet.wrote("x.json")
+    assert quiet.stream.getvalue() == ""

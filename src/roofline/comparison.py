@@ -211,7 +211,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time")
             name = f"[{r['phase']}] {name}"
         change = r["time_change_pct"]
         style = "red" if math.isfinite(change) and change > 0 else ("green" if math.isfinite(change) else "")
-        cells = [Text(name), str(r["status"]), _arrow(r["time_s_before"], r["time_s_after"], format_time),
+        cells: list[Text | str] = [Text(name), str(r["status"]), _arrow(r["time_s_before"], r["time_s_after"], format_time),
                  Text(f"{change:+.1f}%" if math.isfinite(change) else "-", style=style),
                  _arrow(r["flop_rate_before"], r["flop_rate_after"], lambda v: format_si(v, "FLOP/s"))]
         cells += [_arrow(r[f"ai_{lv}_before"], r[f"ai_{lv}_after"], _ai) for lv in comp.levels]

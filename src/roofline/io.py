@@ -38,7 +38,7 @@ def check_not_input(path: str | PathLike[str], inputs: Iterable[str | PathLike[s
     """Raise if ``path`` is one of ``inputs`` (also through symlinks); ``--force`` does not change this."""
     for inp in inputs:
         if not is_stdout(inp) and same_file(path, inp):
-            raise RooflineError("the output is one of the inputs; refusing to overwrite it", path=path,
+            raise RooflineError("the output is one of the inputs; refusing to overwrite it", path=fspath(path),
                                 hint="choose another output name (--force never overwrites an input)")
 
 

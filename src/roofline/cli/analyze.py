@@ -45,9 +45,9 @@ def print_analysis(analysis: Any, *, top: int, explain: str | None = None, metri
     console.print(kernel_table_renderable(analysis, top=top, sort=sort))
     try:
         from roofline.guidance import advice_renderable
-    except ImportError:
-        advice_renderable = None
-    if advice_renderable is not None:
+    except ImportError:  # the guidance views are optional: the table alone
+        pass
+    else:
         console.print(advice_renderable(analysis, metrics, top=min(top, 5)))
     if messages is not None:
         messages.notes(analysis.notes)

@@ -7,6 +7,7 @@ percent; 2 on bad input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -86,7 +87,7 @@ def register(app: typer.Typer) -> None:
         to_stdout = any(is_stdio(p) for p, _ in targets)
         results_console(to_stderr=to_stdout).print(changes_table(comp, top=top, sort=sort.value))
         _notes(messages, analysis_b.notes, analysis_a.notes)
-        outputs = []
+        outputs: list[tuple[Path, Callable[[], str | bytes]]] = []
         if json_out is not None:
             outputs.append((json_out, lambda: json.dumps(comparison_to_dict(comp), indent=2, allow_nan=False) + "\n"))
         if png_out is not None:

@@ -20,7 +20,7 @@ import pandas as pd
 from roofline.errors import InputError
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.kernels import KernelTable
-from roofline.units import format_si, format_time
+from roofline.units import format_number, format_si, format_time
 
 #: How many candidate names an error lists at most.
 MAX_CANDIDATES = 10
@@ -105,7 +105,7 @@ def _fmt_value(key: str, value: Any) -> str:
         return f"{value:.1%}"
     if key.endswith("_pct"):
         return f"{value:.1f}%"
-    return f"{value:,.4g}"
+    return format_number(value, digits=4)
 
 
 def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
