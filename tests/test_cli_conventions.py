@@ -380,3 +380,17 @@ def test_messages_route_logging_and_python_warnings_once_and_quiet_drops_them():
         logging.getLogger("roofline").warning("hidden")
         quiet.wrote("x.json")
     assert quiet.stream.getvalue() == ""
+
+
+def test_launch_id_mismatch_names_plain_integers(tmp_path):
+    """Error messages print launch IDs as 3, never np.int64(3)."""
+    from roofline.errors import InputError
+    from roofline.readers.dispatch import read_one
+    from roofline.readers.merge import merge_profiles
+
+    cut = tmp_path / "out.dram__bytes.sum"
+    lines = (EXAMPLE / "out.dram__bytes.sum").read_text().splitlines(keepends=True)
+    cut.write_text("".join(line for line in lines if not line.startswith('"3",')))
+    with pytest.raises(InputError) as err:
+        merge_profiles([read_one(EXAMPLE / "out.sm__cycles_elapsed.avg"), read_one(cut)])
+    assert "(only there: 3; only here: none)" in err.value.message and "np." not in err.value.render()
