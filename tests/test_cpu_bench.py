@@ -46,8 +46,25 @@ def characterize() -> tuple:
     m = measure_cpu(mode="quick", progress=lambda what, f: steps.append((what, f)))
     # Right after the ceilings: on a virtual machine the host may move the vCPUs between runs (two
     # vCPUs on one AMD CCD share its link to memory; on two they get twice the DRAM bandwidth).
-    saxpy = measure_saxpy(max(m.machine.metadata["sweep_cache_sizes"].values()))
+    # The saxpy (numba's parallel loop, timed on the wall clock) is slowed by other processes on
+    # the cores: while it lands below the DRAM slope, it is measured again (3 tries at most) and the
+    # fastest kept. Retrying only ever speeds it up, so a ceiling too low (saxpy above 2x) is still
+    # caught, and a ceiling too high stays below 0.5x however often it is retried.
+    llc = max(m.machine.metadata["sweep_cache_sizes"].values())
+    saxpy = measure_saxpy(llc)
+    for _ in range(2):
+        if saxpy_ratio(saxpy, m) >= 0.5:
+            break
+        again = measure_saxpy(llc)
+        if again.timings[0].min_time_s < saxpy.timings[0].min_time_s:
+            saxpy = again
     return m, steps, load, saxpy
+
+
+def saxpy_ratio(c: Collector, m) -> float:
+    """The saxpy's fastest run's bandwidth over the DRAM ceiling."""
+    t = c.timings[0]
+    return t.bytes / t.min_time_s / m.machine.memory["dram"]
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +94,10 @@ def test_ceilings_positive_finite_and_ordered_as_caches(run):
     assert mach.memory[first] > 1.5 * mach.metadata["dram_by_kernel"]["read"]
     assert mach.compute["fp32"] > 1.3 * mach.compute["fp64"]  # twice the lanes
     assert set(mach.spread) >= set(mach.memory) | {"fp64", "fp32"}
+    # What `roofline machine` judges the figures by: every ceiling's fastest / slowest repeat.
+    ratios = mach.metadata["repeat_ratio"]
+    assert set(ratios) == set(mach.memory) | set(mach.compute)
+    assert all(r >= 1.0 for r in ratios.values()), ratios
 
 
 def test_l1_plateau_found_on_a_quiet_machine(run):
@@ -131,7 +152,10 @@ def test_progress_and_time(run):
     m, steps, *_ = run
     fractions = [f for _, f in steps]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and len(steps) > 10
-    assert m.elapsed_s < 60
+    # Quick mode's budget is about 20 s on 2 idle cores; other processes on the cores stretch the
+    # wall time, so the bound is on the time the benchmark's threads were on a core.
+    share = m.machine.metadata["cpu_share"]
+    assert 0 < share <= 1 and m.elapsed_s * share < 60, (m.elapsed_s, share)
 
 
 def test_measured_machine_exports_to_ert_and_back(run):
@@ -147,9 +171,10 @@ def test_saxpy_lands_on_the_dram_slope(run):
     m, _, _, c = run
     t = c.timings[0]
     # The ceiling is the median of its faster repeats (other processes only slow runs down); compare
-    # the saxpy's fastest run with it (15 runs of ~10 ms: a burst of load misses some), and keep its
-    # median in the message. The issue's criterion: on the DRAM slope within a factor of 2.
-    ratio = t.bytes / t.min_time_s / m.machine.memory["dram"]
+    # the saxpy's fastest run with it (15 runs of ~10 ms: a burst of load misses some; up to three
+    # tries, see characterize), and keep its median in the message. The issue's criterion: on the
+    # DRAM slope within a factor of 2.
+    ratio = saxpy_ratio(c, m)
     assert 0.5 <= ratio <= 2.0, (ratio, t.bandwidth, t.bytes / t.min_time_s, m.machine.memory["dram"],
                                  m.machine.metadata["dram_by_kernel"])
     row = c.table().frame.iloc[0]
@@ -186,3 +211,32 @@ def test_sweep_buffers_are_aligned_to_cache_lines():
     for n in (1, 1000, 1 << 20):
         a = _aligned(n)
         assert a.ctypes.data % 64 == 0 and a.size == n and a.flags.c_contiguous
+
+
+def test_threads_sharing_their_cores_are_seen_and_warned_about():
+    """Busy loops on every core while the FMA kernel runs: the benchmark's threads get about half of
+    the time, which the CPU-time / wall-time share shows and the reliability check warns about."""
+    import subprocess
+    import sys
+    import time
+
+    from roofline.machine import cpu_kernels as K
+    from roofline.machine.cpu_bench import SETTINGS, _Run
+    from roofline.machine.cpu_system import describe_cpu
+    from roofline.machine.reliability import assess
+
+    cpu = describe_cpu()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in cpu.cpus]
+    try:
+        time.sleep(0.3)  # the loops' interpreters start
+        with K.ThreadTeam(cpu.cpus) as team:
+            run = _Run(SETTINGS["quick"], None, cpu, team)
+            rates, _ = run.fma_rate("float64", K.host_vector_bytes() // 8)
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    share = float(np.median(run.cpu_share))
+    assert share < 0.8, share  # as many busy loops as benchmark threads: about 0.5
+    verdict = assess({"fp64": max(rates) / min(rates)}, load=None, cpu_share=share)
+    assert verdict.cpu_share == share and "on a core" in verdict.warning

@@ -156,6 +156,13 @@ class _Run:
             self.progress(what, min(max(fraction, 0.0), 1.0))
 
     # -- compute ---------------------------------------------------------------------------
+    def busy_time(self, fn: Any, args: list[tuple[Any, ...]]) -> float:
+        """Seconds one team run of ``fn`` keeps its slowest thread on a core (its wall time without a
+        fine thread clock): what calibration sizes runs by, so that waiting for a core under load
+        does not stop the doubling at a run too short to time."""
+        wall, cpu, _ = self.team.run_timed(fn, args)
+        return min(max(cpu), wall) if cpu and min(cpu) > 0 else wall
+
     def timed_rate(self, fn: Any, args: list[tuple[Any, ...]], work_per_thread: float) -> tuple[float, list[Any]]:
         """One team run of ``fn``: its rate on the threads' CPU time, and the results."""
         wall, cpu, results = self.team.run_timed(fn, args)
@@ -171,7 +178,7 @@ class _Run:
         flops_per_iter = 2.0 * K.CHAINS * lanes
 
         def timed(iters: int) -> float:
-            return self.team.run(kernel, [(acc, 0.999, 0.001, iters) for acc in accs])[0]
+            return self.busy_time(kernel, [(acc, 0.999, 0.001, iters) for acc in accs])
 
         def rate(iters: int) -> float:
             return self.timed_rate(kernel, [(acc, 0.999, 0.001, iters) for acc in accs], flops_per_iter * iters)[0]
@@ -240,8 +247,8 @@ class _Run:
         ns = sorted({max(block, int(round(2 ** (lo + k / self.s.points_per_octave) / block)) * block)
                      for k in range(count)} | {per_thread_max})
 
-        def timed(n: int, reps: int) -> tuple[float, list[float]]:
-            return self.team.run(kernel, [(row, n, reps) for row in rows])
+        def timed(n: int, reps: int) -> float:
+            return self.busy_time(kernel, [(row, n, reps) for row in rows])
 
         def timed_rmw(n: int, reps: int) -> float:
             return self.team.run(rmw, [(row, n, reps, 0.5, 0.5) for row in rows])[0]
@@ -265,7 +272,7 @@ class _Run:
                     timed(n, 1)  # warm the caches
                     # Start from the previous point's bytes per run, halved: bandwidth falls with size,
                     # so this starts near the target and the doubling never needs many steps.
-                    reps = _calibrate(lambda r: timed(n, r)[0], max(1, reps * n_prev // n // 2), self.s.target_s)
+                    reps = _calibrate(lambda r: timed(n, r), max(1, reps * n_prev // n // 2), self.s.target_s)
                     reps_of[n], n_prev = reps, n
                 on_cpu, sums = self.timed_rate(kernel, [(row, n, reps_of[n]) for row in rows], n * 8 * reps_of[n])
                 if not np.allclose(sums, n * reps_of[n]):
