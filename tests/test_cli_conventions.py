@@ -394,3 +394,10 @@ def test_launch_id_mismatch_names_plain_integers(tmp_path):
     with pytest.raises(InputError) as err:
         merge_profiles([read_one(EXAMPLE / "out.sm__cycles_elapsed.avg"), read_one(cut)])
     assert "(only there: 3; only here: none)" in err.value.message and "np." not in err.value.render()
+
+
+def test_stdout_takes_one_output_and_never_a_chart(capsys):
+    assert main(["analyze", str(V100_GEMM), "--json", "-", "--csv", "-"]) == 2
+    assert "only one output" in capsys.readouterr().err
+    assert main(["analyze", str(V100_GEMM), "--png", "-"]) == 2
+    assert "chart cannot go to standard output" in capsys.readouterr().err

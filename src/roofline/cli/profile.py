@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from roofline.cli.analyze import By, Fp16
-from roofline.cli.console import Messages, messages_for, stdout_console
+from roofline.cli.console import Messages, messages_for, results_console
 from roofline.cli.options import Ceilings, CeilingsOpt, Quiet
 
 
@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
                                 png=_ranked(png_out, rank), force=force, top=top, ceilings=ceilings.value,
                                 inputs=inputs)
         check_targets(request)
-        console = stdout_console()
+        console = results_console(to_stderr=request.to_stdout)  # stdout may carry --json -
         with console.status("starting the program") as status:
             on_line, on_progress = _live_printer(console, status)
             outcome = run_profile(settings, on_line=on_line, on_progress=on_progress)
@@ -102,20 +102,20 @@ def register(app: typer.Typer) -> None:
     def merge(
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json) or profiles.")],
-        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table (.kernels.json).")],
+        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table (.kernels.json); - writes standard output.")],
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention for profiles that are not kernel tables.")] = Fp16.ncu,
         force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file (never an input).")] = False,
         quiet: Quiet = False,
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
-        from roofline.io import check_writable, write_text
+        from roofline.outputs import check_files, write_all
         from roofline.readers import kernel_json as table_file
         from roofline.profiling.merge import merge_tables
 
         messages = messages_for(ctx, quiet)
-        check_writable(out, force=force, inputs=files)
+        check_files([(out, False)], force=force, inputs=files)
         table = merge_tables(files, fp16=fp16.value)
-        write_text(out, table_file.to_json(table), force=force, inputs=files)
+        write_all([(out, lambda: table_file.to_json(table))], force=force, inputs=files)
         ranks = int(table.metrics["rank"].dropna().nunique())
         messages.info(f"merged {len(files)} files ({ranks} ranks, {len(table)} rows) into {out}")
 
