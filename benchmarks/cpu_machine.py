@@ -7,7 +7,9 @@ Writes, per mode, to benchmarks/results/:
                           sanity ratios and run times (also for quick mode, the CI setting)
 
 Usage: PYTHONPATH=src python benchmarks/cpu_machine.py [--modes quick,default,thorough] [--force]
-Timings are only meaningful on an otherwise idle machine: the script prints the load average.
+Timings are only meaningful on an otherwise idle machine: the script prints the load average, the
+threads' share of time on a core, each ceiling's fastest / slowest repeat, and the warning
+`roofline machine` would print.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from roofline.machine.cpu_bench import measure_cpu
+from roofline.machine.reliability import assess, usable_cores
 from roofline.machine.sweep import plot_sweep
 from roofline.units import format_si
 
@@ -66,6 +69,11 @@ def summary(mode: str, m, load: tuple[float, float, float]) -> list[str]:
         lines.append(f"  theoretical FP64 {format_si(th.compute['fp64'], 'FLOP/s')} "
                      f"(measured/theoretical {mach.compute['fp64'] / th.compute['fp64']:.2f}); "
                      f"assumed: {json.dumps(th.metadata.get('assumed'))}")
+    lines.append(f"  threads on a core {meta['cpu_share']:.0%} of the time; fastest / slowest repeat: "
+                 + ", ".join(f"{k} {r:.2f}" for k, r in meta["repeat_ratio"].items()))
+    verdict = assess(meta["repeat_ratio"], load[0] / usable_cores(), meta["cpu_share"])
+    if verdict.warning:
+        lines.append(f"  warning: {verdict.warning}")
     lines += [f"  note: {n}" for n in m.notes]
     return lines
 
