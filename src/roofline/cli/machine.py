@@ -17,7 +17,7 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
@@ -117,7 +117,7 @@ def _ert_exporter() -> Any:
     return to_ert_json
 
 
-def _measure(gpu: Optional[int], cpu: bool, mode: str, quiet: bool = False) -> Any:
+def _measure(gpu: Optional[int], cpu: bool, mode: Literal["quick", "default", "thorough"], quiet: bool = False) -> Any:
     from roofline.machine import gpu_info
 
     if cpu and gpu is not None:
@@ -255,7 +255,7 @@ def register(app: typer.Typer) -> None:
         _check_outputs([output, png, ert_json], force)
         if ert_json is not None:
             _ert_exporter()  # fail before measuring, not after
-        mode = "quick" if quick else "thorough" if thorough else "default"
+        mode: Literal["quick", "default", "thorough"] = "quick" if quick else "thorough" if thorough else "default"
         from roofline.machine.reliability import load_per_core
 
         load = load_per_core()  # before measuring: our own threads would count otherwise

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import MachineError
+from roofline.machine import cpu_dram as D
 from roofline.machine import cpu_kernels as K
 from roofline.machine.cpu_system import CpuDescription, describe_cpu
 from roofline.machine.measurement import Measurement, Mode, Progress
@@ -377,12 +378,12 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     levels = [*sorted(totals), "dram"] if totals else ["l1", "l2", "l3", "dram"]
     named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
     if "dram" not in named:
-        named["dram"] = _beyond_caches(frame, llc, run)
-    named["dram"] = _on_wall_time(named["dram"], frame)
-    named["dram"], dram_by_kernel = _dram_ceiling(named["dram"], rmw_frame, run)
-    ratios = {**{k: _plateau_ratio(p, frame, "repeat_ratio") for k, p in named.items() if k != "dram"},
+        named["dram"] = D.beyond_caches(frame, llc, run.notes)
+    named["dram"] = D.on_wall_time(named["dram"], frame)
+    named["dram"], dram_by_kernel = D.dram_ceiling(named["dram"], rmw_frame, run.notes)
+    ratios = {**{k: D.plateau_ratio(p, frame, "repeat_ratio") for k, p in named.items() if k != "dram"},
               "dram": (float(np.median(rmw_frame["repeat_ratio"])) if dram_by_kernel["rmw"] > dram_by_kernel["read"]
-                       else _plateau_ratio(named["dram"], frame, "repeat_ratio_wall")),
+                       else D.plateau_ratio(named["dram"], frame, "repeat_ratio_wall")),
               **{k: compute_details[f"{k}_repeat_ratio"] for k in compute}}
     missing = [lv for lv in levels if lv not in named]
     if missing:
@@ -422,60 +423,6 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
         cache_sizes=totals, clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
         notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
     )
-
-
-def _dram_ceiling(read: Plateau, rmw: pd.DataFrame, run: _Run) -> tuple[Plateau, dict[str, float]]:
-    """The DRAM ceiling: the faster of the read sweep's DRAM plateau and the read-modify-write points.
-
-    The read-modify-write bandwidth is the median of its points (all beyond 4x the last-level
-    cache), its spread the larger of the points' median spread and their robust spread. Like
-    ERT's ceilings, the ceiling is the best of the kernels: code that reads and writes reaches it.
-    Returns the ceiling as a plateau and both kernels' bandwidths (B/s) by name.
-    """
-    bw = rmw["bandwidth"].to_numpy(dtype=float)
-    med = float(np.median(bw))
-    spread = max(float(np.median(rmw["spread"])), 1.4826 * float(np.median(np.abs(bw - med))) / med)
-    both = {"read": read.bandwidth, "rmw": med}
-    if med <= read.bandwidth:
-        run.notes.append(f"DRAM ceiling from the read sweep ({read.bandwidth / 1e9:.1f} GB/s; "
-                         f"read-modify-write {med / 1e9:.1f} GB/s)")
-        return read, both
-    run.notes.append(f"DRAM ceiling from the read-modify-write kernel ({med / 1e9:.1f} GB/s, 16 B per element "
-                     f"read and written back), {med / read.bandwidth:.2f}x the read sweep's plateau "
-                     f"({read.bandwidth / 1e9:.1f} GB/s)")
-    sizes = rmw["size_bytes"].to_numpy(dtype=float)
-    return Plateau(float(sizes.min()), float(sizes.max()), med, spread, len(bw)), both
-
-
-def _points(p: Plateau, frame: pd.DataFrame) -> pd.DataFrame:
-    return frame[(frame["size_bytes"] >= p.first_size) & (frame["size_bytes"] <= p.last_size)]
-
-
-def _on_wall_time(p: Plateau, frame: pd.DataFrame) -> Plateau:
-    """The read sweep's DRAM plateau timed on the wall time (DRAM is shared: threads that ran while
-    others waited for a core would each get more of it than they do together)."""
-    bw = _points(p, frame)["bandwidth_wall"].to_numpy(dtype=float)
-    med = float(np.median(bw))
-    return Plateau(p.first_size, p.last_size, med, 1.4826 * float(np.median(np.abs(bw - med))) / med, len(bw))
-
-
-def _plateau_ratio(p: Plateau, frame: pd.DataFrame, column: str) -> float:
-    """The median over a plateau's sweep points of their fastest / slowest repeat."""
-    return float(np.median(_points(p, frame)[column]))
-
-
-def _beyond_caches(frame: pd.DataFrame, llc: int, run: _Run) -> Plateau:
-    """DRAM from the sweep points beyond 4x the last-level cache, when no plateau was found there."""
-    tail = frame[frame["size_bytes"] >= 4 * llc]
-    if len(tail) < 2:
-        raise MachineError("no DRAM plateau in the working-set sweep and too few points beyond the caches",
-                           hint="run with mode='thorough'")
-    bw = tail["bandwidth"].to_numpy()
-    med = float(np.median(bw))
-    run.notes.append(f"no DRAM plateau found (noisy sweep): DRAM is the median of the {len(tail)} points "
-                     "beyond 4x the last-level cache")
-    return Plateau(float(tail["size_bytes"].min()), float(tail["size_bytes"].max()), med,
-                   1.4826 * float(np.median(np.abs(bw - med))) / med, len(tail))
 
 
 def _theoretical(cpu: CpuDescription, threads: int, run: _Run) -> Machine | None:

@@ -107,7 +107,7 @@ def fma_kernel(dtype: str, lanes: int) -> Any:
 
     @numba.njit(nogil=True)
     def fma(acc: np.ndarray, a: float, b: float, iters: int) -> None:  # pragma: no cover - compiled
-        fma_chains(acc, acc.dtype.type(a), acc.dtype.type(b), iters)
+        fma_chains(acc, acc.dtype.type(a), acc.dtype.type(b), iters)  # type: ignore[call-arg]  # numba supplies typingctx
 
     return fma
 
@@ -157,7 +157,7 @@ def read_kernel(lanes: int) -> Any:
 
     @numba.njit(nogil=True)
     def read(row: np.ndarray, n: int, reps: int) -> float:  # pragma: no cover - compiled
-        return sum_row(row, n, reps)
+        return sum_row(row, n, reps)  # type: ignore[call-arg]  # numba supplies typingctx
 
     return read
 
