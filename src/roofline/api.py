@@ -34,7 +34,10 @@ def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machi
     """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name.
 
     Several are combined, the first that has a ceiling winning (e.g. measured memory
-    ceilings from ERT plus datasheet compute ceilings).
+    ceilings from ERT plus datasheet compute ceilings: ``[ert_file, "v100-sxm2"]``); each
+    ceiling keeps its source (:attr:`Machine.sources`), and a file that records no clock
+    (ERT) is taken at the clock of the first that does, so that the analysis scales them
+    all to the kernels' clock alike (see :func:`roofline.machine.model.combine`).
     """
     if isinstance(spec, Machine):
         return spec

@@ -10,6 +10,15 @@ For each kernel (row) and each memory level ``l`` the machine and the table both
 ``compute_peak`` is the FLOP-weighted harmonic mean of the peaks of the precisions
 the kernel uses, i.e. the peak that would run its FLOP mix in the least time:
 ``flops / sum_p(flops_p / peak_p)``.
+
+When the machine lacks a peak the kernel uses, that peak is unknown, but a lower bound
+often decides the bound anyway: memory binds whenever ``max_l(bytes_l / BW_l)`` is at
+least the longest the compute term can be, ``min(time, flops / peak_low)``, where
+``peak_low`` is the harmonic mean of per-precision lower bounds (:data:`PEAK_AT_LEAST`,
+or the spec of the GPU the machine names) and ``time`` stands for the kernel's achieved
+rate, a lower bound on its peak since it reached it. Then the bound, roofline time,
+attainable, % of roofline, savable time and region are known; compute_peak and
+compute_use stay unknown.
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import pandas as pd
 from roofline.analysis.columns import COLUMNS, level_columns
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.kernels import FLOP_COLUMNS, KernelTable, aggregate, validate
+from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
+from roofline.machine.theoretical import theoretical_from_spec
 from roofline.units import format_si
 
 log = logging.getLogger(__name__)
@@ -52,6 +63,12 @@ DOMINANT_PRECISION_SHARE = 0.9
 PRECISION_KEYS = {"fp64_flops": "fp64", "fp32_flops": "fp32", "fp16_flops": "fp16"}
 TENSOR_DEFAULT = "tensor_fp16"
 
+#: Lower bounds between precisions, used only when the machine lacks a peak: the FP32 peak
+#: is at least the FP64 peak on every processor (NVIDIA GPUs since Fermi: FP64 is 1/2 to
+#: 1/64 of FP32, or equal on GH100's vector units; AMD CDNA: equal or 1/2; CPUs' SIMD: 1/2).
+#: A measured FP64 ceiling is itself at most the FP64 peak, so it bounds FP32 from below.
+PEAK_AT_LEAST: dict[str, tuple[str, ...]] = {"fp32": ("fp64",)}
+
 GroupBy = Literal["name", "launch", "phase"]
 
 
@@ -79,7 +96,8 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         frame = validate(table)
 
     phase_times = _phase_times(frame)
-    applied = _apply_clock(frame, machine, notes)
+    kernel_clock = _mean_clock(frame)
+    applied = _apply_clock(kernel_clock, machine, notes)
     frame = aggregate(frame, by)
 
     if applied is None:
@@ -98,7 +116,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    out = _roofline_columns(frame, applied, levels, notes)
+    out = _roofline_columns(frame, applied, levels, notes, kernel_clock)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by, notes=tuple(notes),
                     phase_times=phase_times)
 
@@ -115,17 +133,26 @@ def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
     return {name: float(total) for name, total, c in sorted(zip(names, sums, counted)) if c > 0}
 
 
-def _apply_clock(frame: pd.DataFrame, machine: Machine | None, notes: list[str]) -> Machine | None:
-    """The machine scaled to the time-weighted mean SM clock of the launches."""
-    if machine is None:
-        return None
+def _mean_clock(frame: pd.DataFrame) -> float | None:
+    """The time-weighted mean SM clock of the launches (Hz), None when no launch has one."""
     t = frame["time_s"].to_numpy(dtype=float)
     clk = frame["sm_clock_hz"].to_numpy(dtype=float)
     ok = np.isfinite(t) & np.isfinite(clk) & (t > 0)
     if not ok.any():
+        return None
+    return float(np.sum(t[ok] * clk[ok]) / np.sum(t[ok]))
+
+
+def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[str]) -> Machine | None:
+    """The machine scaled to the time-weighted mean SM clock of the launches."""
+    if machine is None:
+        return None
+    assumed = machine.metadata.get("clock_assumed")
+    if isinstance(assumed, str) and assumed:
+        notes.append(assumed)
+    if mean_clock is None:
         notes.append(f"kernel clocks unknown: ceilings of {machine.name!r} used as given, not scaled")
         return machine
-    mean_clock = float(np.sum(t[ok] * clk[ok]) / np.sum(t[ok]))
     if machine.sm_clock_hz is None:
         notes.append(f"machine {machine.name!r} records no SM clock: ceilings used as given, not scaled "
                      f"to the kernels' {format_si(mean_clock, 'Hz')}")
@@ -135,8 +162,44 @@ def _apply_clock(frame: pd.DataFrame, machine: Machine | None, notes: list[str])
     return machine.scaled_to_clock(mean_clock)
 
 
-def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing) and the key.
+def _spec_ceilings(machine: Machine, kernel_clock: float | None) -> Machine | None:
+    """Theoretical ceilings of the GPU the machine names (``metadata['gpu']`` or its name), at the
+    machine's clock, else the kernels' clock, else the spec's; None when no known GPU is named."""
+    for name in (machine.metadata.get("gpu"), machine.name):
+        spec = spec_for_device_name(name) if isinstance(name, str) and name else None
+        if spec is not None:
+            return theoretical_from_spec(spec, sm_clock_hz=machine.sm_clock_hz or kernel_clock)
+    return None
+
+
+def _peak_lower_bounds(machine: Machine, keys: list[str], kernel_clock: float | None) -> tuple[np.ndarray, dict[str, str]]:
+    """Per compute key: the machine's peak, else a lower bound on it (NaN: none), and how each bound was had."""
+    spec: Machine | None = None
+    spec_looked = False
+    low = np.full(len(keys), np.nan)
+    how: dict[str, str] = {}
+    for i, key in enumerate(keys):
+        if key in machine.compute:
+            low[i] = machine.compute[key]
+            continue
+        if not spec_looked:
+            spec, spec_looked = _spec_ceilings(machine, kernel_clock), True
+        if spec is not None and key in spec.compute:
+            low[i] = spec.compute[key]
+            how[key] = f"{key} {format_si(low[i], 'FLOP/s')} from the {spec.name} spec"
+            continue
+        below = [(machine.compute[k], k) for k in PEAK_AT_LEAST.get(key, ()) if k in machine.compute]
+        if below:
+            low[i], k = max(below)
+            how[key] = f"{key} >= the {k} ceiling {format_si(low[i], 'FLOP/s')}"
+    return low, how
+
+
+def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
+                   kernel_clock: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing), the key,
+    a lower bound on the peak (the peak where known; NaN where a used precision has no bound),
+    which rows lack a ceiling they use, and the start of the note on them (the caller completes it).
 
     Keys are handled as integer codes into ``names`` (fast on millions of rows).
     """
@@ -161,10 +224,19 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str]) -> t
                      f"held to the {TENSOR_DEFAULT} ceiling")
     peaks = peak_of[codes]
     lacking = used & np.isnan(peaks)
+    low = np.full(n, np.nan)
+    lacking_note = ""
     if lacking.any():
         missing = sorted({names[c] for c in np.unique(codes[lacking])})
-        notes.append(f"the machine lacks the compute ceiling(s) {', '.join(missing)} used by "
-                     f"{int(lacking.any(axis=1).sum())} kernel(s): their compute peak, bound and region are unknown")
+        low_of, how = _peak_lower_bounds(machine, names, kernel_clock)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            low_denom = np.where(used, parts / low_of[codes], 0.0).sum(axis=1)  # NaN where a bound is missing
+            low = np.where(used.any(axis=1), np.where(used, parts, 0.0).sum(axis=1) / low_denom, np.nan)
+        bounds = "; ".join(how[k] for k in missing if k in how)
+        lacking_note = (f"the machine lacks the compute ceiling(s) {', '.join(missing)} used by "
+                        f"{int(lacking.any(axis=1).sum())} kernel(s): their compute peak is unknown (lower bound"
+                        + (f"s: {bounds}, and each kernel's achieved FLOP/s)" if bounds else
+                           ": each kernel's achieved FLOP/s)"))
 
     with np.errstate(divide="ignore", invalid="ignore"):
         flops_used = np.where(used, parts, 0.0)
@@ -178,11 +250,12 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str]) -> t
     label_names = np.array([*names, "mixed", None], dtype=object)
     key_code = np.where(top_share >= DOMINANT_PRECISION_SHARE, codes[rows, dominant], len(names))
     key_code = np.where(any_used, key_code, len(names) + 1)
-    return peak, label_names[key_code]
+    low = np.where(np.isfinite(peak), peak, low)
+    return peak, label_names[key_code], low, lacking.any(axis=1), lacking_note
 
 
 def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list[str],
-                      notes: list[str]) -> pd.DataFrame:
+                      notes: list[str], kernel_clock: float | None = None) -> pd.DataFrame:
     n = len(frame)
     out = frame
     time = frame["time_s"].to_numpy(dtype=float)
@@ -191,12 +264,17 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
     with np.errstate(divide="ignore", invalid="ignore"):
         flop_rate = flops / time
 
+        lacking_note = ""
+        lacking = np.zeros(n, dtype=bool)
         if machine is not None:
-            peak, key = _compute_peaks(frame, machine, notes)
+            peak, key, peak_low, lacking, lacking_note = _compute_peaks(frame, machine, notes, kernel_clock)
         else:
-            peak, key = np.full(n, np.nan), np.full(n, None, dtype=object)
+            peak, key, peak_low = np.full(n, np.nan), np.full(n, None, dtype=object), np.full(n, np.nan)
         # The compute term is 0 for kernels known to do no FLOPs, whatever the ceiling.
         t_compute = np.where(zero, 0.0, flops / peak)
+        # The longest the compute term can be: flops / (a lower bound on the peak), and never
+        # more than the kernel's own time (its achieved rate is at most its peak). NaN: unbounded.
+        t_compute_max = np.where(np.isfinite(t_compute), t_compute, np.fmin(flops / peak_low, time))
 
         new: dict[str, object] = {}
         mem_terms = np.full((n, len(levels)), np.nan)
@@ -206,7 +284,11 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
             ai = np.where(zero & (nbytes >= 0), 0.0, ai)  # 0 FLOPs over any bytes is 0 FLOP/B
             bw = nbytes / time
             ceiling = machine.memory[lv] if machine is not None else np.nan
-            attainable_l = np.where(zero & np.isfinite(ai) & np.isfinite(ceiling), 0.0, np.minimum(peak, ai * ceiling))
+            roof_l = ai * ceiling
+            # with the peak unknown, the level's roof is the attainable where it is below every possible peak
+            below_any_peak = lacking & ~np.isfinite(peak) & (roof_l <= flops / t_compute_max)
+            attainable_l = np.where(zero & np.isfinite(ai) & np.isfinite(ceiling), 0.0,
+                                    np.where(below_any_peak, roof_l, np.minimum(peak, roof_l)))
             new[f"ai_{lv}"] = ai
             new[f"bw_{lv}"] = bw
             new[f"attainable_{lv}"] = attainable_l
@@ -216,8 +298,18 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         any_mem = np.isfinite(mem_terms).any(axis=1)
         mem_max = np.nanmax(np.where(np.isfinite(mem_terms), mem_terms, -np.inf), axis=1, initial=-np.inf) \
             if len(levels) else np.full(n, -np.inf)
-        ok = np.isfinite(t_compute) & any_mem
-        roof_time = np.where(ok, np.maximum(t_compute, mem_max), np.nan)
+        # memory binds whatever the unknown peak is: its term is at least the longest compute term
+        mem_decides = lacking & ~np.isfinite(t_compute) & any_mem & (mem_max >= t_compute_max)
+        ok = (np.isfinite(t_compute) & any_mem) | mem_decides
+        roof_time = np.where(ok, np.where(mem_decides, mem_max, np.maximum(t_compute, mem_max)), np.nan)
+        if lacking_note:
+            undecided = int((lacking & ~mem_decides).sum())
+            decided = int((lacking & mem_decides).sum())
+            notes.append(lacking_note + (
+                f"; for {decided} of them a memory roof is below that bound, so memory binds whatever the peak "
+                "(bound, roofline time, attainable, % of roofline, savable time and region known)" if decided else "") + (
+                f"; {undecided} remain of unknown bound and region: give a machine with that ceiling "
+                "(measured, or a GPU spec name as a second -m)" if undecided else ""))
         partial_mem = ok & ~np.isfinite(mem_terms).all(axis=1) if len(levels) else np.zeros(n, bool)
         if partial_mem.any():
             notes.append(f"{int(partial_mem.sum())} kernel(s) lack byte counts at some level: "
@@ -246,8 +338,10 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         pct = roof_time / time
         savable = np.maximum(0.0, time - roof_time)
 
-        known_region = pd.notna(bound) & np.isfinite(time) & np.isfinite(compute_use) & np.isfinite(bw_use)
-        poor = (compute_use < POOR_COMPUTE_USE) & (bw_use < POOR_BW_USE)
+        # where memory decides, compute_use < bw_use, so 'poor' is bw_use < POOR_BW_USE alone
+        known_region = pd.notna(bound) & np.isfinite(time) & np.isfinite(bw_use) & (np.isfinite(compute_use) | mem_decides)
+        compute_use_or_less = np.where(mem_decides & ~np.isfinite(compute_use), bw_use, compute_use)
+        poor = (compute_use_or_less < POOR_COMPUTE_USE) & (bw_use < POOR_BW_USE)
         region_code = np.where(~known_region, 0, np.where(poor, 1, np.where(is_compute, 2, 3)))
         region = np.array(["unknown", "poor", "compute-bound", "memory-bound"], dtype=object)[region_code]
         total = float(np.nansum(time))

@@ -247,35 +247,56 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
 
     E.g. measured memory ceilings from ERT plus datasheet compute ceilings it did not
     measure. Each ceiling keeps its source (:attr:`Machine.sources`) and its description
-    (``metadata['ceiling_sources']``); name, source and clock are the first machine's.
+    (``metadata['ceiling_sources']``); name and source are the first machine's.
+
+    Clocks: the result is at the first recorded clock among the machines; ceilings that
+    scale with the clock (compute, L1-L3) of another machine with a clock are scaled to it
+    (x reference / its clock). A machine recording no clock (ERT files do not say the clock
+    they ran at) is taken to have run at the reference clock, as the bundled DeepCAM demo
+    machine takes ERT to have run at the V100's 1530 MHz boost clock; that assumption is
+    written in ``metadata['clock_assumed']``, which the analysis repeats in its notes.
     """
     if not machines:
         raise MachineError("no machine to combine")
     if len(machines) == 1:
         return machines[0]
     first = machines[0]
+    reference = next((m for m in machines if m.sm_clock_hz), None)
     memory: dict[str, float] = {}
     compute: dict[str, float] = {}
     origins: dict[str, str] = {}
     sources: dict[str, str] = {}
+    assumed: list[str] = []
     for m in machines:
         known = dict(m.metadata.get("ceiling_sources", {}))
         clock_ratio = 1.0
-        if first.sm_clock_hz and m.sm_clock_hz and m is not first:
-            clock_ratio = first.sm_clock_hz / m.sm_clock_hz
+        if reference is not None and m.sm_clock_hz:
+            clock_ratio = reference.sm_clock_hz / m.sm_clock_hz  # type: ignore[operator]
+        taken: list[str] = []
         for key, value in m.memory.items():
             if key not in memory:
                 memory[key] = value * (clock_ratio if key in CLOCK_SCALED_MEMORY else 1.0)
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
                 sources[f"memory.{key}"] = m.sources[f"memory.{key}"]
+                if key in CLOCK_SCALED_MEMORY:
+                    taken.append(f"memory.{key}")
         for key, value in m.compute.items():
             if key not in compute:
                 compute[key] = value * clock_ratio
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
                 sources[f"compute.{key}"] = m.sources[f"compute.{key}"]
+                taken.append(f"compute.{key}")
+        if reference is not None and not m.sm_clock_hz and taken:
+            ert = str(m.metadata.get("format", "")).startswith(("ert", "nersc"))
+            assumed.append(f"{m.name!r} ({', '.join(ceiling_label(t) for t in taken)}{'; ERT' if ert else ''})")
     meta = dict(first.metadata)
     meta["ceiling_sources"] = origins
-    return replace(first, memory=memory, compute=compute, metadata=meta, sources=sources)
+    if assumed and reference is not None:
+        meta["clock_assumed"] = (
+            f"the clock-scaled ceilings of {' and '.join(assumed)} record no clock: taken as measured at "
+            f"{reference.sm_clock_hz / 1e9:.4g} GHz, the clock of {reference.name!r}, and scaled from there")
+    clock = reference.sm_clock_hz if reference is not None else None
+    return replace(first, memory=memory, compute=compute, sm_clock_hz=clock, metadata=meta, sources=sources)
 
 
 def _frozen_sources(m: Machine) -> Mapping[str, str]:
