@@ -13,19 +13,19 @@ from roofline.kernels import Column
 PER_LEVEL: tuple[Column, ...] = (
     Column("ai_{level}", "float64", "FLOP/B", "arithmetic intensity at the level: flops / {level}_bytes"),
     Column("bw_{level}", "float64", "B/s", "achieved bandwidth at the level: {level}_bytes / time_s"),
-    Column("attainable_{level}", "float64", "FLOP/s", "min(compute_peak, ai_{level} x the level's bandwidth ceiling)"),
+    Column("attainable_{level}", "float64", "FLOP/s", "min(compute_peak, ai_{level} x the level's bandwidth ceiling); with the peak unknown, the level's roof where it is below a lower bound on the peak, else NaN"),
     Column("bw_use_{level}", "float64", "", "bw_{level} / the level's bandwidth ceiling (0..1+)"),
 )
 
 COLUMNS: tuple[Column, ...] = (
     Column("flop_rate", "float64", "FLOP/s", "achieved FLOP/s: flops / time_s"),
     Column("compute_ceiling", "string", "", "machine compute key the kernel is held to, e.g. 'fp32', 'tensor_fp16', or 'mixed'"),
-    Column("compute_peak", "float64", "FLOP/s", "the compute ceiling: FLOP-weighted harmonic mean of the peaks of the precisions the kernel uses"),
+    Column("compute_peak", "float64", "FLOP/s", "the compute ceiling: FLOP-weighted harmonic mean of the peaks of the precisions the kernel uses; NaN when the machine lacks one"),
     Column("attainable", "float64", "FLOP/s", "min over levels of attainable_{level}"),
     Column("roofline_time_s", "float64", "s", "time at the roofline: max(flops / compute_peak, bytes_l / bandwidth_l over levels)"),
     Column("pct_of_roofline", "float64", "", "roofline_time_s / time_s (1.0 = on the roofline); defined for zero-FLOP kernels too"),
     Column("savable_time_s", "float64", "s", "max(0, time_s - roofline_time_s)"),
-    Column("bound", "string", "", "the ceiling that binds: a memory level ('dram', 'l2', 'l1') or the compute key"),
+    Column("bound", "string", "", "the ceiling that binds: a memory level ('dram', 'l2', 'l1') or the compute key; a memory level also when a compute peak is missing but a lower bound on it shows memory binds"),
     Column("region", "string", "", "'compute-bound', 'memory-bound', 'poor' (compute and bandwidth use both < 50%), or 'unknown'"),
     Column("compute_use", "float64", "", "flop_rate / compute_peak"),
     Column("bw_use", "float64", "", "max over levels of bw_use_{level}"),
