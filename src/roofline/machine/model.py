@@ -270,8 +270,8 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
     for m in machines:
         known = dict(m.metadata.get("ceiling_sources", {}))
         clock_ratio = 1.0
-        if reference is not None and m.sm_clock_hz:
-            clock_ratio = reference.sm_clock_hz / m.sm_clock_hz  # type: ignore[operator]
+        if reference is not None and reference.sm_clock_hz and m.sm_clock_hz:
+            clock_ratio = reference.sm_clock_hz / m.sm_clock_hz
         taken: list[str] = []
         for key, value in m.memory.items():
             if key not in memory:
@@ -291,11 +291,11 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
             assumed.append(f"{m.name!r} ({', '.join(ceiling_label(t) for t in taken)}{'; ERT' if ert else ''})")
     meta = dict(first.metadata)
     meta["ceiling_sources"] = origins
-    if assumed and reference is not None:
+    clock = reference.sm_clock_hz if reference is not None else None
+    if assumed and reference is not None and clock is not None:
         meta["clock_assumed"] = (
             f"the clock-scaled ceilings of {' and '.join(assumed)} record no clock: taken as measured at "
-            f"{reference.sm_clock_hz / 1e9:.4g} GHz, the clock of {reference.name!r}, and scaled from there")
-    clock = reference.sm_clock_hz if reference is not None else None
+            f"{clock / 1e9:.4g} GHz, the clock of {reference.name!r}, and scaled from there")
     return replace(first, memory=memory, compute=compute, sm_clock_hz=clock, metadata=meta, sources=sources)
 
 
