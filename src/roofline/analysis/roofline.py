@@ -326,12 +326,12 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         names[~(ok & (roof_time > 0))] = None
         bound = names
 
-        attain_stack = np.column_stack([new[f"attainable_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
+        attain_stack = np.column_stack([np.asarray(new[f"attainable_{lv}"], dtype=float) for lv in levels]) if levels else np.full((n, 1), np.nan)
         attainable = np.where(np.isfinite(attain_stack).any(axis=1),
                               np.nanmin(np.where(np.isfinite(attain_stack), attain_stack, np.inf), axis=1), np.nan) \
             if n else np.zeros(0)
         compute_use = np.where(zero & np.isfinite(time) & (machine is not None), 0.0, flop_rate / peak)
-        bw_stack = np.column_stack([new[f"bw_use_{lv}"] for lv in levels]) if levels else np.full((n, 1), np.nan)
+        bw_stack = np.column_stack([np.asarray(new[f"bw_use_{lv}"], dtype=float) for lv in levels]) if levels else np.full((n, 1), np.nan)
         bw_use = np.where(np.isfinite(bw_stack).any(axis=1),
                           np.nanmax(np.where(np.isfinite(bw_stack), bw_stack, -np.inf), axis=1), np.nan) \
             if n else np.zeros(0)

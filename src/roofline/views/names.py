@@ -73,7 +73,9 @@ def _parse(name: str) -> _Parsed:
 
 def _split_top(text: str) -> list[str]:
     """Split on commas that are not nested in brackets."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in _OPEN:
             depth += 1
