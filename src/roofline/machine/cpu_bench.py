@@ -128,13 +128,15 @@ def _aligned(n: int, align: int = 64) -> np.ndarray:
     return raw[offset: offset + n]
 
 
-def _calibrate(run: Callable[[int], Any], count: int, target_s: float) -> int:
+def _calibrate(run: Callable[[int], float], count: int, target_s: float) -> int:
     """Smallest count (doubling from ``count``) whose run takes at least ``target_s``.
 
-    Each count is timed twice and the faster run counts, so that one scheduling delay (another
-    process on the same cores) does not stop the doubling early.
+    ``run(count)`` returns the seconds the run took (on the threads' CPU time where the caller
+    measures that: waiting for a core under load made wall-time calibration stop at runs of a few
+    microseconds, timed 4x slow). Each count is timed twice and the faster run counts, so that
+    one scheduling delay does not stop the doubling early.
     """
-    while min(_timed(lambda: run(count)), _timed(lambda: run(count))) < target_s and count < 1 << 40:
+    while min(run(count), run(count)) < target_s and count < 1 << 40:
         count *= 2
     return count
 
@@ -172,6 +174,15 @@ class _Run:
         return on_cpu, results
 
     def fma_rate(self, dtype: str, lanes: int) -> tuple[list[float], dict[str, Any]]:
+        """Three times the repeats of the FMA kernel's rate (FLOP/s, on CPU time), and its assembly's FMAs."""
+        rate, check, isa = self.fma_runner(dtype, lanes)
+        rates = [rate() for _ in range(3 * self.s.repeats)]
+        check()
+        return rates, isa
+
+    def fma_runner(self, dtype: str, lanes: int) -> tuple[Callable[[], float], Callable[[], None], dict[str, Any]]:
+        """The calibrated FMA kernel: a function timing one run (FLOP/s on CPU time), one checking
+        its results, and the FMAs found in its assembly."""
         kernel = K.fma_kernel(dtype, lanes)
         accs = [np.ones(K.CHAINS * lanes, dtype=dtype) for _ in range(self.threads)]
         kernel(accs[0], 0.999, 0.001, 16)  # compile
@@ -185,25 +196,37 @@ class _Run:
             return self.timed_rate(kernel, [(acc, 0.999, 0.001, iters) for acc in accs], flops_per_iter * iters)[0]
 
         iters = _calibrate(timed, 1024, self.s.target_s)
-        # Compute runs are short and cheap: three times the repeats, for a steadier faster half.
-        rates = [rate(iters) for _ in range(3 * self.s.repeats)]
-        if not all(np.isfinite(acc).all() for acc in accs):
-            raise MachineError("the FMA kernel produced non-finite values; the measurement is invalid")
-        return rates, isa
+
+        def check() -> None:
+            if not all(np.isfinite(acc).all() for acc in accs):
+                raise MachineError("the FMA kernel produced non-finite values; the measurement is invalid")
+
+        return lambda: rate(iters), check, isa
 
     def compute(self, key: str, start: float, span: float) -> tuple[float, float, dict[str, Any]]:
         """The ``key`` ('fp64' or 'fp32') FMA ceiling (FLOP/s), its spread and details by vector width.
 
         Every vector width up to the widest is measured (two at most); the fastest is the ceiling.
+        Compute runs are short and cheap: three times the repeats, for a steadier faster half. The
+        widths' repeats alternate, so that a slow spell of the machine hits every width alike rather
+        than making the narrower one look fastest (which would halve the ceiling).
         """
         dtype, size = {"fp64": ("float64", 8), "fp32": ("float32", 4)}[key]
         widths = [w for w in (64, 32, 16) if w <= K.host_vector_bytes()][:2]
         details: dict[str, Any] = {}
         best: tuple[float, float, int, dict[str, Any]] | None = None
         ratio_of: dict[int, float] = {}
+        runners = {}
         for step, width in enumerate(widths):
             self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / len(widths))
-            rates, isa = self.fma_rate(dtype, width // size)
+            runners[width] = self.fma_runner(dtype, width // size)
+        rates_of: dict[int, list[float]] = {w: [] for w in widths}
+        for _ in range(3 * self.s.repeats):
+            for width in widths:
+                rates_of[width].append(runners[width][0]())
+        for width in widths:
+            runners[width][1]()
+            rates, isa = rates_of[width], runners[width][2]
             med, spread = _median_spread(rates)
             ratio_of[width] = repeat_ratio(rates)
             details[f"{key}_{width * 8}bit_flops"] = med
