@@ -297,3 +297,16 @@ def test_deepcam_from_the_raw_ncu_files_matches_the_authors_table():
         assert np.allclose(ours.loc[ref.index, col], ref[col], rtol=1e-3), col
     assert (ours.loc[ref.index, "bound"] == ref["bound"]).all()
     assert (ours.loc[ref.index, "region"] == ref["region"]).all()
+
+
+def test_notes_count_kernels_in_words() -> None:
+    """Notes say "1 kernel" / "5 kernels", never "kernel(s)" (the demo: 5 kernels lack FP64 counters)."""
+    from roofline import api
+    from roofline.units import counted
+
+    assert (counted(1, "kernel"), counted(5, "kernel"), counted(0, "launch", "launches")) == \
+        ("1 kernel", "5 kernels", "0 launches")
+    profiles, machine = api.example_files()
+    notes = api.analyze(api.read(profiles, fp16="paper"), machine).notes
+    assert not any("(s)" in n for n in notes), notes
+    assert any(n.startswith("a FLOP component is missing for 5 kernels") for n in notes), notes

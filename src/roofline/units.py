@@ -127,6 +127,11 @@ def format_time(seconds: float | None) -> str:
     return format_si(seconds, "s")
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 kernel``, ``5 kernels``, ``0 kernels`` (``plural`` when it is not ``noun + 's'``)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def format_number(value: float | None, digits: int = 3) -> str:
     """A plain number with ``digits`` significant digits, never in exponent notation:
     ``0.5``, ``84.4``, ``1.23 k`` (a decimal prefix from 1000 up, or below 0.001). None/NaN is ``-``."""

@@ -35,7 +35,7 @@ from roofline.kernels import FLOP_COLUMNS, KernelTable, aggregate, validate
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
-from roofline.units import format_si
+from roofline.units import counted, format_si
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
     # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
     peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
     if (used[:, tcol] & no_prec).any():
-        notes.append(f"{int((used[:, tcol] & no_prec).sum())} kernel(s) use tensor cores of unknown input type: "
+        notes.append(f"tensor cores of unknown input type in {counted(int((used[:, tcol] & no_prec).sum()), 'kernel')}: "
                      f"held to the {TENSOR_DEFAULT} ceiling")
     peaks = peak_of[codes]
     lacking = used & np.isnan(peaks)
@@ -233,8 +233,9 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
             low_denom = np.where(used, parts / low_of[codes], 0.0).sum(axis=1)  # NaN where a bound is missing
             low = np.where(used.any(axis=1), np.where(used, parts, 0.0).sum(axis=1) / low_denom, np.nan)
         bounds = "; ".join(how[k] for k in missing if k in how)
-        lacking_note = (f"the machine lacks the compute ceiling(s) {', '.join(missing)} used by "
-                        f"{int(lacking.any(axis=1).sum())} kernel(s): their compute peak is unknown (lower bound"
+        lacking_note = (f"the machine lacks the compute {'ceiling' if len(missing) == 1 else 'ceilings'} "
+                        f"{', '.join(missing)} used by "
+                        f"{counted(int(lacking.any(axis=1).sum()), 'kernel')}: their compute peak is unknown (lower bound"
                         + (f"s: {bounds}, and each kernel's achieved FLOP/s)" if bounds else
                            ": each kernel's achieved FLOP/s)"))
 
@@ -312,7 +313,7 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
                 "(measured, or a GPU spec name as a second -m)" if undecided else ""))
         partial_mem = ok & ~np.isfinite(mem_terms).all(axis=1) if len(levels) else np.zeros(n, bool)
         if partial_mem.any():
-            notes.append(f"{int(partial_mem.sum())} kernel(s) lack byte counts at some level: "
+            notes.append(f"byte counts missing at some level for {counted(int(partial_mem.sum()), 'kernel')}: "
                          "their roofline time is a lower bound")
 
         # bound: the largest term; memory levels innermost first, then compute
@@ -390,12 +391,12 @@ def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
 def _flag_notes(frame: pd.DataFrame, notes: list[str]) -> None:
     partial = frame["flops_partial"].fillna(False).to_numpy(dtype=bool)
     if partial.any():
-        notes.append(f"{int(partial.sum())} kernel(s) lack a FLOP component (flops_partial): their FLOPs, "
-                     "intensities and FLOP/s are lower bounds")
+        notes.append(f"a FLOP component is missing for {counted(int(partial.sum()), 'kernel')} (flops_partial): "
+                     "their FLOPs, intensities and FLOP/s are lower bounds")
     estimated = frame["estimated"].fillna(False).to_numpy(dtype=bool)
     if estimated.any():
-        notes.append(f"{int(estimated.sum())} kernel(s) have estimated counts, not hardware counters")
+        notes.append(f"estimated counts, not hardware counters, for {counted(int(estimated.sum()), 'kernel')}")
     unknown = np.isnan(frame["flops"].to_numpy(dtype=float))
     if unknown.any():
-        notes.append(f"{int(unknown.sum())} kernel(s) have no FLOP counts (collect sm__sass_thread_inst_executed_op_"
+        notes.append(f"no FLOP counts for {counted(int(unknown.sum()), 'kernel')} (collect sm__sass_thread_inst_executed_op_"
                      "{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum)")

@@ -222,7 +222,8 @@ def require_drawable(rows: ChartRows) -> None:
     if len(rows.shown):
         return
     n = len(rows.zero_flop) + len(rows.unknown)
-    what = (f"none of the {n} kernel(s) has counted FLOPs and a time" if n else "the analysis has no kernels")
+    what = ((f"none of the {n} kernels has" if n > 1 else "the kernel has no") + " counted FLOPs and a time"
+            if n else "the analysis has no kernels")
     raise InputError(
         f"nothing to draw on a roofline chart: {what}",
         hint="profile with the FLOP and time metrics, e.g. ncu --metrics " + ",".join(TIME_AND_FLOP_METRICS)
