@@ -126,7 +126,7 @@ def test_instruction_counts_only_are_unknown_unless_zero(cc):
     out = counting.count(m, _cc(2, cc))
     assert out.columns["tensor_flops"][0] == 0.0
     assert np.isnan(out.columns["tensor_flops"][1])
-    assert sum("tensor_flops unknown for 1 launches" in w for w in out.warnings) == 1
+    assert sum("tensor_flops unknown for 1 launch" in w for w in out.warnings) == 1
 
 
 def test_volta_512_per_instruction():
@@ -220,7 +220,7 @@ def test_tensor_work_of_a_type_not_collected_is_unknown_not_zero():
     out = counting.count(m, _cc(3, "9.0"))
     t = out.columns["tensor_flops"]
     assert t[0] == 64.0 and np.isnan(t[1]) and t[2] == 0.0
-    assert any("tensor_flops unknown for 1 launches" in w and "fp8" in w for w in out.warnings)
+    assert any("tensor_flops unknown for 1 launch" in w and "fp8" in w for w in out.warnings)
 
 
 def test_bad_fp16_convention():

@@ -89,7 +89,7 @@ def test_mismatched_kernel_names_are_refused_within_one_process(tmp_path):
     with pytest.raises(InputError) as err:
         read_profile([src, other])
     assert "do not describe the same launches" in str(err.value)
-    assert "(1 launches differ)" in str(err.value)
+    assert "(1 launch differs)" in str(err.value)
     assert str(other) in str(err.value)
 
 

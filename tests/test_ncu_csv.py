@@ -53,7 +53,7 @@ def test_a100_naive_sgemm_fp32_flops_and_unknown_tensor():
     assert (f.loc[[0, 1], "tensor_flops"] == 0).all()
     assert not f.loc[[0, 1], "flops_partial"].any()
     warning = [w for w in t.warnings if "tensor_flops unknown" in w]
-    assert len(warning) == 1 and "1 launches on SM 8.0" in warning[0]
+    assert len(warning) == 1 and "1 launch on SM 8.0" in warning[0]
     assert "ncu --metrics sm__ops_path_tensor_src_fp16_dst_fp16.sum" in warning[0]
     # smsp__ variants and "5,318,969,728.00" values
     assert t.metrics.loc[0, "dram__bytes.sum"] == 5_318_969_728.0

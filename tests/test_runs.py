@@ -175,7 +175,7 @@ def test_same_process_with_other_kernel_names_is_an_error(tmp_path):
     with pytest.raises(InputError) as err:
         read_profile([a, b])
     text = err.value.render()
-    assert "do not describe the same launches: launch 1 is 'relu' in a.csv but 'softmax' here (1 launches differ)" in text
+    assert "do not describe the same launches: launch 1 is 'relu' in a.csv but 'softmax' here (1 launch differs)" in text
     assert str(b) in text
     # Another process with the same IDs and other kernels: another program, two runs.
     c = raw_csv(tmp_path / "c.csv", 101, [(0, "gemm", {"dram__bytes.sum": 4000}), (1, "softmax", {"dram__bytes.sum": 2000})])

@@ -75,6 +75,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from roofline.units import counted
+
 #: Compute-capability majors the table has rules for (others are read with the general rules).
 ARCHS = ("7", "8", "9", "10")
 #: Formulas that hold on every architecture.
@@ -570,7 +572,7 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
                 if hidden.any():
                     ops = np.where(hidden, np.nan, ops)
                     warnings.append(
-                        f"tensor_flops unknown for {int(hidden.sum())} launches on {what}: they executed tensor "
+                        f"tensor_flops unknown for {counted(int(hidden.sum()), 'launch', 'launches')} on {what}: they executed tensor "
                         f"instructions that no collected tensor counter counted (not collected: "
                         f"{', '.join(absent) or 'none'}); {ncu_hint(_hint_for(absent or TENSOR_PRECISIONS, cc))}")
             elif absent:
@@ -596,7 +598,7 @@ def _tensor(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None]
         if not zero.all():
             why = ("FLOPs per tensor instruction depend on the instruction shape" if arch_family(cc) in ARCHS
                    else f"{what} is not in the formula table, and FLOPs per tensor instruction depend on the shape")
-            warnings.append(f"tensor_flops unknown for {int((~zero).sum())} launches on {what}: {why}; "
+            warnings.append(f"tensor_flops unknown for {counted(int((~zero).sum()), 'launch', 'launches')} on {what}: {why}; "
                             f"{ncu_hint(_hint_for([p.precision for p in TENSOR_PATHS], cc))}")
     if tensor_missing is not None:
         cc = None if tensor_missing == "?" else tensor_missing

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 #: Decimal prefixes as Nsight Compute and most tools print them. ``K`` and ``k`` both mean 1e3.
 DECIMAL_PREFIX = {
     "": 1.0,
@@ -133,11 +135,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
-    """A plain number with ``digits`` significant digits, never in exponent notation:
-    ``0.5``, ``84.4``, ``1.23 k`` (a decimal prefix from 1000 up, or below 0.001). None/NaN is ``-``."""
+    """A plain decimal number with ``digits`` significant digits, never in exponent notation and
+    without prefixes (for ratios such as FLOP/byte): ``0.5``, ``84.4``, ``1230``, ``0.000123``.
+    None/NaN is ``-``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     v = float(value)
-    if v == 0 or 1e-3 <= abs(v) < 1e3:
-        return f"{v:.{digits}g}"
-    return format_si(v, "", digits=digits)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    return str(np.format_float_positional(v, precision=digits, unique=False, fractional=False, trim="-"))

@@ -45,6 +45,7 @@ import pandas as pd
 
 from roofline.errors import InputError
 from roofline.readers.profile import RawProfile, is_timing_metric
+from roofline.units import counted
 
 #: Suffixes left out of a run's label, longest first (matched without regard to case).
 KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv", ".ncu-repz", ".ncu-rep", ".csv")
@@ -80,7 +81,7 @@ def _check_same_launches(base: RawProfile, other: RawProfile) -> pd.Series:
         i, a, b = differ[0]
         raise InputError(
             f"the files do not describe the same launches: launch {base_ids.iloc[i]} is {a[:80]!r} in "
-            f"{_name(base)} but {b[:80]!r} here ({len(differ)} launches differ)", path=other.source,
+            f"{_name(base)} but {b[:80]!r} here ({counted(len(differ), 'launch', 'launches')} {'differs' if len(differ) == 1 else 'differ'})", path=other.source,
             hint="merge only files of the same program run; analyse others separately",
         )
     return pd.Series(order)

@@ -9,7 +9,7 @@ import html
 import math
 
 from roofline.analysis.result import Analysis
-from roofline.units import format_si
+from roofline.units import counted, format_si
 from roofline.views.names import short_names
 
 
@@ -54,8 +54,8 @@ def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
         body.append("<tr>" + "".join(cells) + "</tr>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in analysis.notes)
     return (
-        f"<div><p><b>Roofline</b>: {len(analysis)} kernels, {_cell(totals['time_s'], 's')} in "
-        f"{totals['launches']} launches; ceilings: {where}</p>"
+        f"<div><p><b>Roofline</b>: {counted(len(analysis), 'kernel')}, {_cell(totals['time_s'], 's')} in "
+        f"{counted(totals['launches'], 'launch', 'launches')}; ceilings: {where}</p>"
         "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead>"
         "<tbody>" + "".join(body) + "</tbody></table>"
         + (f"<ul>{notes}</ul>" if notes else "")

@@ -24,7 +24,7 @@ import pandas as pd
 
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
-from roofline.units import format_si, format_time
+from roofline.units import counted, format_si, format_time
 from roofline.views.report_assets import CSS, JS
 
 #: Kernels listed under "what to work on".
@@ -88,7 +88,7 @@ def _summary(analysis: Any, advice: pd.DataFrame) -> str:
     cards = [
         ("device", machine.name if machine is not None else "no machine (no ceilings)"),
         ("total GPU time", format_time(total)),
-        ("kernels", f"{len(frame):,} ({int(launches):,} launches)"),
+        ("kernels", f"{len(frame):,} ({counted(int(launches), 'launch', 'launches')})"),
         ("savable at the roofline", format_time(float(known_savable.sum())) if known_savable.size else "-"),
     ]
     out = ['<div class="cards">']
@@ -310,7 +310,7 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
 
     notes = list(getattr(analysis, "notes", ()) or ()) + list(diag.warnings)
     notes_html = "".join(f"<li>{_e(n)}</li>" for n in notes) or "<li>none</li>"
-    sub = f"{len(analysis.frame):,} kernels, grouped by {getattr(analysis, 'by', 'name')}"
+    sub = f"{counted(len(analysis.frame), 'kernel')}, grouped by {getattr(analysis, 'by', 'name')}"
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
