@@ -49,3 +49,17 @@ def test_report_sections_and_numbers():
     # total time: the authors' 5 kernels plus two added = 2.4 ms + 0.65 ms
     assert "No phases" in html
     assert html.count("<details") == 7
+
+
+def test_ceilings_panel_names_each_ceiling_and_where_it_came_from():
+    """The demo machine: L1, L2, DRAM and FP64 measured (ERT), FP32 and Tensor FP16 datasheet figures."""
+    from roofline import api
+
+    profiles, machine = api.example_files()
+    text = report_html(api.analyze(api.read(profiles, fp16="paper"), machine), None)
+    panel = text.split("<h3>Ceilings</h3>", 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r"<tr><td>([^<]+)</td><td class='num'>([^<]+)</td><td class='src'>([^<]+)</td></tr>", panel)
+    got = {name: src for name, _, src in cells}
+    assert got == {"L1 bandwidth": "measured", "L2 bandwidth": "measured", "DRAM bandwidth": "measured",
+                   "Tensor FP16": "theoretical (datasheet)", "FP32": "theoretical (datasheet)", "FP64": "measured"}
+    assert "tensor_fp16" not in panel and "(measured)" not in panel

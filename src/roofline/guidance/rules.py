@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roofline.guidance import metrics as m
-from roofline.units import format_si, format_time
+from roofline.units import format_number, format_si, format_time
 
 # -- sources ----------------------------------------------------------------------------
 NCU_SOL = "Nsight Compute Kernel Profiling Guide, Speed Of Light section; ncu rule SOLBottleneck"
@@ -335,7 +335,7 @@ def check_locality(v: RowValues, r: Rule) -> Finding:
     loc = v.text("locality")
     ais = {lvl: v.get(f"ai_{lvl}") for lvl in v.levels}
     vals = {f"ai_{k}": x for k, x in ais.items() if math.isfinite(x)}
-    shown = ", ".join(f"{k.upper()} {x:.3g}" for k, x in ais.items() if math.isfinite(x))
+    shown = ", ".join(f"{k.upper()} {format_number(x)}" for k, x in ais.items() if math.isfinite(x))
     reading = _LOCALITY_TEXT.get(loc or "", f"locality reading {loc!r}")
     return r.finding("fired", f"Arithmetic intensity (FLOP/B) {shown}: {reading}.", severity="info", values=vals)
 

@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from roofline.analysis.result import Analysis
-from roofline.units import format_si
+from roofline.units import format_number, format_si
 from roofline.views.names import short_name
 from roofline.views.style import (
     SOURCE_WORDS,
@@ -44,7 +44,7 @@ def _fmt_ratio(value: float) -> str:
 
 
 def _fmt_ai(value: float) -> str:
-    return "-" if not np.isfinite(value) else f"{value:.3g}"
+    return format_number(value)
 
 
 def _text(value: object) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from roofline.comparison import Comparison
-from roofline.units import format_si
+from roofline.units import format_number, format_si
 from roofline.views.style import chart_compute_ceilings, compute_ceiling_label, level_label, memory_ceiling_label
 from roofline.views.style import level_color as _color
 
@@ -240,7 +240,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
             pts = [p for p in pts if np.isfinite(p[0]) and np.isfinite(p[1]) and p[0] > 0 and p[1] > 0]
             if not pts:
                 continue
-            hover = [f"<b>{names[i]}</b><br>{side} ({lv.upper()}): AI {x:.3g}, {format_si(y, 'FLOP/s')}, "
+            hover = [f"<b>{names[i]}</b><br>{side} ({lv.upper()}): AI {format_number(x)}, {format_si(y, 'FLOP/s')}, "
                      f"time {format_si(t, 's')}" for x, y, side, t in pts]
             symbols = (["circle-open", "arrow"] if len(pts) == 2
                        else ["circle-open" if pts[0][2] == "before" else "circle"])

@@ -9,7 +9,7 @@ import html
 import math
 
 from roofline.analysis.result import Analysis
-from roofline.units import counted, format_si
+from roofline.units import counted, format_number, format_si
 from roofline.views.names import short_names
 
 
@@ -24,7 +24,7 @@ def _pct(value: float) -> str:
 
 
 def _intensity(value: float) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.3g}"
+    return format_number(value)
 
 
 def analysis_html(analysis: Analysis, *, top: int = 15) -> str:

@@ -24,8 +24,9 @@ import pandas as pd
 
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
-from roofline.units import counted, format_si, format_time
+from roofline.units import counted, format_number, format_si, format_time
 from roofline.views.report_assets import CSS, JS
+from roofline.views.style import SOURCE_WORDS, ceiling_source, compute_label, compute_unit, level_label
 
 #: Kernels listed under "what to work on".
 TOP_ADVICE = 10
@@ -103,11 +104,14 @@ def _summary(analysis: Any, advice: pd.DataFrame) -> str:
         out.append('<p class="notes">No machine given: no ceilings, so no roofline distances.</p>')
     else:
         clock = f" at {format_si(machine.sm_clock_hz, 'Hz')} SM clock" if machine.sm_clock_hz else ""
-        out.append(f'<p class="notes">{_e(machine.name)} ({_e(machine.source)}){_e(clock)}</p><table>')
-        for level, bw in machine.memory.items():
-            out.append(f"<tr><td>{_e(level.upper())} bandwidth</td><td class='num'>{_e(format_si(bw, 'B/s'))}</td></tr>")
-        for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1]):
-            out.append(f"<tr><td>{_e(key)}</td><td class='num'>{_e(format_si(peak, 'FLOP/s'))}</td></tr>")
+        out.append(f'<p class="notes">{_e(machine.name)}{_e(clock)}</p><table>')
+        rows = [(f"{level_label(level)} bandwidth", format_si(bw, "B/s"), level) for level, bw in machine.memory.items()]
+        rows += [(compute_label(key), format_si(peak, compute_unit(key)), key)
+                 for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1])]
+        for name, value, key in rows:
+            source = ceiling_source(machine, key)
+            out.append(f"<tr><td>{_e(name)}</td><td class='num'>{_e(value)}</td>"
+                       f"<td class='src'>{_e(SOURCE_WORDS.get(source, source))}</td></tr>")
         out.append("</table>")
     out.append("</div>")
     # time per phase
@@ -198,7 +202,7 @@ def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str]) -> 
         }
         for lv in levels:
             row[f"ai_{lv}"] = _num(src.get(f"ai_{lv}"))
-            row[f"ai_{lv}__text"] = "-" if row[f"ai_{lv}"] is None else f"{row[f'ai_{lv}']:.3g}"
+            row[f"ai_{lv}__text"] = format_number(row[f"ai_{lv}"])
         row["launches__text"] = "-" if row["launches"] is None else f"{row['launches']:,.0f}"
         row["time_s__text"] = format_time(row["time_s"])
         row["savable_time_s__text"] = format_time(row["savable_time_s"])
