@@ -163,8 +163,12 @@ def has_runs(frame: pd.DataFrame) -> bool:
     return "run" in frame.columns and bool(frame["run"].notna().any())
 
 
-def _group_keys(by: GroupBy, *, runs: bool = False) -> list[str]:
-    if by == "name":
+def group_keys(by: str, *, runs: bool = False) -> list[str]:
+    """The kernel-table columns that identify a row of a table grouped ``by`` (``run`` first
+    when the table holds several runs: each numbers its launches and names its kernels on its own)."""
+    if by == "launch":
+        keys = ["launch_id"]
+    elif by == "name":
         keys = ["kernel_name"]
     elif by == "phase":
         keys = ["phase", "kernel_name"]
@@ -234,7 +238,7 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     """
     if by == "launch":
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
-    keys = _group_keys(by, runs=has_runs(frame))
+    keys = group_keys(by, runs=has_runs(frame))
     frame = frame.reset_index(drop=True)
     # Group ids in order of first appearance, computed once; every reduction below groups on
     # these integers instead of hashing the (long) kernel names again (1e6 launches).

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from roofline.kernels import KernelTable, group_ids, has_runs
+from roofline.kernels import KernelTable, group_ids, group_keys, has_runs
 
 # -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -74,19 +74,6 @@ def _numeric(frame: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
     cols = [n for n in names if n in frame.columns]
     return pd.DataFrame({n: pd.to_numeric(frame[n], errors="coerce") for n in cols}, index=frame.index, dtype=float)
 
-
-def group_keys(by: str, *, runs: bool = False) -> list[str]:
-    """The kernel-table columns that identify a row of an analysis grouped ``by`` (``run`` first
-    when the table holds several runs: each numbers its launches and names its kernels on its own)."""
-    if by == "launch":
-        keys = ["launch_id"]
-    elif by == "name":
-        keys = ["kernel_name"]
-    elif by == "phase":
-        keys = ["phase", "kernel_name"]
-    else:
-        raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
-    return ["run", *keys] if runs else keys
 
 
 def _key_frame(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
