@@ -46,13 +46,38 @@ COLUMNS: tuple[Column, ...] = (
     Column("fp64_flops", "float64", "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma (thread instructions)"),
     Column("fp32_flops", "float64", "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma"),
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
-    Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs (OPs for integer types)"),
-    Column("tensor_precision", "string", "", "tensor input type when known: fp64, tf32, fp16, bf16, fp8, int8"),
+    Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs of floating-point types (integer types: tensor_int_ops)"),
+    Column("tensor_precision", "string", "", "floating-point tensor input type when known: fp64, tf32, fp16, bf16, fp8 "
+           "(int8 when the only tensor work is integer)"),
     Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
     Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
+    Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...; "
+           "sm__sass_thread_inst_executed_op_integer_pred_on.sum), one OP each"),
+    Column("conversion_ops", "float64", "OP", "conversion thread instructions (F2F, F2I, I2F, I2I; "
+           "sm__sass_thread_inst_executed_op_conversion_pred_on.sum)"),
+    Column("sfu_ops", "float64", "OP", "thread instructions on the XU pipe, the special-function units "
+           "(MUFU transcendentals; smsp__thread_inst_executed_pipe_xu_pred_on.sum); not in ops: the XU also "
+           "runs some conversions and integer instructions counted there"),
+    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8; sm__ops_path_tensor_src_int8...)"),
+    Column("ops", "float64", "OP", "all counted operations: flops + int_ops + conversion_ops + tensor_int_ops "
+           "(the known parts); NaN when none is known"),
+    Column("ops_partial", "boolean", "", "True when a part of ops is unknown, so ops is a lower bound"),
     Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
+    Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x shared-memory wavefronts "
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared.sum), else sm__sass_data_bytes_mem_shared.sum"),
     Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
     Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
+    Column("warp_inst", "float64", "inst", "warp instructions executed (smsp__inst_executed.sum)"),
+    Column("global_inst", "float64", "inst", "global and local load/store warp instructions "
+           "(smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum)"),
+    Column("shared_inst", "float64", "inst", "shared-memory load/store warp instructions "
+           "(smsp__sass_inst_executed_op_shared_{ld,st}.sum)"),
+    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of global and local loads and stores "
+           "(l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum)"),
+    Column("shared_transactions", "float64", "wavefront", "shared-memory load/store wavefronts (128 B) "
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum)"),
+    Column("l2_transactions", "float64", "sector", "L2 sectors (32 B; lts__t_sectors.sum)"),
+    Column("dram_transactions", "float64", "sector", "DRAM sectors (32 B; dram__sectors_read.sum + dram__sectors_write.sum)"),
     Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
     Column("run", "string", "", "the program run the row belongs to when the inputs hold several "
            "(its file name less .csv, .ncu-rep, .ncu.csv, .kernels.json); <NA> when they are one run"),
@@ -62,9 +87,19 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 DTYPES: dict[str, str] = {c.name: c.dtype for c in COLUMNS}
 FLOP_COLUMNS = ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops")
-BYTE_COLUMNS = {"l1": "l1_bytes", "l2": "l2_bytes", "dram": "dram_bytes"}
+#: Operations that are not floating-point, each its own column (``ops`` = flops + these, but sfu_ops).
+OP_COLUMNS = ("int_ops", "conversion_ops", "tensor_int_ops")
+BYTE_COLUMNS = {"l1": "l1_bytes", "shared": "shared_bytes", "l2": "l2_bytes", "dram": "dram_bytes"}
+#: Memory transactions per level (the instruction roofline's traffic): 32 B sectors, 128 B wavefronts.
+TRANSACTION_COLUMNS = {"l1": "l1_transactions", "shared": "shared_transactions", "l2": "l2_transactions",
+                       "dram": "dram_transactions"}
+#: Warp instructions: all, and the load/store instructions behind the memory-pattern walls.
+INSTRUCTION_COLUMNS = ("warp_inst", "global_inst", "shared_inst")
 #: Columns summed when launches are aggregated (NaN in any launch makes the sum NaN).
-SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", "l1_bytes", "l2_bytes", "dram_bytes")
+SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", *OP_COLUMNS, "sfu_ops", "ops", *BYTE_COLUMNS.values(),
+          *INSTRUCTION_COLUMNS, *TRANSACTION_COLUMNS.values())
+#: Every numeric count column (never negative).
+COUNT_COLUMNS = SUMMED[2:]
 
 FP16_CONVENTIONS = ("ncu", "paper")
 GroupBy = Literal["launch", "name", "phase"]
@@ -100,6 +135,7 @@ def empty_frame(n: int = 0) -> pd.DataFrame:
     frame = pd.DataFrame(data)
     frame["launches"] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
     frame["flops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    frame["ops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     frame["estimated"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
     return frame
 
@@ -117,20 +153,44 @@ def from_records(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             frame[col] = given[col].to_numpy()
         if "flops" not in given.columns:
             frame = with_total_flops(frame)
+        elif "ops" not in given.columns:
+            frame = with_total_ops(frame)
     if frame["launch_id"].isna().all():
         frame["launch_id"] = pd.array(np.arange(len(frame)), dtype="Int64")
     return validate(frame)
 
 
-def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
-    """Set ``flops`` (sum of known components) and ``flops_partial`` from the component columns."""
-    parts = frame[list(FLOP_COLUMNS)].to_numpy(dtype=float)
+def _known_sum(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the sum of the known values of ``columns`` (NaN when none is known), and whether one is unknown."""
+    parts = frame[list(columns)].to_numpy(dtype=float, na_value=np.nan)
     known = ~np.isnan(parts)
     any_known = known.any(axis=1)
     total = np.where(any_known, np.nansum(np.where(known, parts, 0.0), axis=1), np.nan)
+    return total, any_known & ~known.all(axis=1)
+
+
+def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
+    """Set ``flops`` (sum of known components) and ``flops_partial`` from the component columns,
+    then ``ops`` and ``ops_partial`` (:func:`with_total_ops`)."""
+    total, partial = _known_sum(frame, FLOP_COLUMNS)
     out = frame.copy()
     out["flops"] = total
-    out["flops_partial"] = pd.array(any_known & ~known.all(axis=1), dtype="boolean")
+    out["flops_partial"] = pd.array(partial, dtype="boolean")
+    return with_total_ops(out)
+
+
+def with_total_ops(frame: pd.DataFrame) -> pd.DataFrame:
+    """Set ``ops`` = flops + int_ops + conversion_ops + tensor_int_ops (their known parts) and
+    ``ops_partial`` (a part unknown, or flops itself partial). Columns absent count as unknown."""
+    out = frame.copy()
+    for c in ("flops", *OP_COLUMNS):
+        if c not in out.columns:
+            out[c] = np.nan
+    total, partial = _known_sum(out, ("flops", *OP_COLUMNS))
+    flops_partial = out["flops_partial"].fillna(False).to_numpy(dtype=bool) if "flops_partial" in out.columns \
+        else np.zeros(len(out), dtype=bool)
+    out["ops"] = total
+    out["ops_partial"] = pd.array(partial | (flops_partial & ~np.isnan(total)), dtype="boolean")
     return out
 
 
@@ -150,7 +210,7 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
             out[c.name] = col.astype(c.dtype) if str(col.dtype) != c.dtype else col
         except (TypeError, ValueError) as exc:
             raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
-    numeric = ["time_s", "sm_clock_hz", *FLOP_COLUMNS, "flops", "l1_bytes", "l2_bytes", "dram_bytes"]
+    numeric = ["time_s", "sm_clock_hz", *COUNT_COLUMNS]
     # column by column: no 2-D copy of the table (1e6 launches)
     bad = [n for n in numeric if (out[n].to_numpy(dtype=float) < 0).any()]
     if bad:
@@ -257,7 +317,7 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     tw = np.bincount(gid, weights=np.where(ok, t, 0.0), minlength=ngroups)
     with np.errstate(invalid="ignore", divide="ignore"):
         sums["sm_clock_hz"] = np.where(np.bincount(gid, weights=ok, minlength=ngroups) > 0, wt / tw, np.nan)
-    for col in ("flops_partial", "estimated"):
+    for col in ("flops_partial", "ops_partial", "estimated"):
         flags = frame[col].to_numpy(dtype=bool, na_value=False)
         sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):

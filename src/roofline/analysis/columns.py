@@ -41,3 +41,22 @@ def level_columns(levels: list[str]) -> list[Column]:
         for c in PER_LEVEL:
             out.append(Column(c.name.format(level=level), c.dtype, c.unit, c.description.format(level=level)))
     return out
+
+#: Instruction-roofline columns added to every analysis (:mod:`roofline.analysis.patterns`), whatever
+#: the work: warp-instruction throughput, instruction intensity per level, and the memory-access
+#: pattern of loads and stores (the walls of Ding and Williams's Instruction Roofline Model).
+INSTRUCTION_COLUMNS: tuple[Column, ...] = (
+    Column("inst_rate", "float64", "inst/s", "warp instructions per second: warp_inst / time_s (x 1e-9 = warp GIPS)"),
+    Column("ii_l1", "float64", "inst/transaction", "instruction intensity at L1: warp_inst / l1_transactions"),
+    Column("ii_shared", "float64", "inst/transaction", "instruction intensity in shared memory: warp_inst / shared_transactions"),
+    Column("ii_l2", "float64", "inst/transaction", "instruction intensity at L2: warp_inst / l2_transactions"),
+    Column("ii_dram", "float64", "inst/transaction", "instruction intensity at DRAM: warp_inst / dram_transactions"),
+    Column("global_ii", "float64", "inst/transaction", "global and local load/store warp instructions per L1 sector: "
+           "1 on the stride-0 wall, 1/4 on the unit-stride wall (4-byte words), 1/32 on the random wall"),
+    Column("shared_ii", "float64", "inst/transaction", "shared-memory load/store warp instructions per wavefront: "
+           "1 without bank conflicts, 1/n with n-way conflicts"),
+    Column("global_pattern", "string", "", "global access pattern from global_ii: 'stride-0', 'unit-stride', "
+           "'strided' or 'random'; <NA> when unknown or no global loads/stores"),
+    Column("shared_pattern", "string", "", "shared-memory pattern from shared_ii: 'conflict-free' or "
+           "'<n>-way conflicts' (n = wavefronts per instruction, rounded); <NA> when unknown or none"),
+)

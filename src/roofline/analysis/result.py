@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from roofline.analysis.work import Work, work_for
 from roofline.machine.model import Machine
 
 #: Label used in summaries for rows whose bound or phase is unknown.
@@ -33,6 +34,10 @@ class Analysis:
     clock scaling, lower bounds), as sentences.
     ``phase_times``: seconds per phase, from the launches before aggregation
     (``"unknown"`` for launches outside any phase).
+    ``work``: what the roofline counts, ``"flops"``, ``"ops"`` or ``"instructions"``; under the
+    latter two the columns named for FLOPs (``flops`` aside) hold that work: ``flop_rate`` is OP/s or
+    warp instructions/s, ``ai_<level>`` OP/B or instructions per transaction, ``bw_<level>`` B/s or
+    transactions/s (:attr:`work_spec` gives the units).
     """
 
     frame: pd.DataFrame
@@ -41,13 +46,20 @@ class Analysis:
     by: str
     notes: tuple[str, ...] = ()
     phase_times: Mapping[str, float] = field(default_factory=dict)
+    work: str = "flops"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
 
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
-        return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times)))
+        return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
+                                 self.work))
+
+    @property
+    def work_spec(self) -> Work:
+        """What the roofline counts (:class:`roofline.analysis.work.Work`): its columns and units."""
+        return work_for(self.work)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -30,8 +30,10 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.columns import COLUMNS, level_columns
+from roofline.analysis.patterns import instruction_columns
 from roofline.analysis.result import UNKNOWN, Analysis
-from roofline.kernels import FLOP_COLUMNS, KernelTable, aggregate, validate
+from roofline.analysis.work import TENSOR, Work, work_for
+from roofline.kernels import KernelTable, aggregate, validate
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
@@ -76,18 +78,38 @@ def _byte_column(level: str) -> str:
     return f"{level}_bytes"
 
 
+#: What to collect for each kind of work, named in the note on kernels without it.
+WORK_HINTS = {
+    "flops": "sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum",
+    "ops": "the FLOP counters and sm__sass_thread_inst_executed_op_{integer,conversion}_pred_on.sum",
+    "instructions": "smsp__inst_executed.sum",
+}
+#: What to collect for each level's traffic, named when a level has none.
+TRAFFIC_HINTS = {
+    "l1_bytes": "l1tex__t_bytes.sum", "shared_bytes": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "l2_bytes": "lts__t_bytes.sum", "dram_bytes": "dram__bytes.sum",
+    "l1_transactions": "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum",
+    "shared_transactions": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum",
+    "l2_transactions": "lts__t_sectors.sum", "dram_transactions": "dram__sectors_{read,write}.sum",
+}
+
+
 def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *,
-            by: GroupBy = "name") -> Analysis:
+            by: GroupBy = "name", work: str | Work = "flops") -> Analysis:
     """Hold every kernel of ``table`` to the ceilings of ``machine``.
 
     ``by``: ``"name"`` (one row per kernel name, launches summed), ``"phase"`` (per
-    phase and name) or ``"launch"`` (no aggregation). The machine is first scaled to
+    phase and name) or ``"launch"`` (no aggregation). ``work``: what the roofline counts,
+    ``"flops"`` (the default), ``"ops"`` (FLOPs and integer, conversion and integer tensor
+    operations) or ``"instructions"`` (the instruction roofline: warp instructions against
+    transactions per level; :mod:`roofline.analysis.work`). The machine is first scaled to
     the kernels' clock (time-weighted mean of ``sm_clock_hz``). Without a machine the
     intensities and achieved rates are filled and the ceiling columns are unknown.
     Returns an :class:`Analysis`; the input is not modified.
     """
     if by not in ("name", "launch", "phase"):
         raise ValueError(f"by must be 'name', 'launch' or 'phase', not {by!r}")
+    spec = work_for(work)
     notes: list[str] = []
     if isinstance(table, KernelTable):
         frame = table.frame
@@ -100,25 +122,29 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     applied = _apply_clock(kernel_clock, machine, notes)
     frame = aggregate(frame, by)
 
+    traffic = {lv: col for lv, col in spec.traffic.items() if col in frame.columns}
+    counted_levels = [lv for lv, col in traffic.items() if frame[col].notna().any()]
     if applied is None:
-        levels = level_order([c[: -len("_bytes")] for c in frame.columns
-                              if c.endswith("_bytes") and c[: -len("_bytes")] in MEMORY_LEVELS])
+        levels = level_order(counted_levels)
         notes.append("no machine given: intensities and achieved rates only, no ceilings, bound or region "
                      "(pass --machine: a file from `roofline machine -o machine.json`, or a GPU name from "
                      "`roofline machine --list-specs`)")
     else:
-        levels = [lv for lv in applied.levels if _byte_column(lv) in frame.columns]
-        skipped = [lv for lv in applied.levels if lv not in levels]
+        ceiled = [lv for lv in applied.levels if spec.level_ceiling(applied, lv) is not None]
+        levels = [lv for lv in ceiled if lv in counted_levels]
+        skipped = [lv for lv in ceiled if lv not in levels]
         if skipped:
-            notes.append(f"machine levels without byte counts in the table, not analysed: {', '.join(skipped)}")
-        unceiled = [c[: -len("_bytes")] for c in frame.columns
-                    if c.endswith("_bytes") and c[: -len("_bytes")] not in applied.levels]
+            what = "transaction" if spec.transaction_bytes else "byte"
+            hints = [TRAFFIC_HINTS[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in TRAFFIC_HINTS]
+            notes.append(f"machine levels without {what} counts in the table, not analysed: {', '.join(skipped)}"
+                         + (f" (collect {', '.join(hints)})" if hints else ""))
+        unceiled = [lv for lv in counted_levels if lv not in ceiled]
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    out = _roofline_columns(frame, applied, levels, notes, kernel_clock)
+    out = _roofline_columns(frame, applied, levels, notes, kernel_clock, spec)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by, notes=tuple(notes),
-                    phase_times=phase_times)
+                    phase_times=phase_times, work=spec.kind)
 
 
 def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
@@ -196,31 +222,39 @@ def _peak_lower_bounds(machine: Machine, keys: list[str], kernel_clock: float | 
 
 
 def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
-                   kernel_clock: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
-    """Per row: harmonic-mean compute peak (FLOP/s, NaN when a used ceiling is missing), the key,
+                   kernel_clock: float | None = None,
+                   work: Work | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
+    """Per row: harmonic-mean compute peak (work/s, NaN when a used ceiling is missing), the key,
     a lower bound on the peak (the peak where known; NaN where a used precision has no bound),
     which rows lack a ceiling they use, and the start of the note on them (the caller completes it).
 
     Keys are handled as integer codes into ``names`` (fast on millions of rows).
     """
+    spec = work if work is not None else work_for("flops")
     n = len(frame)
-    parts = frame[list(FLOP_COLUMNS)].to_numpy(dtype=float)
+    columns = [c for c, _ in spec.parts]
+    parts = frame[columns].to_numpy(dtype=float, na_value=np.nan)
     used = parts > 0  # NaN compares False: unknown components cannot be weighted
-    tcol = FLOP_COLUMNS.index("tensor_flops")
+    tensor_cols = [j for j, (_, k) in enumerate(spec.parts) if k == TENSOR]
     tprec = pd.Categorical(frame["tensor_precision"].astype("string").str.lower())
     no_prec = np.asarray(tprec.codes) < 0
-    names = [PRECISION_KEYS[c] for c in FLOP_COLUMNS if c in PRECISION_KEYS]
-    names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in tprec.categories]
-    codes = np.empty((n, len(FLOP_COLUMNS)), dtype=np.int64)
-    for j, col in enumerate(FLOP_COLUMNS):
-        if col in PRECISION_KEYS:
-            codes[:, j] = names.index(PRECISION_KEYS[col])
-    default_code = names.index(TENSOR_DEFAULT)
-    codes[:, tcol] = np.where(no_prec, default_code, np.asarray(tprec.codes) + default_code + 1)
+    names = list(dict.fromkeys(k for _, k in spec.parts if k != TENSOR))
+    codes = np.empty((n, len(columns)), dtype=np.int64)
+    for j, (_, key) in enumerate(spec.parts):
+        if key != TENSOR:
+            codes[:, j] = names.index(key)
+    if tensor_cols:
+        default_code = len(names)
+        names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in tprec.categories]
+        for j in tensor_cols:
+            codes[:, j] = np.where(no_prec, default_code, np.asarray(tprec.codes) + default_code + 1)
     # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
     peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
-    if (used[:, tcol] & no_prec).any():
-        notes.append(f"tensor cores of unknown input type in {counted(int((used[:, tcol] & no_prec).sum()), 'kernel')}: "
+    untyped = np.zeros(n, dtype=bool)
+    for j in tensor_cols:
+        untyped |= used[:, j] & no_prec
+    if untyped.any():
+        notes.append(f"tensor cores of unknown input type in {counted(int(untyped.sum()), 'kernel')}: "
                      f"held to the {TENSOR_DEFAULT} ceiling")
     peaks = peak_of[codes]
     lacking = used & np.isnan(peaks)
@@ -256,11 +290,12 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
 
 
 def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list[str],
-                      notes: list[str], kernel_clock: float | None = None) -> pd.DataFrame:
+                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None) -> pd.DataFrame:
+    spec = work if work is not None else work_for("flops")
     n = len(frame)
     out = frame
     time = frame["time_s"].to_numpy(dtype=float)
-    flops = frame["flops"].to_numpy(dtype=float)
+    flops = frame[spec.total].to_numpy(dtype=float)  # the work: FLOPs, OPs or warp instructions
     zero = flops == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         flop_rate = flops / time
@@ -268,7 +303,7 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         lacking_note = ""
         lacking = np.zeros(n, dtype=bool)
         if machine is not None:
-            peak, key, peak_low, lacking, lacking_note = _compute_peaks(frame, machine, notes, kernel_clock)
+            peak, key, peak_low, lacking, lacking_note = _compute_peaks(frame, machine, notes, kernel_clock, spec)
         else:
             peak, key, peak_low = np.full(n, np.nan), np.full(n, None, dtype=object), np.full(n, np.nan)
         # The compute term is 0 for kernels known to do no FLOPs, whatever the ceiling.
@@ -280,11 +315,13 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         new: dict[str, object] = {}
         mem_terms = np.full((n, len(levels)), np.nan)
         for j, lv in enumerate(levels):
-            nbytes = frame[_byte_column(lv)].to_numpy(dtype=float)
+            column = spec.traffic_column(lv)
+            nbytes = frame[column].to_numpy(dtype=float) if column is not None else np.full(n, np.nan)
             ai = flops / nbytes
             ai = np.where(zero & (nbytes >= 0), 0.0, ai)  # 0 FLOPs over any bytes is 0 FLOP/B
             bw = nbytes / time
-            ceiling = machine.memory[lv] if machine is not None else np.nan
+            level_ceiling = spec.level_ceiling(machine, lv)
+            ceiling = level_ceiling if level_ceiling is not None else np.nan
             roof_l = ai * ceiling
             # with the peak unknown, the level's roof is the attainable where it is below every possible peak
             below_any_peak = lacking & ~np.isfinite(peak) & (roof_l <= flops / t_compute_max)
@@ -368,8 +405,8 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
     for c in level_columns(levels) + list(COLUMNS):
         if c.dtype == "float64":
             added[c.name] = added[c.name].astype("float64")
-    _flag_notes(frame, notes)
-    return pd.concat([out, added], axis=1)
+    _flag_notes(frame, notes, spec)
+    return pd.concat([out, added, instruction_columns(frame)], axis=1)
 
 
 def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
@@ -388,15 +425,17 @@ def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
     return np.array(["streaming", "l1-reuse", "l2-reuse", "l1-l2-reuse", None], dtype=object)[code]
 
 
-def _flag_notes(frame: pd.DataFrame, notes: list[str]) -> None:
-    partial = frame["flops_partial"].fillna(False).to_numpy(dtype=bool)
-    if partial.any():
-        notes.append(f"a FLOP component is missing for {counted(int(partial.sum()), 'kernel')} (flops_partial): "
-                     "their FLOPs, intensities and FLOP/s are lower bounds")
+def _flag_notes(frame: pd.DataFrame, notes: list[str], work: Work) -> None:
+    what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
+    if work.partial:
+        partial = frame[work.partial].fillna(False).to_numpy(dtype=bool)
+        if partial.any():
+            notes.append(f"a{'n' if what[0] in 'aeiou' else ''} {what} component is missing for "
+                         f"{counted(int(partial.sum()), 'kernel')} ({work.partial}): "
+                         f"their {work.unit}s, intensities and {work.rate_unit} are lower bounds")
     estimated = frame["estimated"].fillna(False).to_numpy(dtype=bool)
     if estimated.any():
         notes.append(f"estimated counts, not hardware counters, for {counted(int(estimated.sum()), 'kernel')}")
-    unknown = np.isnan(frame["flops"].to_numpy(dtype=float))
+    unknown = np.isnan(frame[work.total].to_numpy(dtype=float))
     if unknown.any():
-        notes.append(f"no FLOP counts for {counted(int(unknown.sum()), 'kernel')} (collect sm__sass_thread_inst_executed_op_"
-                     "{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum)")
+        notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')} (collect {WORK_HINTS[work.kind]})")

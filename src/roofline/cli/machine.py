@@ -25,6 +25,7 @@ from roofline.cli.console import Messages, messages_for, stdout_console
 from roofline.cli.options import Quiet, finite
 
 from roofline.errors import InputError, ToolNotFoundError
+from roofline.machine.model import COMPUTE_KEYS, MEMORY_LEVELS, compute_unit
 from roofline.units import format_si
 
 
@@ -33,9 +34,9 @@ def _console() -> Any:
 
 
 def _unit(key: str) -> str:
-    if key in ("l1", "l2", "l3", "dram") or not key.startswith(("fp", "bf", "tensor")):
+    if key in MEMORY_LEVELS or key not in COMPUTE_KEYS and not key.startswith(("fp", "bf", "tensor")):
         return "B/s"
-    return "OP/s" if key.endswith("int8") else "FLOP/s"
+    return compute_unit(key)
 
 
 def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str, float] | None = None) -> Any:

@@ -38,19 +38,41 @@ SCHEMA = "roofline.machine/1"
 #: Where a machine's numbers come from.
 SOURCES = ("measured", "theoretical", "from-profile")
 
-#: Memory levels we know, innermost first. Other names are kept (ordered after these).
-MEMORY_LEVELS = ("l1", "l2", "l3", "dram")
+#: Memory levels we know, innermost first. Other names are kept (ordered after these). ``shared`` is
+#: a GPU's shared memory (the SM's scratchpad, in the same SRAM as its L1; AMD's LDS, Intel's SLM).
+MEMORY_LEVELS = ("l1", "shared", "l2", "l3", "dram")
 #: Aliases accepted on input and mapped to our level names.
-MEMORY_ALIASES = {"hbm": "dram", "mem": "dram", "memory": "dram", "gmem": "dram", "llc": "l3"}
+MEMORY_ALIASES = {"hbm": "dram", "mem": "dram", "memory": "dram", "gmem": "dram", "llc": "l3",
+                  "smem": "shared", "shmem": "shared", "lds": "shared", "slm": "shared"}
 
-#: Compute ceilings we know. Tensor keys name the input type; int8 is OP/s.
+#: Compute ceilings we know. Tensor keys name the input type. FLOP/s but for: ``tensor_int8``,
+#: ``int32`` (integer thread instructions), ``conversion`` and ``sfu`` (special-function unit) in OP/s,
+#: and ``warp_inst`` (warp instructions issued, the instruction roofline's peak) in warp instructions/s.
 COMPUTE_KEYS = (
     "fp64", "fp32", "fp16", "bf16",
     "tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_int8",
+    "int32", "conversion", "sfu", "warp_inst",
 )
+#: Compute keys whose ceilings count floating-point operations (the FLOP roofline's).
+FLOP_KEYS = tuple(k for k in COMPUTE_KEYS if k not in ("tensor_int8", "int32", "conversion", "sfu", "warp_inst"))
+#: Compute keys of the operations roofline (FLOPs and the other operations).
+OP_KEYS = tuple(k for k in COMPUTE_KEYS if k != "warp_inst")
+#: Compute keys of the instruction roofline.
+INSTRUCTION_KEYS = ("warp_inst",)
+
+#: Bytes per transaction at each GPU memory level (the instruction roofline's traffic unit): a 32-byte
+#: sector at L1, L2 and DRAM; a 128-byte wavefront (32 banks x 4 B) in shared memory.
+TRANSACTION_BYTES = {"l1": 32.0, "shared": 128.0, "l2": 32.0, "dram": 32.0}
 
 #: Which ceilings scale with the SM (core) clock. DRAM bandwidth does not.
-CLOCK_SCALED_MEMORY = ("l1", "l2", "l3")
+CLOCK_SCALED_MEMORY = ("l1", "shared", "l2", "l3")
+
+
+def compute_unit(key: str) -> str:
+    """The unit of a compute ceiling: 'FLOP/s', 'OP/s' (integer, conversion, SFU work) or 'inst/s' (warp instructions)."""
+    if key == "warp_inst":
+        return "inst/s"
+    return "OP/s" if key in ("tensor_int8", "int32", "conversion", "sfu") or key.endswith("int8") else "FLOP/s"
 
 
 def ceiling_id(key: str) -> tuple[str, str]:
@@ -157,8 +179,8 @@ class Machine:
 
     @property
     def peak_flops(self) -> float | None:
-        """The highest non-tensor compute ceiling (FP32 where present), or None."""
-        scalar = {k: v for k, v in self.compute.items() if not k.startswith("tensor")}
+        """The highest non-tensor FLOP/s ceiling (FP32 where present), or None."""
+        scalar = {k: v for k, v in self.compute.items() if not k.startswith("tensor") and compute_unit(k) == "FLOP/s"}
         if not scalar:
             return None
         return scalar.get("fp32", max(scalar.values()))

@@ -22,7 +22,7 @@ import pandas as pd
 
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, KernelTable, validate, with_total_flops
+from roofline.kernels import COLUMNS, FLOP_COLUMNS, FP16_CONVENTIONS, OP_COLUMNS, KernelTable, validate, with_total_flops
 from roofline.readers.merge import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import RawProfile
@@ -109,8 +109,9 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     ids = profile.ids.reset_index(drop=True)
     # flops and flops_partial by the kernel table's own rule, applied to the FLOP columns only
     # (with_total_flops copies what it is given; the whole table would be 1e6 x 24 values).
-    flop_part = with_total_flops(pd.DataFrame({c: counted.columns[c] for c in FLOP_COLUMNS}))
-    numbers = {**counted.columns, "flops": flop_part["flops"].to_numpy()}
+    flop_part = with_total_flops(pd.DataFrame({c: counted.columns[c] for c in (*FLOP_COLUMNS, *OP_COLUMNS)
+                                               if c in counted.columns}))
+    numbers = {**counted.columns, "flops": flop_part["flops"].to_numpy(), "ops": flop_part["ops"].to_numpy()}
     # The float columns are written into one preallocated 2-D block, which pandas adopts without
     # the copy it makes when it consolidates separate arrays (0.3 s at 1e6 launches).
     float_cols = [c.name for c in COLUMNS if c.dtype == "float64"]
@@ -124,8 +125,8 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
             continue
         if c.name == "tensor_precision":
             frame[c.name] = _strings(counted.columns[c.name])
-        elif c.name == "flops_partial":
-            frame[c.name] = flop_part["flops_partial"].array
+        elif c.name in ("flops_partial", "ops_partial"):
+            frame[c.name] = flop_part[c.name].array
         elif c.name in ids.columns:
             frame[c.name] = ids[c.name].astype(c.dtype)
         elif c.name == "source":

@@ -13,6 +13,7 @@ from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import PRECISION_KEYS, TENSOR_DEFAULT
 from roofline.errors import InputError
 from roofline.machine.model import SOURCES, Machine
+from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
 
 #: Marker colours per memory level, as in the Hierarchical Roofline paper (L1 blue, L2 red, HBM green).
@@ -32,15 +33,20 @@ def level_label(level: str, labels: Mapping[str, str] | None = None) -> str:
     return LEVEL_LABELS.get(level, level.upper())
 
 
+#: Display names of the compute keys that are not a precision.
+COMPUTE_NAMES = {"int32": "INT32", "conversion": "Conversion", "sfu": "SFU", "warp_inst": "Warp instructions"}
+
+
 def compute_label(key: str) -> str:
-    """'fp64' -> 'FP64', 'tensor_fp16' -> 'Tensor FP16', 'tensor_int8' -> 'Tensor INT8'."""
+    """'fp64' -> 'FP64', 'tensor_fp16' -> 'Tensor FP16', 'tensor_int8' -> 'Tensor INT8', 'sfu' -> 'SFU'."""
     if key.startswith("tensor_"):
         return "Tensor " + key[len("tensor_"):].upper()
-    return key.upper()
+    return COMPUTE_NAMES.get(key, key.upper())
 
 
 def compute_unit(key: str) -> str:
-    return "OP/s" if key.endswith("int8") else "FLOP/s"
+    """'FLOP/s', 'OP/s' or 'inst/s' (see :func:`roofline.machine.model.compute_unit`)."""
+    return model_compute_unit(key)
 
 
 def memory_ceiling_label(level: str, bandwidth: float, labels: Mapping[str, str] | None = None) -> str:

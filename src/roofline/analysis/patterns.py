@@ -1,0 +1,98 @@
+"""Instruction-roofline figures of each kernel: warp-instruction rate, instruction intensity per
+level, and where its loads and stores sit against the memory-pattern walls. Pure and vectorised.
+
+After Ding and Williams, "An Instruction Roofline Model for GPUs" (PMBS 2019), and Ding, Yang,
+Williams et al.'s follow-ups:
+
+* warp instruction rate = ``warp_inst / time_s`` (x 1e-9: warp GIPS);
+* instruction intensity at a level = ``warp_inst / <level>_transactions`` (warp instructions per 32-byte
+  sector at L1, L2 and DRAM, per 128-byte wavefront in shared memory);
+* global walls: a warp's load or store of 4-byte words touches 1 sector when all 32 threads read one
+  address (stride-0), 4 sectors (128 B) when they read consecutive words (unit stride), and 32 when
+  each reads its own sector (random). ``global_ii = global_inst / l1_transactions`` is therefore 1,
+  1/4 or 1/32 on the walls, and in between for mixes;
+* shared walls: a warp's shared-memory load or store takes 1 wavefront without bank conflicts and up
+  to 32 with 32-way conflicts: ``shared_ii = shared_inst / shared_transactions`` is 1 to 1/32.
+
+Wider accesses move the unit-stride point: 8-byte words take 8 sectors per instruction and 16-byte
+(float4) words 16, and a conflict-free 16-byte shared access takes 4 wavefronts; the pattern names
+below read the 4-byte walls, and guidance (:mod:`roofline.guidance`) checks against Nsight
+Compute's ideal sector counts where the profile has them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from roofline.analysis.columns import INSTRUCTION_COLUMNS
+
+#: Warp LD/ST instructions per transaction on each global-memory wall (4-byte words).
+GLOBAL_WALLS: dict[str, float] = {"stride-0": 1.0, "unit-stride": 1 / 4, "random": 1 / 32}
+#: Shared-memory LD/ST instructions per wavefront: no bank conflict, and the worst, 32-way.
+SHARED_WALLS: dict[str, float] = {"conflict-free": 1.0, "32-way conflicts": 1 / 32}
+
+#: Sectors per global LD/ST instruction bounding each pattern name. Below 2 (the geometric middle of
+#: the stride-0 and unit-stride walls, 1 and 4): stride-0. Up to 8 (8-byte words at unit stride):
+#: unit-stride. From 24 (three quarters of the way to the random wall's 32): random. Between: strided
+#: (or 16-byte vector accesses at unit stride, 16 sectors: see the module docstring).
+STRIDE0_BELOW = 2.0
+UNIT_STRIDE_UP_TO = 8.0
+RANDOM_FROM = 24.0
+#: Wavefronts per shared LD/ST instruction below which an access is conflict-free.
+CONFLICT_FREE_BELOW = 1.5
+
+_LEVELS = ("l1", "shared", "l2", "dram")
+
+
+def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    if name not in frame.columns:
+        return np.full(len(frame), np.nan)
+    return frame[name].to_numpy(dtype=float, na_value=np.nan)
+
+
+def global_pattern(sectors_per_instruction: np.ndarray) -> np.ndarray:
+    """'stride-0', 'unit-stride', 'strided' or 'random' per value (None where unknown or NaN)."""
+    s = np.asarray(sectors_per_instruction, dtype=float)
+    code = np.select([~np.isfinite(s), s < STRIDE0_BELOW, s <= UNIT_STRIDE_UP_TO, s < RANDOM_FROM],
+                     [4, 0, 1, 2], default=3)
+    return np.array(["stride-0", "unit-stride", "strided", "random", None], dtype=object)[code]
+
+
+def shared_pattern(wavefronts_per_instruction: np.ndarray) -> np.ndarray:
+    """'conflict-free' or '<n>-way conflicts' per value (None where unknown or NaN)."""
+    w = np.asarray(wavefronts_per_instruction, dtype=float)
+    out = np.full(w.shape, None, dtype=object)
+    known = np.isfinite(w)
+    free = known & (w < CONFLICT_FREE_BELOW)
+    out[free] = "conflict-free"
+    for i in np.flatnonzero(known & ~free):
+        out[i] = f"{int(round(float(w[i])))}-way conflicts"
+    return out
+
+
+def instruction_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The :data:`~roofline.analysis.columns.INSTRUCTION_COLUMNS` of a kernel table (same index).
+
+    NaN (or <NA>) where a count is unknown; a pattern is <NA> for kernels without global (or shared)
+    loads and stores. Divisions by a zero count give NaN, not infinity.
+    """
+    time = _column(frame, "time_s")
+    inst = _column(frame, "warp_inst")
+    out: dict[str, object] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["inst_rate"] = np.where(time > 0, inst / time, np.nan)
+        for lv in _LEVELS:
+            tx = _column(frame, f"{lv}_transactions")
+            out[f"ii_{lv}"] = np.where(tx > 0, inst / tx, np.nan)
+        g_inst, g_tx = _column(frame, "global_inst"), _column(frame, "l1_transactions")
+        s_inst, s_tx = _column(frame, "shared_inst"), _column(frame, "shared_transactions")
+        out["global_ii"] = np.where((g_inst > 0) & (g_tx > 0), g_inst / g_tx, np.nan)
+        out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0), s_inst / s_tx, np.nan)
+        out["global_pattern"] = pd.array(global_pattern(1 / np.asarray(out["global_ii"], dtype=float)), dtype="string")
+        out["shared_pattern"] = pd.array(shared_pattern(1 / np.asarray(out["shared_ii"], dtype=float)), dtype="string")
+    result = pd.DataFrame({c.name: out[c.name] for c in INSTRUCTION_COLUMNS}, index=frame.index)
+    for c in INSTRUCTION_COLUMNS:
+        if c.dtype == "float64":
+            result[c.name] = result[c.name].astype("float64")
+    return result
