@@ -67,8 +67,13 @@ def analyze(
     fp16: str = "ncu",
     kernels: str | None = None,
     nvtx: str | None = None,
+    work: str = "flops",
 ) -> Any:
     """Analyze a kernel table (or files, read first) against a machine's ceilings.
+
+    ``work``: what the roofline counts: ``"flops"``, ``"ops"`` (FLOPs and integer, conversion and
+    integer tensor operations) or ``"instructions"`` (the instruction roofline); a table that holds
+    none of that work raises :class:`~roofline.errors.MissingMetricsError` naming the ncu metrics.
 
     Without ``machine``, ceilings come from the profile's own peak metrics when it has
     them (Nsight Compute's roofline sections), else the analysis has no ceilings.
@@ -81,15 +86,17 @@ def analyze(
     """
     from roofline.analysis import analyze as _analyze
     from roofline.analysis.select import select
+    from roofline.analysis.work import require_work
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
+    require_work(table.frame, work)
     resolved = load_machine(machine) if machine is not None else machine_for(table)
     if resolved is None and len(gpus := _gpus(table)) > 1:
         note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
                 "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
         table = dataclasses.replace(table, warnings=(*table.warnings, note))
-    return _analyze(table, resolved, by=by)  # type: ignore[arg-type]
+    return _analyze(table, resolved, by=by, work=work)  # type: ignore[arg-type]
 
 
 def _gpus(table: KernelTable) -> list[str]:

@@ -18,7 +18,8 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable
 
 #: Sort keys: the column each orders by (largest first); ``ai`` is resolved per analysis.
-SORT_KEYS = {"time": "time_s", "savable": "savable_time_s", "flops": "flops", "ai": None}
+#: ``work`` orders by the analysis's work (FLOPs, OPs or warp instructions: its ``work_spec.total``).
+SORT_KEYS = {"time": "time_s", "savable": "savable_time_s", "flops": "flops", "work": None, "ai": None}
 #: How many names an error lists.
 MAX_LISTED = 8
 
@@ -108,12 +109,13 @@ def ai_column(frame: pd.DataFrame, levels: Sequence[str]) -> str | None:
     return None
 
 
-def sort_rows(frame: pd.DataFrame, key: str = "time", levels: Sequence[str] = ()) -> pd.DataFrame:
+def sort_rows(frame: pd.DataFrame, key: str = "time", levels: Sequence[str] = (),
+              work_total: str = "flops") -> pd.DataFrame:
     """``frame``'s rows ordered by ``key`` (one of :data:`SORT_KEYS`), largest first, unknown last,
-    ties by time; a copy with a fresh index."""
+    ties by time; a copy with a fresh index. ``work_total``: the column ``key="work"`` orders by."""
     if key not in SORT_KEYS:
         raise InputError(f"unknown sort key {key!r}; choose one of {', '.join(SORT_KEYS)}")
-    column = SORT_KEYS[key] if key != "ai" else ai_column(frame, levels)
+    column = ai_column(frame, levels) if key == "ai" else work_total if key == "work" else SORT_KEYS[key]
     if column is None or column not in frame.columns:
         column = "time_s"
     out = frame.sort_values("time_s", ascending=False, kind="stable", na_position="last")

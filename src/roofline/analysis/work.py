@@ -29,6 +29,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+import pandas as pd
+
+from roofline.errors import MissingMetricsError
 from roofline.kernels import BYTE_COLUMNS, FLOP_COLUMNS, TRANSACTION_COLUMNS
 from roofline.machine.model import TRANSACTION_BYTES, Machine
 
@@ -120,3 +124,32 @@ def work_for(kind: str | Work) -> Work:
         return WORKS[kind]
     except KeyError:
         raise ValueError(f"work must be one of {', '.join(WORK_KINDS)}, not {kind!r}") from None
+
+
+#: The ncu metrics that supply each work (named when a table has none of it).
+WORK_METRICS: dict[str, tuple[str, ...]] = {
+    "flops": ("sm__sass_thread_inst_executed_op_{dadd,dmul,dfma,fadd,fmul,ffma,hadd,hmul,hfma}_pred_on.sum",
+              "sm__inst_executed_pipe_tensor.sum"),
+    "ops": ("the FLOP counters", "sm__sass_thread_inst_executed_op_integer_pred_on.sum",
+            "sm__sass_thread_inst_executed_op_conversion_pred_on.sum"),
+    "instructions": ("smsp__inst_executed.sum",
+                     "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum",
+                     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum", "lts__t_sectors.sum",
+                     "dram__sectors_{read,write}.sum"),
+}
+
+
+def require_work(frame: pd.DataFrame, kind: str | Work) -> None:
+    """Raise :class:`MissingMetricsError` when no row of ``frame`` has a count of the work (and the
+    work is not FLOPs, whose analysis reads bytes and time alone), naming the ncu metrics to collect."""
+    spec = work_for(kind)
+    if spec.kind == "flops" or not len(frame):
+        return
+    values = frame[spec.total].to_numpy(dtype=float, na_value=np.nan) if spec.total in frame.columns else np.array([])
+    if values.size and not np.isnan(values).all():
+        return
+    what = {"ops": "operation", "instructions": "warp-instruction"}[spec.kind]
+    raise MissingMetricsError(
+        f"no kernel in the profile has {what} counts, so there is no {spec.kind} roofline to draw",
+        hint="collect " + ", ".join(WORK_METRICS[spec.kind]) + " (roofline profile collects them all in one run), "
+             "or leave out --work to see the FLOP roofline")

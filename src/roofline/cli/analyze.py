@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt
+from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, Work, WorkOpt
 from roofline.outputs import OutputRequest, check_targets, save_outputs
 
 
@@ -79,6 +79,7 @@ def register(app: typer.Typer) -> None:
         by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         sort: SortOpt = Sort.time,
+        work: WorkOpt = Work.flops,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")] = Fp16.ncu,
@@ -100,7 +101,7 @@ def register(app: typer.Typer) -> None:
                                 ceilings=ceilings.value, inputs=input_files(files, machine))
         check_targets(request)  # refuse before reading anything
         table = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-        analysis = api.analyze(table, machine if machine else None, by=by.value)
+        analysis = api.analyze(table, machine if machine else None, by=by.value, work=work.value)
         if png_out is not None:
             from roofline.outputs import check_drawable
 

@@ -22,7 +22,14 @@ class Sort(str, Enum):
     time = "time"
     savable = "savable"
     flops = "flops"
+    work = "work"
     ai = "ai"
+
+
+class Work(str, Enum):
+    flops = "flops"
+    ops = "ops"
+    instructions = "instructions"
 
 
 def finite(value: Optional[float]) -> Optional[float]:
@@ -34,6 +41,7 @@ def finite(value: Optional[float]) -> Optional[float]:
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No notes, warnings or 'wrote FILE' lines on stderr; results and errors only.")]
 CeilingsOpt = Annotated[Ceilings, typer.Option("--ceilings", help="Chart ceilings: 'used' (the precisions the kernels use, plus the highest) or 'all'.")]
-SortOpt = Annotated[Sort, typer.Option("--sort", help="Order of the table: time, savable (time above the roofline), flops, or ai (DRAM intensity, else the outermost level measured); largest first.")]
+SortOpt = Annotated[Sort, typer.Option("--sort", help="Order of the table: time, savable (time above the roofline), flops, work (the --work counted: FLOPs, OPs or warp instructions), or ai (DRAM intensity, else the outermost level measured); largest first.")]
+WorkOpt = Annotated[Work, typer.Option("--work", help="What the roofline counts: flops (floating-point operations), ops (FLOPs plus integer, conversion and integer tensor operations), or instructions (the instruction roofline: warp instructions per second against warp instructions per transaction at each level, with the memory-pattern walls).")]
 FilterOpt = Annotated[Optional[str], typer.Option("--filter", help="Only kernels whose name matches this regular expression (re.search).")]
 NvtxOpt = Annotated[Optional[str], typer.Option("--nvtx", help="Only kernels in this NVTX range (phase): its name, else a regular expression.")]
