@@ -10,7 +10,7 @@ import typer
 
 from roofline.cli.analyze import By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, Quiet
+from roofline.cli.options import Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
 
 
 def _live_printer(console, status):  # type: ignore[no-untyped-def]
@@ -54,6 +54,7 @@ def register(app: typer.Typer) -> None:
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive HTML report.")] = None,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the roofline chart (.png, .svg or .pdf).")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
+        work: WorkOpt = Work.flops,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never the program or its inputs).")] = False,
         quiet: Quiet = False,
     ) -> None:
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
         for note in outcome.notes:
             messages.note(note)
         if outcome.table is not None:
-            _report(outcome.table, machine, by.value, top, request, messages)
+            _report(outcome.table, machine, by.value, top, request, messages, work=work.value)
         for path in outcome.files:
             messages.wrote(path)
         raise typer.Exit(outcome.exit_code)
@@ -138,13 +139,14 @@ def _command_files(command: list[str]) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def _report(table, machine, by: str, top: int, request, messages: Messages) -> None:  # type: ignore[no-untyped-def]
+def _report(table, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
+            work: str = "flops") -> None:
     """The one-screen summary and the requested files, as `roofline analyze` makes them."""
     from roofline import api
     from roofline.cli.analyze import print_analysis
     from roofline.outputs import save_outputs
 
-    analysis = api.analyze(table, machine if machine else None, by=by)
+    analysis = api.analyze(table, machine if machine else None, by=by, work=work)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
     for path in save_outputs(analysis, request, diagnoses=table.metrics):
         messages.wrote(path)
