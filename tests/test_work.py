@@ -160,3 +160,23 @@ def test_cli_refuses_work_the_profile_lacks(capsys):
 def test_unknown_parts_make_ops_partial():
     frame = from_records([{"kernel_name": "k", "time_s": 1e-3, "fp32_flops": 1e9, "int_ops": np.nan}])
     assert frame.loc[0, "ops"] == pytest.approx(1e9) and bool(frame.loc[0, "ops_partial"])
+
+
+def test_kernel_files_written_before_the_new_columns_read_back(tmp_path):
+    """A .kernels.json from before operations and instructions were counted: the new columns are
+    unknown, and ops is the FLOPs, flagged as a lower bound (integer work was not counted)."""
+    import json
+
+    from roofline.readers import kernel_json
+
+    table = KernelTable(from_records([{"kernel_name": "k", "time_s": 1e-3, "fp32_flops": 2e9, "dram_bytes": 1e6}]))
+    doc = json.loads(kernel_json.to_json(table))
+    new = set(kernel_json.ADDED_COLUMNS) - {"run"}
+    keep = [i for i, c in enumerate(doc["columns"]) if c not in new]
+    doc["columns"] = [doc["columns"][i] for i in keep]
+    doc["rows"] = [[row[i] for i in keep] for row in doc["rows"]]
+    path = tmp_path / "old.kernels.json"
+    path.write_text(json.dumps(doc))
+    frame = kernel_json.read(path).frame
+    assert frame.loc[0, "ops"] == 2e9 and bool(frame.loc[0, "ops_partial"])
+    assert np.isnan(frame.loc[0, "warp_inst"]) and np.isnan(frame.loc[0, "shared_bytes"])

@@ -22,8 +22,11 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable
 
 SCHEMA = "roofline.kernels/1"
-#: Kernel-table columns added within version 1: absent from older files, read as unknown.
-ADDED_COLUMNS = ("run",)
+#: Kernel-table columns added within version 1: absent from older files, read as unknown (``ops``
+#: and ``ops_partial`` are then derived from the FLOPs, as a lower bound).
+ADDED_COLUMNS = ("run", "int_ops", "conversion_ops", "sfu_ops", "tensor_int_ops", "ops", "ops_partial", "shared_bytes",
+                 "warp_inst", "global_inst", "shared_inst", "l1_transactions", "shared_transactions",
+                 "l2_transactions", "dram_transactions")
 
 
 def _plain(value: Any) -> Any:
@@ -70,9 +73,12 @@ def read(path: str | Path) -> KernelTable:
         raise InputError(f"not a kernel-table file (schema {SCHEMA!r} expected)", path=p,
                          hint="roofline merge combines the .kernels.json files that roofline profile writes")
     frame = pd.DataFrame(doc["rows"], columns=doc["columns"])
+    older = "ops" not in frame.columns
     for name in ADDED_COLUMNS:  # files written before the column existed
         if name not in frame.columns:
             frame[name] = pd.array([None] * len(frame), dtype=kernels.DTYPES[name])
+    if older and "flops" in frame.columns:
+        frame = kernels.with_total_ops(frame.astype({"flops": "float64"}))
     frame = kernels.validate(frame, where=str(p))
     m = doc.get("metrics") or {"columns": [], "rows": []}
     metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
