@@ -88,6 +88,11 @@ class Analysis:
         return flops == 0
 
     @property
+    def zero_work_mask(self) -> np.ndarray:
+        """True for rows known to do none of the analysis's work (0 FLOPs, 0 OPs or 0 instructions)."""
+        return self.frame[self.work_spec.total].to_numpy(dtype=float, na_value=np.nan) == 0
+
+    @property
     def totals(self) -> dict[str, Any]:
         """Whole-table summary, SI units.
 
@@ -96,7 +101,10 @@ class Analysis:
         the total time), ``zero_flop_time_s`` and ``zero_flop_share`` (kernels without
         FLOPs), ``unknown_flop_time_s`` (kernels whose FLOPs were not counted),
         ``savable_time_s`` (sum of time above the roofline over kernels where known; NaN
-        when unknown for all, e.g. without a machine).
+        when unknown for all, e.g. without a machine). ``work`` names the analysis's work and
+        ``work_total`` is its known total (FLOP, OP or warp instructions); ``zero_work_kernels``,
+        ``zero_work_time_s`` and ``unknown_work_time_s`` are the zero-FLOP and unknown-FLOP
+        figures for that work.
         """
         f = self.frame
         time = f["time_s"].to_numpy(dtype=float)
@@ -110,6 +118,7 @@ class Analysis:
             sums = pd.Series(time, index=f.index).groupby(keys.to_numpy(dtype=object), sort=True).sum(min_count=1)
             return {str(k): float(v) / total for k, v in sums.items() if not np.isnan(v)}
 
+        work = f[self.work_spec.total].to_numpy(dtype=float, na_value=np.nan)
         zero = flops == 0
         zero_time = float(np.nansum(np.where(zero, time, 0.0)))
         return {
@@ -125,6 +134,11 @@ class Analysis:
             "zero_flop_share": zero_time / total if total > 0 else float("nan"),
             "unknown_flop_time_s": float(np.nansum(np.where(np.isnan(flops), time, 0.0))),
             "savable_time_s": _nansum_or_nan(f["savable_time_s"].to_numpy(dtype=float)),
+            "work": self.work,
+            "work_total": float(np.nansum(work)),
+            "zero_work_kernels": int((work == 0).sum()),
+            "zero_work_time_s": float(np.nansum(np.where(work == 0, time, 0.0))),
+            "unknown_work_time_s": float(np.nansum(np.where(np.isnan(work), time, 0.0))),
         }
 
 
