@@ -99,3 +99,52 @@ def real_analysis():
                     "l1_bytes": 4e8, "l2_bytes": 3e8, "dram_bytes": 2e8})
     table = KernelTable(frame=from_records(records))
     return analyze(table, V100, by="phase"), table
+
+
+# -- the instruction roofline: one kernel on each global wall, bank conflicts, integer work -------------
+
+#: A test machine with H100 PCIe-like ceilings (114 SMs at 1.755 GHz): the warp-instruction peak is
+#: 114 SMs x 4 schedulers x 1 inst/clock x 1.755e9 = 800.28e9 inst/s, shared memory 114 x 32 banks x
+#: 4 B x 1.755e9 = 25.60896e12 B/s, INT32 114 x 64 lanes x 1.755e9 = 12.80448e12 OP/s. No clock
+#: recorded, so the analysis uses the ceilings as given (the table has no clocks either).
+H100_LIKE = Machine(name="H100-like (test)", source="theoretical",
+                    memory={"l1": 25.60896e12, "shared": 25.60896e12, "l2": 8.9856e12, "dram": 2.0e12},
+                    compute={"fp32": 51.21792e12, "int32": 12.80448e12, "warp_inst": 800.28e9})
+
+
+def _wall_kernel(name: str, time_s: float, warp: float, global_inst: float, l1_tx: float, l2_tx: float,
+                 dram_tx: float, *, fp32: float = 0.0, int_ops: float = 0.0, shared_inst: float | None = None,
+                 shared_tx: float | None = None) -> dict:
+    rec = {"kernel_name": name, "time_s": time_s, "fp32_flops": fp32, "fp64_flops": 0.0, "fp16_flops": 0.0,
+           "tensor_flops": 0.0, "int_ops": int_ops, "conversion_ops": 0.0, "tensor_int_ops": 0.0, "sfu_ops": 0.0,
+           "warp_inst": warp, "global_inst": global_inst, "l1_transactions": l1_tx, "l2_transactions": l2_tx,
+           "dram_transactions": dram_tx, "l1_bytes": 32 * l1_tx, "l2_bytes": 32 * l2_tx, "dram_bytes": 32 * dram_tx,
+           "shared_inst": 0.0 if shared_inst is None else shared_inst,
+           "shared_transactions": 0.0 if shared_tx is None else shared_tx,
+           "shared_bytes": 0.0 if shared_tx is None else 128 * shared_tx}
+    return rec
+
+
+def instruction_table():
+    """Four kernels, numbers chosen so every figure is easy by hand:
+
+    * ``gather<int>`` 4 ms, 3e6 warp inst (0.75 GIPS), 1e5 global LD/ST over 3.2e6 sectors (1/32: random),
+      1e5 shared LD/ST over 4e5 wavefronts (4-way conflicts), 6.4e7 integer OPs, no FLOPs;
+    * ``coalesced`` 2 ms, 4e6 warp inst (2 GIPS), 2e5 global over 8e5 sectors (1/4: unit stride),
+      1e5 shared over 1e5 wavefronts (conflict-free), 6.4e7 FP32 FLOPs;
+    * ``broadcast`` 1 ms, 2e6 warp inst (2 GIPS), 1e5 global over 1e5 sectors (1: stride-0), no shared,
+      3.2e7 integer OPs, no FLOPs;
+    * ``legacy_copy`` 0.5 ms, bytes only: no instruction or operation counts (FLOPs known to be 0).
+    """
+    from roofline.kernels import from_records
+
+    rows = [
+        _wall_kernel("void gather<int>(int const*, int*)", 4e-3, 3e6, 1e5, 3.2e6, 3.2e6, 3.2e6, int_ops=6.4e7,
+                     shared_inst=1e5, shared_tx=4e5),
+        _wall_kernel("coalesced(float*, float*)", 2e-3, 4e6, 2e5, 8e5, 8e5, 8e5, fp32=6.4e7,
+                     shared_inst=1e5, shared_tx=1e5),
+        _wall_kernel("broadcast(float const*, float*)", 1e-3, 2e6, 1e5, 1e5, 1e5, 5e4, int_ops=3.2e7),
+        {"kernel_name": "legacy_copy", "time_s": 5e-4, "fp32_flops": 0.0, "fp64_flops": 0.0, "fp16_flops": 0.0,
+         "tensor_flops": 0.0, "l1_bytes": 1e6, "l2_bytes": 1e6, "dram_bytes": 1e6},
+    ]
+    return from_records(rows)

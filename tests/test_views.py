@@ -258,7 +258,17 @@ def test_json_schema_values_and_strictness(deepcam):
     assert k0["flops"] == {"fp64": None, "fp32": 791465384.0, "fp16": 0.0, "tensor": 0.0, "total": 791465384.0}
     assert k0["flops_partial"] is True and k0["bound"] == "dram" and k0["region"] == "memory-bound"
     assert k0["ai"]["dram"] == pytest.approx(0.50068489857673)
-    assert k0["bytes"] == {"l1": 1581309696.0, "l2": 1581268480.0, "dram": 1580765440.0}
+    # shared memory is a level of every table now: null where not collected (the authors' CSV has none)
+    assert k0["bytes"] == {"l1": 1581309696.0, "shared": None, "l2": 1581268480.0, "dram": 1580765440.0}
+    assert k0["ai"]["shared"] is None
+    # no integer or instruction counters in the authors' CSV: ops = the FLOPs, a lower bound; no instructions
+    assert k0["ops"] == {"int": None, "conversion": None, "sfu": None, "tensor_int": None, "total": 791465384.0,
+                         "partial": True}
+    assert k0["instructions"]["warp"] is None and k0["instructions"]["gips"] is None
+    assert k0["instructions"]["transactions"] == dict.fromkeys(("l1", "shared", "l2", "dram"))
+    assert k0["instructions"]["global"] == {"instructions": None, "per_transaction": None, "pattern": None}
+    assert back["work"] == "flops" and back["units"] == {"work": "FLOP", "rate": "FLOP/s", "traffic": "B",
+                                                         "intensity": "FLOP/B", "traffic_rate": "B/s"}
     zero = next(k for k in back["kernels"] if k["flops"]["total"] == 0)
     assert zero["compute_ceiling"] is None and zero["ai"]["l1"] == 0.0
     assert back["totals"]["zero_flop_kernels"] == 1
@@ -312,3 +322,42 @@ def test_notebook_display_escapes_names_and_lists_the_ranked_kernels():
     assert "m&lt;1&gt;" in out
     assert out.index("&lt;img") < out.index(">small<")  # ranked by time
     assert "2 ms" in out and "66.7%" in out  # time and share of the longest kernel
+
+
+def test_json_instructions_and_ops_by_hand():
+    """The instruction roofline's figures per kernel (tests/report_data.instruction_table, by hand)."""
+    from report_data import H100_LIKE, instruction_table
+
+    back = json.loads(json.dumps(analysis_to_dict(analyze(instruction_table(), H100_LIKE, work="instructions")),
+                                 allow_nan=False))
+    assert back["work"] == "instructions"
+    assert back["units"] == {"work": "inst", "rate": "inst/s", "traffic": "transaction",
+                             "intensity": "inst/transaction", "traffic_rate": "transaction/s"}
+    assert back["levels"] == ["l1", "shared", "l2", "dram"]
+    gather, coalesced, broadcast, copy = back["kernels"]  # longest first: 4, 2, 1, 0.5 ms
+    ins = gather["instructions"]
+    assert ins["warp"] == 3e6 and ins["inst_per_s"] == pytest.approx(7.5e8)  # 3e6 inst / 4e-3 s
+    assert ins["gips"] == pytest.approx(0.75)  # 7.5e8 / 1e9
+    assert ins["transactions"] == {"l1": 3.2e6, "shared": 4e5, "l2": 3.2e6, "dram": 3.2e6}
+    # 3e6 / 3.2e6 = 0.9375 inst per sector; 3e6 / 4e5 = 7.5 inst per wavefront
+    assert ins["intensity"] == pytest.approx({"l1": 0.9375, "shared": 7.5, "l2": 0.9375, "dram": 0.9375})
+    assert gather["ai"] == pytest.approx(ins["intensity"])  # under work="instructions" ai holds inst/transaction
+    # 1e5 LD/ST over 3.2e6 sectors = 1/32: the random wall; 1e5 shared over 4e5 wavefronts: 4-way conflicts
+    assert ins["global"] == {"instructions": 1e5, "per_transaction": 0.03125, "pattern": "random"}
+    assert ins["shared"] == {"instructions": 1e5, "per_transaction": 0.25, "pattern": "4-way conflicts"}
+    assert gather["flop_rate"] == pytest.approx(7.5e8)  # the work's rate, in units["rate"]
+    assert gather["ops"] == {"int": 6.4e7, "conversion": 0.0, "sfu": 0.0, "tensor_int": 0.0, "total": 6.4e7,
+                             "partial": False}
+    assert coalesced["instructions"]["global"] == {"instructions": 2e5, "per_transaction": 0.25,  # 2e5 / 8e5
+                                                   "pattern": "unit-stride"}
+    assert coalesced["instructions"]["shared"]["pattern"] == "conflict-free"  # 1e5 / 1e5
+    assert coalesced["instructions"]["gips"] == pytest.approx(2.0)  # 4e6 / 2e-3 / 1e9
+    assert broadcast["instructions"]["global"]["pattern"] == "stride-0"  # 1e5 / 1e5
+    # no shared traffic: no shared intensity or pattern (null, neither 0 nor infinity)
+    assert broadcast["instructions"]["shared"] == {"instructions": 0.0, "per_transaction": None, "pattern": None}
+    assert broadcast["instructions"]["intensity"]["shared"] is None and broadcast["ai"]["shared"] is None
+    # bytes only: every instruction figure unknown; FLOPs known 0, the integer counts unknown
+    assert copy["instructions"]["warp"] is None and copy["instructions"]["intensity"]["l1"] is None
+    assert copy["bound"] is None and copy["flop_rate"] is None
+    assert copy["ops"]["int"] is None and copy["ops"]["total"] == 0.0 and copy["ops"]["partial"] is True
+    assert copy["bytes"] == {"l1": 1e6, "shared": None, "l2": 1e6, "dram": 1e6}

@@ -1,8 +1,10 @@
 """The analysis as plain data (schema ``roofline.analysis/1``), ready for ``json.dumps``.
 
 Strict JSON: unknown values are ``null``, never NaN or Infinity (``json.dumps(d,
-allow_nan=False)`` works). SI units throughout. The schema is documented in
-docs/json-schema.md; fields are only ever added, never renamed, within version 1.
+allow_nan=False)`` works). SI units throughout, with one named exception: ``gips`` (warp
+giga-instructions per second, the Instruction Roofline's unit) beside the SI ``inst_per_s``.
+The schema is documented in docs/json-schema.md; fields are only ever added, never renamed,
+within version 1.
 """
 
 from __future__ import annotations
@@ -14,11 +16,17 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.kernels import FLOP_COLUMNS
+from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
 
 SCHEMA = "roofline.analysis/1"
 #: Levels always present (as keys, null when unknown) in "bytes" and "ai".
-STANDARD_LEVELS = ("l1", "l2", "dram")
+STANDARD_LEVELS = ("l1", "shared", "l2", "dram")
+#: Levels of the instruction roofline: keys of "transactions" and "intensity" (always present).
+TRANSACTION_LEVELS = tuple(TRANSACTION_COLUMNS)
+#: Kernel-table operation columns -> their key in a kernel's "ops" object.
+OP_KEYS = {"int_ops": "int", "conversion_ops": "conversion", "sfu_ops": "sfu", "tensor_int_ops": "tensor_int"}
+#: Warp instructions per second in one GIPS.
+GIPS = 1e9
 
 
 def _clean(value: Any) -> Any:
@@ -44,8 +52,41 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
+def _ops(r: dict[str, Any]) -> dict[str, Any]:
+    """A kernel's ``"ops"`` object: operations by kind (OP), their ``total`` and whether it is ``partial``."""
+    ops = {key: _clean(r.get(col)) for col, key in OP_KEYS.items()}
+    ops["total"] = _clean(r.get("ops"))
+    ops["partial"] = bool(_clean(r.get("ops_partial")))
+    return ops
+
+
+def _instructions(r: dict[str, Any]) -> dict[str, Any]:
+    """A kernel's ``"instructions"`` object (the Instruction Roofline's figures; null where unknown)."""
+    rate = _clean(r.get("inst_rate"))
+    return {
+        "warp": _clean(r.get("warp_inst")),
+        "inst_per_s": rate,
+        "gips": rate / GIPS if rate is not None else None,
+        "transactions": {lv: _clean(r.get(col)) for lv, col in TRANSACTION_COLUMNS.items()},
+        "intensity": {lv: _clean(r.get(f"ii_{lv}")) for lv in TRANSACTION_LEVELS},
+        "global": {"instructions": _clean(r.get("global_inst")), "per_transaction": _clean(r.get("global_ii")),
+                   "pattern": _clean(r.get("global_pattern"))},
+        "shared": {"instructions": _clean(r.get("shared_inst")), "per_transaction": _clean(r.get("shared_ii")),
+                   "pattern": _clean(r.get("shared_pattern"))},
+    }
+
+
+def work_units(analysis: Analysis) -> dict[str, str]:
+    """The units of the analysis' work (``work``, ``rate``, ``traffic``, ``intensity``, ``traffic_rate``),
+    held by the kernels' ``flop_rate``, ``ai``, ``attainable`` and ``compute_peak``."""
+    spec = analysis.work_spec
+    return {"work": spec.unit, "rate": spec.rate_unit, "traffic": spec.traffic_unit,
+            "intensity": spec.intensity_unit, "traffic_rate": spec.traffic_rate_unit}
+
+
 def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
-    """``{"schema", "machine", "by", "levels", "notes", "totals", "kernels": [...]}`` (see docs/json-schema.md)."""
+    """``{"schema", "machine", "by", "work", "units", "levels", "notes", "totals", "kernels": [...]}``
+    (see docs/json-schema.md)."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -64,6 +105,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "time_s": _clean(r["time_s"]),
             "flops": flops,
             "flops_partial": bool(_clean(r["flops_partial"])),
+            "ops": _ops(r),
+            "instructions": _instructions(r),
             "estimated": bool(_clean(r["estimated"])),
             "bytes": {lv: _clean(r.get(f"{lv}_bytes")) for lv in byte_levels},
             "ai": {lv: _clean(r.get(f"ai_{lv}")) for lv in ai_levels},
@@ -83,6 +126,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         "schema": SCHEMA,
         "machine": _clean(analysis.machine.to_dict()) if analysis.machine is not None else None,
         "by": analysis.by,
+        "work": analysis.work,
+        "units": work_units(analysis),
         "levels": list(analysis.levels),
         "notes": list(analysis.notes),
         "totals": _clean(analysis.totals),
