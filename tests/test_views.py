@@ -240,7 +240,62 @@ def test_terminal_summary(deepcam):
     assert "total time 3.9 ms in 35 launches of 5 kernels" in out
     assert "time by bound: dram 100.0%" in out
     assert "1 kernel without FLOPs" in out and "0.4% of time" in out
-    assert "note:" in out
+    # the kernel the chart leaves off, with its share and why (15.2 us of 3.9 ms)
+    assert "not on the FLOP roofline: 1 kernel, 0.4% of time" in out
+    assert ("vectorized_elementwise_kernel [optimizer] 0.4%: 0 FLOPs: integer/data movement, see --work ops "
+            "or --work instructions") in out
+    assert "note:" in out and "work:" not in out  # the FLOP roofline needs no word on its work
+
+
+def _cells(out: str, name: str) -> list[str]:
+    """The cells of the first table row (or header: rich draws it with '┃') naming ``name``."""
+    row = next(line for line in out.splitlines() if f" {name} " in line).replace("┃", "│")
+    return [c.strip() for c in row.split("│")[1:-1]]
+
+
+def test_terminal_instruction_roofline_by_hand():
+    """tests/report_data.instruction_table under work="instructions": headers in warp inst/s and
+    instructions per transaction, the pattern columns, and the kernel without instruction counts."""
+    from report_data import H100_LIKE, instruction_table
+
+    a = analyze(instruction_table(), H100_LIKE, work="instructions")
+    out = _render(kernel_table_renderable(a))
+    head = _cells(out, "kernel")
+    assert head == ["#", "kernel", "launches", "time", "% time", "warp inst/s", "II L1", "II Shared", "II L2",
+                    "II DRAM", "global pattern", "shared pattern", "bound", "region", "% roofline", "savable"]
+    # 3e6 inst / 4 ms = 750 M/s; 3e6 / 3.2e6 sectors = 0.9375; 3e6 / 4e5 wavefronts = 7.5
+    assert _cells(out, "gather")[5:12] == ["750 Minst/s", "0.938", "7.5", "0.938", "0.938", "random (0.0312)",
+                                           "4-way conflicts (0.25)"]
+    # 2e5 global LD/ST over 8e5 sectors = 0.25; 1e5 shared over 1e5 wavefronts = 1
+    assert _cells(out, "coalesced")[10:12] == ["unit-stride (0.25)", "conflict-free (1)"]
+    # no shared traffic: infinite intensity (2e6 inst over 0 wavefronts), no shared pattern
+    assert _cells(out, "broadcast")[7] == "∞" and _cells(out, "broadcast")[10:12] == ["stride-0 (1)", "-"]
+    # rate, 4 intensities, 2 patterns, bound unknown; region "unknown"; % roofline, savable unknown
+    assert _cells(out, "legacy_copy")[5:] == ["-"] * 8 + ["unknown", "-", "-"]
+    assert "II: inst/transaction" in out and "1/32 = random" in out
+    summary = _render(summary_renderable(a, notes=False))
+    assert "9 M warp instructions counted" in summary  # 3e6 + 4e6 + 2e6
+    assert "work: warp instructions (instruction roofline: warp inst/s against inst/transaction)" in summary
+    # 0.5 ms of 7.5 ms = 6.7%
+    assert "not on the instruction roofline: 1 kernel, 6.7% of time" in summary
+    assert "legacy_copy 6.7%: no instruction counts (collect smsp__inst_executed.sum)" in summary
+    assert "time in kernels with unknown warp instructions: 500 µs" in summary
+
+
+def test_terminal_operation_roofline_by_hand():
+    from report_data import H100_LIKE, instruction_table
+
+    a = analyze(instruction_table(), H100_LIKE, work="ops")
+    out = _render(kernel_table_renderable(a))
+    assert _cells(out, "kernel")[5:10] == ["OP/s", "AI L1", "AI Shared", "AI L2", "AI DRAM"]
+    assert "global pattern" not in out
+    # gather: 6.4e7 integer OPs / 4 ms = 16 GOP/s, over 32 x 3.2e6 = 1.024e8 B at L1 = 0.625 OP/B
+    assert _cells(out, "gather")[5:7] == ["16 GOP/s", "0.625"]
+    assert "legacy_copy*" in out and "* OPs are a lower bound" in out  # its integer counts are unknown
+    summary = _render(summary_renderable(a, notes=False))
+    assert "160 MOP counted" in summary  # 6.4e7 + 6.4e7 + 3.2e7
+    assert "1 kernel without OPs: 500 µs (6.7% of time)" in summary
+    assert "legacy_copy 6.7%: 0 operations: data movement only, see --work instructions" in summary
 
 
 # -- JSON -------------------------------------------------------------------------------------------------

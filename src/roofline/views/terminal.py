@@ -13,7 +13,7 @@ from roofline.analysis.result import Analysis
 from roofline.kernels import has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
-from roofline.views.names import short_names
+from roofline.views.names import WorkLabels, short_names, work_labels
 from roofline.views.style import level_label
 
 UNKNOWN = "-"
@@ -34,6 +34,14 @@ def _pct(value: object) -> str:
     return _num(value, "{:.1%}")
 
 
+def intensity_text(value: object) -> str:
+    """An intensity as a plain decimal; '∞' for work over no traffic at the level; '-' when unknown."""
+    if _num(value) == UNKNOWN:
+        return UNKNOWN
+    v = float(value)  # type: ignore[arg-type]
+    return "∞" if math.isinf(v) and v > 0 else format_number(v)
+
+
 def _str(value: object) -> str:
     if value is None or value is np.nan:
         return UNKNOWN
@@ -51,18 +59,36 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
+def _pattern(pattern: object, per_transaction: object) -> str:
+    """'random (0.0312)': the access pattern and its LD/ST instructions per transaction, or '-'."""
+    name = _str(pattern)
+    return UNKNOWN if name == UNKNOWN else f"{name} ({format_number(per_transaction)})"  # type: ignore[arg-type]
+
+
+#: The legend of the pattern columns (the walls: :mod:`roofline.analysis.patterns`).
+PATTERN_LEGEND = ("patterns: LD/ST warp instructions per transaction; global 1 = stride-0, 1/4 = unit stride, "
+                  "1/32 = random; shared 1 = conflict-free, 1/n = n-way bank conflicts")
+
+
 def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str = "time") -> Table:
     """Kernels ranked by time (or by ``sort``: see :func:`roofline.analysis.select.sort_rows`): (run, when
-    several), name, launches, time, % time, FLOP/s, AI per level, bound, region, % of roofline, savable time.
-    ``*`` after the name: FLOPs are a lower bound; ``~``: estimated."""
+    several), name, launches, time, % time, the work's rate (FLOP/s, OP/s or warp inst/s), intensity per
+    level (FLOP/B, OP/B or instructions per transaction), under ``work="instructions"`` the global and
+    shared access patterns, then bound, region, % of roofline, savable time.
+    ``*`` after the name: the work is a lower bound (a counter is missing); ``~``: estimated."""
     if sort == "time":
         ranked = analysis.ranked.head(top)
     else:
         from roofline.analysis.select import sort_rows
 
         ranked = sort_rows(analysis.frame, sort, analysis.levels).head(top)
+    labels = work_labels(analysis.work_spec)
+    patterns = labels.kind == "instructions"
     names = short_names(list(ranked["kernel_name"].astype(str)))
-    table = Table(title=f"Kernels by {sort} (top {len(ranked)} of {len(analysis.frame)})", title_justify="left")
+    title = f"Kernels by {sort} (top {len(ranked)} of {len(analysis.frame)})"
+    if labels.kind != "flops":
+        title += f", {labels.roofline}"
+    table = Table(title=title, title_justify="left")
     table.add_column("#", justify="right")
     runs = has_runs(analysis.frame)  # several runs side by side: say which each row is
     if runs:
@@ -71,44 +97,89 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     table.add_column("launches", justify="right")
     table.add_column("time", justify="right")
     table.add_column("% time", justify="right")
-    table.add_column("FLOP/s", justify="right")
+    table.add_column(labels.rate, justify="right")
     for lv in analysis.levels:
-        table.add_column(f"AI {level_label(lv)}", justify="right")
+        table.add_column(f"{labels.intensity} {level_label(lv)}", justify="right")
+    if patterns:
+        table.add_column("global pattern")
+        table.add_column("shared pattern")
     for col in ("bound", "region"):
         table.add_column(col)
     table.add_column("% roofline", justify="right")
     table.add_column("savable", justify="right")
     for i, (name, r) in enumerate(zip(names, ranked.to_dict("records")), start=1):
-        flags = ("*" if r["flops_partial"] is True else "") + ("~" if r["estimated"] is True else "")
-        rate = r["flop_rate"]
+        partial = bool(labels.partial) and r.get(labels.partial) is True
+        flags = ("*" if partial else "") + ("~" if r["estimated"] is True else "")
         row = [
             str(i), *([_str(r["run"])] if runs else []), name + flags, _str(r["launches"]), format_time(r["time_s"]), _pct(r["time_share"]),
-            format_si(rate, "FLOP/s", digits=4),
-            *[format_number(r[f"ai_{lv}"]) if _num(r[f"ai_{lv}"]) != UNKNOWN else UNKNOWN for lv in analysis.levels],
+            format_si(r["flop_rate"], labels.rate_unit, digits=4),
+            *[intensity_text(r[f"ai_{lv}"]) for lv in analysis.levels],
+            *([_pattern(r.get("global_pattern"), r.get("global_ii")),
+               _pattern(r.get("shared_pattern"), r.get("shared_ii"))] if patterns else []),
             _str(r["bound"]), _str(r["region"]), _pct(r["pct_of_roofline"]), format_time(r["savable_time_s"]),
         ]
         table.add_row(*row)
     legend = []
-    if ranked["flops_partial"].fillna(False).any():
-        legend.append("* FLOPs are a lower bound (a FLOP counter is missing)")
+    if labels.kind != "flops" and analysis.levels:
+        legend.append(f"{labels.intensity}: {labels.intensity_unit}")
+    if labels.partial and ranked[labels.partial].fillna(False).any():
+        legend.append(f"* {labels.counted} are a lower bound (a counter is missing)")
     if ranked["estimated"].fillna(False).any():
         legend.append("~ estimated counts")
+    if patterns:
+        legend.append(PATTERN_LEGEND)
     if legend:
         table.caption = "   ".join(legend)
     return table
 
 
+def _amount(value: float, labels: WorkLabels) -> str:
+    """A total of the work: '1.41 GFLOP', '160 MOP', '9 M warp instructions'."""
+    if labels.kind == "instructions":
+        return f"{format_si(value, '')} {labels.counted}".replace("  ", " ")
+    return format_si(value, labels.unit)
+
+
+#: Kernels named under "not on the chart" before the rest are counted.
+UNDRAWN_LISTED = 10
+
+
+def undrawn_lines(analysis: Analysis, limit: int = UNDRAWN_LISTED) -> list[Text]:
+    """The kernels the analysis' chart cannot place, longest first, each with its share of the time
+    and the reason (:func:`roofline.views.chart_rows.undrawn_kernels`); none when every kernel is placed."""
+    from roofline.views.chart_rows import undrawn_kernels
+
+    undrawn = undrawn_kernels(analysis)
+    if not undrawn:
+        return []
+    labels = work_labels(analysis.work_spec)
+    shares = [u.time_share for u in undrawn if u.time_share == u.time_share]
+    share = f", {sum(shares):.1%} of time" if shares else ""
+    lines = [Text(f"not on the {labels.roofline}: {plural(len(undrawn), 'kernel')}{share}")]
+    names = short_names([u.kernel for u in undrawn[:limit]])
+    for name, u in zip(names, undrawn[:limit]):
+        lines.append(Text(f"  {name}{f' [{u.phase}]' if u.phase else ''} {_pct(u.time_share)}: {u.reason}"))
+    if len(undrawn) > limit:
+        lines.append(Text(f"  and {plural(len(undrawn) - limit, 'more kernel')}"))
+    return lines
+
+
 def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
-    """Totals (time, FLOPs, time per phase, shares per bound and region, zero-FLOP time), machine and,
+    """Totals (time, the work counted, time per phase, shares per bound and region, time in kernels
+    without the work or with it unknown), machine, the kernels the chart cannot place with why, and,
     unless ``notes`` is false (the CLI prints them on stderr), the notes."""
     tot = analysis.totals
-    flops = analysis.frame["flops"].to_numpy(dtype=float)
-    counted = ("FLOPs unknown (not counted)" if len(flops) and np.isnan(flops).all()
-               else f"{format_si(tot['flops'], 'FLOP')} counted")
+    labels = work_labels(analysis.work_spec)
+    work = analysis.frame[analysis.work_spec.total].to_numpy(dtype=float, na_value=np.nan)
+    counted = (f"{labels.counted} unknown (not counted)" if len(work) and np.isnan(work).all()
+               else f"{_amount(tot['work_total'], labels)} counted")
     lines = [
         Text(f"total time {format_time(tot['time_s'])} in {plural(tot['launches'], 'launch', 'launches')} of "
              f"{plural(tot['kernels'], 'kernel')}; {counted}"),
     ]
+    if labels.kind != "flops":
+        lines.append(Text(f"work: {labels.counted} ({labels.roofline}: {labels.rate} against "
+                          f"{labels.intensity_unit})"))
     m = analysis.machine
     if m is not None:
         clk = f" at {format_si(m.sm_clock_hz, 'Hz')}" if m.sm_clock_hz else ""
@@ -125,13 +196,15 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
         lines.append(Text("time by region: " + ", ".join(f"{k} {v:.1%}" for k, v in sorted(share.items(), key=lambda kv: -kv[1]))))
     if len(tot["time_by_phase"]) > 1 or "unknown" not in tot["time_by_phase"]:
         lines.append(Text("time by phase: " + ", ".join(f"{k} {format_time(v)}" for k, v in tot["time_by_phase"].items())))
-    if tot["zero_flop_kernels"]:
-        lines.append(Text(f"{plural(tot['zero_flop_kernels'], 'kernel')} without FLOPs: {format_time(tot['zero_flop_time_s'])} "
-                          f"({_pct(tot['zero_flop_share'])} of time)"))
-    if tot["unknown_flop_time_s"] > 0:
-        lines.append(Text(f"time in kernels with unknown FLOPs: {format_time(tot['unknown_flop_time_s'])}"))
+    if tot["zero_work_kernels"]:
+        zero_share = tot["zero_work_time_s"] / tot["time_s"] if tot["time_s"] > 0 else math.nan
+        lines.append(Text(f"{plural(tot['zero_work_kernels'], 'kernel')} without {labels.counted}: "
+                          f"{format_time(tot['zero_work_time_s'])} ({_pct(zero_share)} of time)"))
+    if tot["unknown_work_time_s"] > 0:
+        lines.append(Text(f"time in kernels with unknown {labels.counted}: {format_time(tot['unknown_work_time_s'])}"))
     if tot["savable_time_s"] == tot["savable_time_s"]:
         lines.append(Text(f"time above the roofline (savable): {format_time(tot['savable_time_s'])}"))
+    lines.extend(undrawn_lines(analysis))
     for note in analysis.notes if notes else ():
         lines.append(Text(f"note: {note}", style="yellow"))
     return Group(*lines)
