@@ -22,9 +22,18 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import Bbox
 
+from roofline.analysis.work import FLOPS, Work
 from roofline.machine.model import Machine
 from roofline.units import format_si
-from roofline.views.style import compute_ceiling_label, level_color, memory_ceiling_label, merge_equal_ceilings
+from roofline.views.style import (
+    AxisTexts,
+    axis_texts,
+    compute_ceiling_label,
+    level_color,
+    memory_ceiling_label,
+    memory_ceilings,
+    merge_equal_ceilings,
+)
 
 #: Gid ("group id") prefixes, so that tests and callers can find the artists.
 GID_MEMORY, GID_COMPUTE = "ceiling-memory", "ceiling-compute"
@@ -98,8 +107,12 @@ def attach_canvas(fig: Figure) -> Any:
     return fig.canvas.get_renderer()  # type: ignore[attr-defined]
 
 
-def setup_log_axes(ax: Axes, limits: tuple[float, float, float, float], fs: float, title: str | None = None) -> None:
-    """Log-log axes in the paper's look: inward ticks on all sides, SI decade labels, faint grid."""
+def setup_log_axes(ax: Axes, limits: tuple[float, float, float, float], fs: float, title: str | None = None,
+                   texts: AxisTexts | None = None) -> None:
+    """Log-log axes in the paper's look: inward ticks on all sides, SI decade labels, faint grid.
+
+    ``texts``: axis titles and the y unit (:func:`~roofline.views.style.axis_texts`; FLOP/s by default)."""
+    texts = texts or axis_texts()
     x_lo, x_hi, y_lo, y_hi = limits
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -109,11 +122,11 @@ def setup_log_axes(ax: Axes, limits: tuple[float, float, float, float], fs: floa
     ax.xaxis.set_major_locator(LogLocator(base=10, numticks=20))
     ax.yaxis.set_major_locator(LogLocator(base=10, numticks=20))
     ax.xaxis.set_major_formatter(decade_formatter())
-    ax.yaxis.set_major_formatter(decade_formatter("FLOP/s"))
+    ax.yaxis.set_major_formatter(decade_formatter(texts.rate_unit))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("Arithmetic intensity (FLOP/byte)", fontsize=fs)
-    ax.set_ylabel("Performance (FLOP/s)", fontsize=fs)
+    ax.set_xlabel(texts.x_label, fontsize=fs)
+    ax.set_ylabel(texts.y_label, fontsize=fs)
     ax.grid(True, which="major", color="0.92", linewidth=0.5, zorder=0)
     if title:
         ax.set_title(title, fontsize=fs + 1)
@@ -193,16 +206,19 @@ def marker_boxes(ax: Axes, xs: Any, ys: Any, areas: Any) -> list[Bbox]:
 
 def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Mapping[str, float], *, fs: float,
                   level_labels: Mapping[str, str] | None = None, linestyle: str | None = None,
-                  gid_suffix: str = "") -> list[LabelSpec]:
+                  gid_suffix: str = "", work: Work = FLOPS) -> list[LabelSpec]:
     """Draw the memory diagonals of ``levels`` and the ``compute`` ceilings (equal values
     merged into one line), each only where attainable; returns their labels to place.
 
     ``linestyle``: one style for every line (compare charts tell machines apart so);
     by default the highest compute ceiling is solid and the others dashed, as in the paper.
+    ``work``: the memory ceilings are its traffic rates (:meth:`Work.level_ceiling`: B/s, or
+    transactions/s on the instruction roofline).
     """
     x_lo, x_hi = ax.get_xlim()
     y_lo, y_hi = ax.get_ylim()
-    mem = {lv: machine.memory[lv] for lv in levels if lv in machine.memory}
+    mem = memory_ceilings(machine, levels, work)
+    traffic_unit = axis_texts(work).traffic_rate_unit
     specs: list[LabelSpec] = []  # memory labels; compute labels (fewer places to go) are placed first
     compute_specs: list[LabelSpec] = []
     if not compute:
@@ -219,7 +235,7 @@ def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Ma
         ang = angle_of(ax, a, bw * a, b, bw * b)
         off = (-3 * math.sin(math.radians(ang)), 3 * math.cos(math.radians(ang)))
         xs = np.geomspace(a * 1.15, b / 1.3, 14) if b / a > 1.5 else np.array([a])
-        specs.append(LabelSpec(memory_ceiling_label(lv, bw, level_labels),
+        specs.append(LabelSpec(memory_ceiling_label(lv, bw, level_labels, traffic_unit),
                                [(float(x), bw * float(x), off, "left", "bottom", ang) for x in xs],
                                {"fontsize": fs - 0.5, "color": level_color(lv), "zorder": 3,
                                 "gid": f"{GID_MEMORY}-label:{lv}{gid_suffix}"}))

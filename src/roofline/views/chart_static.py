@@ -2,8 +2,10 @@
 
 Log-log axes; one diagonal per memory level (bandwidth ceiling) and one horizontal
 line per compute ceiling, each drawn only where it is attainable; every kernel as one
-marker per level at (ai_level, FLOP/s), L1 blue, L2 red, DRAM/HBM green, with marker
-area proportional to the kernel's time. The top kernels are numbered on the chart
+marker per level at (intensity at the level, rate), L1 blue, shared memory purple squares,
+L2 red, DRAM/HBM green, with marker area proportional to the kernel's time. The work is
+the analysis's: FLOPs, operations or warp instructions (Ding & Williams's instruction
+roofline, against transactions per level). The top kernels are numbered on the chart
 and named in a key under it. Pure: returns a Figure (object-oriented API, no pyplot).
 """
 
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.transforms import Bbox
@@ -33,17 +37,21 @@ from roofline.views.chart_layout import (
 )
 from roofline.views.names import short_names
 from roofline.views.style import (
+    axis_texts,
     ceilings_caption,
     chart_compute_ceilings,
     chart_levels,
     level_color,
     level_label,
+    level_marker,
+    memory_ceilings,
     not_shown_note,
     require_drawable,
     select_rows,
 )
 
-__all__ = ["GID_COMPUTE", "GID_LABEL", "GID_MEMORY", "GID_POINTS", "MIN_AREA", "key_names", "roofline_figure",
+__all__ = ["GID_COMPUTE", "GID_LABEL", "GID_MEMORY", "GID_POINTS", "MIN_AREA", "Panel", "chart_key",
+           "draw_hierarchical", "draw_key", "hierarchical_panel", "key_names", "roofline_figure",
            "roofline_figures_by_phase"]
 
 #: Marker area (pt^2) of the longest kernel drawn, per inch of figure width; areas are
@@ -69,11 +77,147 @@ def key_names(rows: pd.DataFrame, by: str) -> list[str]:
 
 
 def _machine_levels(analysis: Analysis, levels: Sequence[str] | None) -> list[str]:
-    """Memory ceilings to draw: the machine's (an L3 without byte counts still has its line)."""
+    """Memory ceilings to draw: the machine's (an L3 without byte counts still has its line), but
+    shared memory only where analysed (its line would lie on L1's, of about the same bandwidth)."""
     draw = chart_levels(analysis, levels)
     if levels is not None or analysis.machine is None:
         return draw
-    return list(analysis.machine.levels)
+    return [lv for lv in analysis.machine.levels if lv != "shared" or lv in draw]
+
+
+@dataclass(frozen=True)
+class Panel:
+    """What one hierarchical roofline panel draws: the rows (longest first), the analysed levels whose
+    markers it draws, the machine levels whose ceilings it draws, the compute ceilings, the axis
+    limits, and the marker areas (pt^2)."""
+
+    shown: pd.DataFrame
+    levels: list[str]
+    ceiling_levels: list[str]
+    compute: dict[str, float]
+    limits: tuple[float, float, float, float]
+    area: np.ndarray
+
+
+def hierarchical_panel(analysis: Analysis, shown: pd.DataFrame, *, levels: Sequence[str] | None = None,
+                       ceilings: str = "used", width: float = 7.0) -> Panel:
+    """The :class:`Panel` of ``shown`` (drawable rows of ``analysis``) at ``width`` inches."""
+    work = analysis.work_spec
+    machine = analysis.machine
+    draw_levels = chart_levels(analysis, levels)
+    mem_levels = _machine_levels(analysis, levels)
+    mem = memory_ceilings(machine, mem_levels, work)
+    comp = chart_compute_ceilings(machine, shown, ceilings, work)
+    ais = [shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]
+    rates = shown["flop_rate"].to_numpy(dtype=float)
+    drawn_rates = np.concatenate([rates[np.isfinite(a) & (a > 0)] for a in ais]) if ais else rates[:0]
+    limits = chart_limits(np.concatenate(ais) if ais else [], drawn_rates, mem, comp)
+    t = shown["time_s"].to_numpy(dtype=float)
+    t_max = float(np.nanmax(t)) if t.size else 1.0
+    area = np.maximum(MIN_AREA, MAX_AREA_PER_INCH * width * np.nan_to_num(t) / t_max) if t.size else t
+    return Panel(shown, draw_levels, [lv for lv in mem_levels if lv in mem], comp, limits, area)
+
+
+def draw_hierarchical(ax: Axes, analysis: Analysis, panel: Panel, *, top: int, fs: float,
+                      level_labels: Mapping[str, str] | None = None, title: str | None = None) -> list[Line2D]:
+    """Draw ``panel`` on ``ax``: log axes in the work's units, the ceilings, one marker per level per
+    kernel (area by time; hollow: work a lower bound; diamonds: estimated counts), the ``top`` kernels
+    numbered, every label placed clear of the others. Returns the legend handles."""
+    work = analysis.work_spec
+    machine = analysis.machine
+    shown = panel.shown
+    setup_log_axes(ax, panel.limits, fs, title, axis_texts(work))
+    specs = draw_ceilings(ax, machine, panel.ceiling_levels, panel.compute, fs=fs, level_labels=level_labels,
+                          work=work) if machine else []
+    ais = [shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in panel.levels]
+    rates = shown["flop_rate"].to_numpy(dtype=float)
+    area = panel.area
+    partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
+               else np.zeros(len(shown), dtype=bool))
+    estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
+    for k in range(len(shown)):  # faint link between one kernel's levels
+        xs = [x for x in (a[k] for a in ais) if np.isfinite(x) and x > 0]
+        if len(xs) > 1:
+            ax.plot([min(xs), max(xs)], [rates[k]] * 2, color="0.6", linewidth=0.5, zorder=3, gid="kernel-link")
+    avoid: list[Bbox] = []
+    for lv, x in zip(panel.levels, ais):
+        ok = np.isfinite(x) & (x > 0)
+        avoid += marker_boxes(ax, x[ok], rates[ok], area[ok])
+        for marker, sel in ((level_marker(lv), ~estimated), (ESTIMATED_MARKER, estimated)):
+            for hollow in (False, True):
+                m = ok & sel & (partial == hollow)
+                if not m.any():
+                    continue
+                color = level_color(lv)
+                ax.scatter(x[m], rates[m], s=area[m], marker=marker, linewidths=1.0, zorder=4,
+                           facecolors="none" if hollow else color, edgecolors=color, alpha=0.85,
+                           gid=f"{GID_POINTS}:{lv}")
+    placed: list[Bbox] = []
+    place_labels(ax, specs, placed=placed, avoid=avoid)
+    _number_kernels(ax, shown.head(top), ais, rates, area, fs, placed, avoid)
+
+    handles = [Line2D([], [], marker=level_marker(lv), linestyle="", color=level_color(lv), markersize=6,
+                      label=level_label(lv, level_labels)) for lv in panel.levels]
+    if partial.any():
+        handles.append(Line2D([], [], marker=MARKER, linestyle="", markerfacecolor="none", color="0.3",
+                              markersize=6, label=f"{work.unit}s lower bound"))
+    if estimated.any():
+        handles.append(Line2D([], [], marker=ESTIMATED_MARKER, linestyle="", color="0.3", markersize=5,
+                              label="estimated counts"))
+    return handles
+
+
+@dataclass(frozen=True)
+class Key:
+    """The key of numbered kernels and the notes under a chart, laid out for a width (inches)."""
+
+    names: list[str]
+    shares: np.ndarray
+    cols: int
+    notes: list[str]
+    fs: float
+    left: float
+    right: float
+
+    @property
+    def line_h(self) -> float:
+        return self.fs * 1.45 / 72
+
+    @property
+    def note_h(self) -> float:
+        return (self.fs - 1.5) * 1.3 / 72
+
+    @property
+    def height(self) -> float:
+        """Inches the key and notes take."""
+        return math.ceil(len(self.names) / self.cols) * self.line_h + 0.25 * self.line_h + len(self.notes) * self.note_h
+
+
+def chart_key(labelled: pd.DataFrame, by: str, notes: Sequence[str], *, width: float, fs: float,
+              left: float, right: float) -> Key:
+    """Key names (cut to fit), columns and wrapped notes for ``labelled`` rows under a chart."""
+    names = key_names(labelled, by)
+    char_w = (fs - 0.5) * 0.6 / 72  # inches per character, generously, for the sans-serif default
+    key_room = int((width - left - right) / char_w) - len("10  ") - len("  (100.0%)")
+    names = [n if len(n) <= key_room else n[: max(key_room - 1, 8)] + "…" for n in names]
+    widest = max((len(n) for n in names), default=0) * char_w + len("10    (100.0%)") * char_w
+    cols = max(1, min(3, int((width - 1.0) // max(widest + 0.2, 1e-9)))) if names else 1
+    wrapped = wrap(list(notes), int((width - left - right) / ((fs - 1.5) * 0.55 / 72)))
+    return Key(names, labelled["time_share"].to_numpy(dtype=float), cols, wrapped, fs, left, right)
+
+
+def draw_key(fig: Figure, key: Key, y_top: float, width: float, fig_h: float) -> None:
+    """Write the numbered key, then the notes, from ``y_top`` (figure fraction) down."""
+    col_w = (width - key.left - key.right) / key.cols
+    for k, name in enumerate(key.names):
+        row, col = divmod(k, key.cols)
+        pct = f"{100 * key.shares[k]:.1f}%" if np.isfinite(key.shares[k]) else "-"
+        fig.text((key.left + col * col_w) / width, y_top - row * key.line_h / fig_h,
+                 f"{k + 1}  {name}  ({pct})", fontsize=key.fs - 0.5, va="top", ha="left", gid=f"{GID_LABEL}-key")
+    rows = math.ceil(len(key.names) / key.cols)
+    y_notes = y_top - rows * key.line_h / fig_h - 0.25 * key.line_h / fig_h
+    fig.text(key.left / width, y_notes, "\n".join(key.notes), fontsize=key.fs - 1.5, va="top", ha="left",
+             color="0.35", linespacing=1.3, gid="notes")
 
 
 def roofline_figure(
@@ -89,118 +233,51 @@ def roofline_figure(
 ) -> Figure:
     """Draw the hierarchical roofline of ``analysis``; returns a matplotlib Figure.
 
+    The axes are in the analysis's work (:attr:`Analysis.work_spec`): FLOP/s against FLOP/B, OP/s
+    against OP/B, or warp instructions/s against warp instructions per transaction, with the compute
+    ceilings of that work and the memory ceilings in its traffic rate (B/s or transactions/s).
     ``top``: number of kernels (longest first) numbered and named in the key.
     ``phase``: draw one phase only (analysis by 'phase' or 'launch'). ``levels``: a
     subset of the analysed levels. ``width``: inches (3.5 single column, 7 double).
     ``level_labels``: display names, e.g. ``{"dram": "HBM"}``. ``ceilings``: ``"used"``
-    (the precisions the kernels use plus the machine's highest) or ``"all"``.
-    Hollow markers: FLOPs are a lower bound (a FLOP counter was missing). Diamonds:
-    counts estimated without hardware counters. Raises InputError when no kernel has
-    counted FLOPs and a time (nothing to draw).
+    (the ceilings of the work the kernels do plus the machine's highest) or ``"all"``.
+    Hollow markers: the work is a lower bound (a counter was missing). Diamonds:
+    counts estimated without hardware counters. Kernels that cannot be drawn are named in a
+    note with their share of the time and why (:func:`roofline.views.chart_rows.undrawn_kernels`).
+    Raises InputError when no kernel can be drawn.
     """
     draw_levels = chart_levels(analysis, levels)
-    rows = select_rows(analysis, phase)
+    rows = select_rows(analysis, phase, draw_levels)
     require_drawable(rows)
-    shown = rows.shown
     machine = analysis.machine
     small = width < 5
     fs = 7.0 if small else 8.5
-
-    # -- what the axes must hold: every point, the ceilings drawn ---------------------------
-    mem_levels = _machine_levels(analysis, levels)
-    mem = {lv: machine.memory[lv] for lv in mem_levels} if machine else {}
-    comp = chart_compute_ceilings(machine, shown, ceilings)
-    ais = [shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]
-    rates = shown["flop_rate"].to_numpy(dtype=float)
-    drawn_rates = np.concatenate([rates[np.isfinite(a) & (a > 0)] for a in ais]) if ais else rates[:0]
-    limits = chart_limits(np.concatenate(ais) if ais else [], drawn_rates, mem, comp)
+    panel = hierarchical_panel(analysis, rows.shown, levels=levels, ceilings=ceilings, width=width)
 
     # -- layout in inches: axes, then the legend, the key of numbered kernels and notes ----
-    labelled = shown.head(top)
-    names = key_names(labelled, analysis.by)
-    char_w = (fs - 0.5) * 0.6 / 72  # inches per character, generously, for the sans-serif default
     left, right = (0.55, 0.2) if small else (0.7, 0.15)
-    key_room = int((width - left - right) / char_w) - len("10  ") - len("  (100.0%)")
-    names = [n if len(n) <= key_room else n[: max(key_room - 1, 8)] + "…" for n in names]
-    widest = max((len(n) for n in names), default=0) * char_w + len("10    (100.0%)") * char_w
-    key_cols = max(1, min(3, int((width - 1.0) // max(widest + 0.2, 1e-9)))) if names else 1
-    line_h = fs * 1.45 / 72
-    key_rows = math.ceil(len(names) / key_cols)
     notes = ["marker area ∝ kernel time; numbers: kernels by time (key above)"]
     if note := not_shown_note(rows):
         notes.append(note)
     if machine is not None:
-        notes.append(ceilings_caption(machine, [*mem, *comp], level_labels))
+        notes.append(ceilings_caption(machine, [*panel.ceiling_levels, *panel.compute], level_labels))
     else:
         notes.append("no machine: ceilings not drawn")
-    notes = wrap(notes, int((width - left - right) / ((fs - 1.5) * 0.55 / 72)))
-    note_h = (fs - 1.5) * 1.3 / 72
-    legend_h = line_h * 1.4
+    key = chart_key(rows.shown.head(top), analysis.by, notes, width=width, fs=fs, left=left, right=right)
+    legend_h = key.line_h * 1.4
     ax_h = width * (0.62 if not small else 0.72)
     top_m, bottom = ((0.3 if title else 0.12), 0.42) if small else ((0.35 if title else 0.15), 0.5)
-    fig_h = top_m + ax_h + bottom + legend_h + key_rows * line_h + 0.25 * line_h + len(notes) * note_h + 0.1
+    fig_h = top_m + ax_h + bottom + legend_h + key.height + 0.1
     y_legend = 1 - (top_m + ax_h + bottom) / fig_h
     fig = Figure(figsize=(width, fig_h))
     attach_canvas(fig)
     ax = fig.add_axes((left / width, 1 - (top_m + ax_h) / fig_h, 1 - (left + right) / width, ax_h / fig_h))
-    setup_log_axes(ax, limits, fs, title)
-
-    specs = draw_ceilings(ax, machine, mem_levels, comp, fs=fs, level_labels=level_labels) if machine else []
-
-    # -- kernels -----------------------------------------------------------------------
-    t = shown["time_s"].to_numpy(dtype=float)
-    t_max = float(np.nanmax(t)) if t.size else 1.0
-    area = np.maximum(MIN_AREA, MAX_AREA_PER_INCH * width * np.nan_to_num(t) / t_max) if t.size else t
-    partial = shown["flops_partial"].fillna(False).to_numpy(dtype=bool)
-    estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
-    for k in range(len(shown)):  # faint link between one kernel's levels
-        xs = [x for x in (a[k] for a in ais) if np.isfinite(x) and x > 0]
-        if len(xs) > 1:
-            ax.plot([min(xs), max(xs)], [rates[k]] * 2, color="0.6", linewidth=0.5, zorder=3, gid="kernel-link")
-    avoid: list[Bbox] = []
-    for lv, x in zip(draw_levels, ais):
-        ok = np.isfinite(x) & (x > 0)
-        avoid += marker_boxes(ax, x[ok], rates[ok], area[ok])
-        for marker, sel in ((MARKER, ~estimated), (ESTIMATED_MARKER, estimated)):
-            for hollow in (False, True):
-                m = ok & sel & (partial == hollow)
-                if not m.any():
-                    continue
-                color = level_color(lv)
-                ax.scatter(x[m], rates[m], s=area[m], marker=marker, linewidths=1.0, zorder=4,
-                           facecolors="none" if hollow else color, edgecolors=color, alpha=0.85,
-                           gid=f"{GID_POINTS}:{lv}")
-
-    placed: list[Bbox] = []
-    place_labels(ax, specs, placed=placed, avoid=avoid)
-    _number_kernels(ax, labelled, ais, rates, area, fs, placed, avoid)
-
-    # -- legend ------------------------------------------------------------------------
-    handles = [Line2D([], [], marker=MARKER, linestyle="", color=level_color(lv), markersize=6,
-                      label=level_label(lv, level_labels)) for lv in draw_levels]
-    if partial.any():
-        handles.append(Line2D([], [], marker=MARKER, linestyle="", markerfacecolor="none", color="0.3",
-                              markersize=6, label="FLOPs lower bound"))
-    if estimated.any():
-        handles.append(Line2D([], [], marker=ESTIMATED_MARKER, linestyle="", color="0.3", markersize=5,
-                              label="estimated counts"))
+    handles = draw_hierarchical(ax, analysis, panel, top=top, fs=fs, level_labels=level_labels, title=title)
     if handles:  # a row under the axes, where it hides no point or ceiling
         fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(left / width - 0.01, y_legend),
                    ncol=len(handles), fontsize=fs - 0.5, frameon=False,
                    handletextpad=0.2, columnspacing=1.0, borderaxespad=0.0, handlelength=1.2)
-
-    # -- key and notes under the axes ------------------------------------------------------
-    y0 = y_legend - legend_h / fig_h
-    col_w = (width - left - right) / key_cols
-    share = labelled["time_share"].to_numpy(dtype=float)
-    for k, name in enumerate(names):
-        row, col = divmod(k, key_cols)
-        pct = f"{100 * share[k]:.1f}%" if np.isfinite(share[k]) else "-"
-        fig.text((left + col * col_w) / width, y0 - row * line_h / fig_h,
-                 f"{k + 1}  {name}  ({pct})", fontsize=fs - 0.5, va="top", ha="left", gid=f"{GID_LABEL}-key")
-    y_notes = y0 - key_rows * line_h / fig_h - 0.25 * line_h / fig_h
-    fig.text(left / width, y_notes, "\n".join(notes), fontsize=fs - 1.5, va="top", ha="left", color="0.35",
-             linespacing=1.3, gid="notes")
+    draw_key(fig, key, y_legend - legend_h / fig_h, width, fig_h)
     return fig
 
 

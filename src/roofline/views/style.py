@@ -1,29 +1,80 @@
-"""What the charts share: level colours and names, which ceilings to draw and their labels,
-where each ceiling comes from, and the points to draw (and those that cannot be drawn)."""
+"""What the charts share: level colours, markers and names, axis texts and units of each work, which
+ceilings to draw and their labels, and where each ceiling comes from. The rows a chart draws (and
+those it cannot, with why) are in :mod:`roofline.views.chart_rows`, re-exported here."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.analysis.roofline import PRECISION_KEYS, TENSOR_DEFAULT
-from roofline.errors import InputError
-from roofline.machine.model import SOURCES, Machine
+from roofline.analysis.roofline import TENSOR_DEFAULT
+from roofline.analysis.work import FLOPS, TENSOR, Work
+from roofline.machine.model import FLOP_KEYS, SOURCES, Machine
 from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
+from roofline.views.chart_rows import (
+    NOT_SHOWN_NAMED,
+    TIME_AND_FLOP_METRICS,
+    ChartRows,
+    UndrawnKernel,
+    not_shown_note,
+    require_drawable,
+    select_rows,
+    undrawn_kernels,
+)
 
-#: Marker colours per memory level, as in the Hierarchical Roofline paper (L1 blue, L2 red, HBM green).
-LEVEL_COLORS = {"l1": "#1f4fb4", "l2": "#c8102e", "l3": "#e08a00", "dram": "#1a8f3a"}
-FALLBACK_COLOR = "#6a3d9a"
-LEVEL_LABELS = {"l1": "L1", "l2": "L2", "l3": "L3", "dram": "DRAM"}
+__all__ = ["NOT_SHOWN_NAMED", "TIME_AND_FLOP_METRICS", "ChartRows", "UndrawnKernel", "not_shown_note",
+           "require_drawable", "select_rows", "undrawn_kernels"]
+
+#: Marker colours per memory level, as in the Hierarchical Roofline paper (L1 blue, L2 red, HBM green);
+#: shared memory (not in the paper) purple, L3 orange.
+LEVEL_COLORS = {"l1": "#1f4fb4", "shared": "#8e3bb5", "l2": "#c8102e", "l3": "#e08a00", "dram": "#1a8f3a"}
+FALLBACK_COLOR = "#555555"
+LEVEL_LABELS = {"l1": "L1", "shared": "Shared", "l2": "L2", "l3": "L3", "dram": "DRAM"}
+#: Marker shapes per level (matplotlib): circles, but shared memory, whose square tells it from L1
+#: (same SRAM, often the same intensity) without colour.
+LEVEL_MARKERS = {"shared": "s"}
+DEFAULT_MARKER = "o"
 
 
 def level_color(level: str) -> str:
     return LEVEL_COLORS.get(level, FALLBACK_COLOR)
+
+
+def level_marker(level: str) -> str:
+    """The matplotlib marker of a level's kernels ('o', or 's' for shared memory)."""
+    return LEVEL_MARKERS.get(level, DEFAULT_MARKER)
+
+
+#: How charts write a work's traffic unit: the paper's "GTXN/s" (Ding & Williams, PMBS 2019) as
+#: 'Gtxn/s', short enough for a ceiling label at 3.5 in.
+TRAFFIC_UNIT_WORDS = {"B": "B", "transaction": "txn"}
+
+
+@dataclass(frozen=True)
+class AxisTexts:
+    """Axis titles and the units of a work's chart: ``rate_unit`` for y ticks and compute labels,
+    ``traffic_rate_unit`` for memory-ceiling labels ('B/s' or 'txn/s')."""
+
+    x_label: str
+    y_label: str
+    rate_unit: str
+    traffic_rate_unit: str
+    intensity_unit: str
+
+
+def axis_texts(work: Work = FLOPS) -> AxisTexts:
+    """The axis titles and units of a chart of ``work`` (FLOPS, OPS or INSTRUCTIONS)."""
+    traffic = TRAFFIC_UNIT_WORDS.get(work.traffic_unit, work.traffic_unit)
+    if work.kind == "instructions":
+        return AxisTexts("Instruction intensity (warp instructions per transaction)",
+                         "Performance (warp instructions/s)", "inst/s", f"{traffic}/s", "inst/transaction")
+    if work.kind == "ops":
+        return AxisTexts("Operational intensity (OP/byte)", "Performance (OP/s)", "OP/s", f"{traffic}/s", "OP/B")
+    return AxisTexts("Arithmetic intensity (FLOP/byte)", "Performance (FLOP/s)", "FLOP/s", f"{traffic}/s", "FLOP/B")
 
 
 def level_label(level: str, labels: Mapping[str, str] | None = None) -> str:
@@ -49,16 +100,18 @@ def compute_unit(key: str) -> str:
     return model_compute_unit(key)
 
 
-def memory_ceiling_label(level: str, bandwidth: float, labels: Mapping[str, str] | None = None) -> str:
-    """e.g. 'HBM 829 GB/s'."""
-    return f"{level_label(level, labels)} {format_si(bandwidth, 'B/s')}"
+def memory_ceiling_label(level: str, bandwidth: float, labels: Mapping[str, str] | None = None,
+                         unit: str = "B/s") -> str:
+    """e.g. 'HBM 829 GB/s'; with ``unit='txn/s'`` (a transaction rate): 'L1 800 Gtxn/s'."""
+    return f"{level_label(level, labels)} {format_si(bandwidth, unit)}"
 
 
 def compute_ceiling_label(key: str | Sequence[str], peak: float) -> str:
-    """e.g. 'FP64 7.07 TFLOP/s'; several keys of one value: 'FP32, Tensor FP64 10.6 TFLOP/s'."""
+    """e.g. 'FP64 7.07 TFLOP/s'; several keys of one value: 'FP32, Tensor FP64 10.6 TFLOP/s'; FLOP and
+    other operation ceilings of one value: 'FP32, INT32 25 TOP/s' (a FLOP is an operation)."""
     keys = [key] if isinstance(key, str) else list(key)
     units = {compute_unit(k) for k in keys}
-    unit = units.pop() if len(units) == 1 else "FLOP/s"
+    unit = units.pop() if len(units) == 1 else ("OP/s" if units <= {"FLOP/s", "OP/s"} else "FLOP/s")
     return f"{', '.join(compute_label(k) for k in keys)} {format_si(peak, unit)}"
 
 
@@ -68,40 +121,67 @@ EQUAL_PEAK_RTOL = 5e-3
 CEILING_MODES = ("used", "all")
 
 
-def used_compute_keys(frame: pd.DataFrame) -> list[str]:
-    """Machine compute keys of the precisions the rows do FLOPs in (a FLOP column > 0).
+def used_compute_keys(frame: pd.DataFrame, work: Work = FLOPS) -> list[str]:
+    """Machine compute keys of the work the rows do (a part column of ``work`` > 0): the precisions
+    of their FLOPs; under OPS also int32, conversion, tensor_int8; under INSTRUCTIONS warp_inst.
 
     Tensor FLOPs name their ceiling from ``tensor_precision`` (``tensor_fp16`` when not
     known, as the analysis does). Unknown (NaN) counts use nothing.
     """
     keys: list[str] = []
-    for col, key in PRECISION_KEYS.items():
-        if col in frame and (frame[col].to_numpy(dtype=float) > 0).any():
-            keys.append(key)
-    if "tensor_flops" in frame:
-        used = frame["tensor_flops"].to_numpy(dtype=float) > 0
-        if used.any():
+    for col, key in work.parts:
+        if col not in frame:
+            continue
+        used = frame[col].to_numpy(dtype=float) > 0
+        if not used.any():
+            continue
+        if key == TENSOR:
             prec = frame["tensor_precision"].astype("string").str.lower()[used]
             keys += sorted({TENSOR_DEFAULT if pd.isna(p) else f"tensor_{p}" for p in prec})
-    return keys
+        else:
+            keys.append(key)
+    return list(dict.fromkeys(keys))
 
 
-def chart_compute_ceilings(machine: Machine | None, frame: pd.DataFrame, ceilings: str = "used") -> dict[str, float]:
-    """The compute ceilings a chart draws, highest first.
+def work_has_key(work: Work, key: str) -> bool:
+    """True when a chart of ``work`` may draw the compute ceiling ``key``: :meth:`Work.uses_key`, and
+    every FLOP ceiling on the FLOP and operation charts (BF16 has no FLOP column of its own, so no
+    work part names it, but it is a FLOP/s ceiling all the same)."""
+    return work.uses_key(key) or (work.kind in ("flops", "ops") and key in FLOP_KEYS)
 
-    ``"used"``: the precisions the kernels in ``frame`` use plus the machine's highest
-    FLOP/s ceiling (what the chart would be measured against); ``"all"``: every one.
+
+def chart_compute_ceilings(machine: Machine | None, frame: pd.DataFrame, ceilings: str = "used",
+                           work: Work = FLOPS) -> dict[str, float]:
+    """The compute ceilings a chart of ``work`` draws, highest first: only those the work is held
+    to (:meth:`Work.uses_key`: no INT32 or warp-instruction line on a FLOP chart).
+
+    ``"used"``: the ceilings of the work the kernels in ``frame`` do, plus the machine's highest
+    (FLOP/s under FLOPS) ceiling of the work (what the chart would be measured against);
+    ``"all"``: every one of the work's.
     """
     if ceilings not in CEILING_MODES:
         raise ValueError(f"ceilings must be one of {', '.join(CEILING_MODES)}, not {ceilings!r}")
     if machine is None or not machine.compute:
         return {}
-    comp = dict(machine.compute)
+    comp = {k: v for k, v in machine.compute.items() if work_has_key(work, k)}
+    if not comp:
+        return {}
     if ceilings == "used":
-        flop = {k: v for k, v in comp.items() if compute_unit(k) == "FLOP/s"} or comp
-        keep = {k for k in used_compute_keys(frame) if k in comp} | {max(flop, key=lambda k: flop[k])}
+        top = {k: v for k, v in comp.items() if work.kind != "flops" or compute_unit(k) == "FLOP/s"} or comp
+        keep = {k for k in used_compute_keys(frame, work) if k in comp} | {max(top, key=lambda k: top[k])}
         comp = {k: v for k, v in comp.items() if k in keep}
     return dict(sorted(comp.items(), key=lambda kv: -kv[1]))
+
+
+def memory_ceilings(machine: Machine | None, levels: Sequence[str], work: Work = FLOPS) -> dict[str, float]:
+    """Level -> the level's ceiling in the work's traffic per second (B/s, or transactions/s:
+    :meth:`Work.level_ceiling`), for the ``levels`` the machine has one for."""
+    out: dict[str, float] = {}
+    for lv in levels:
+        value = work.level_ceiling(machine, lv)
+        if value is not None:
+            out[lv] = value
+    return out
 
 
 def merge_equal_ceilings(compute: Mapping[str, float]) -> list[tuple[tuple[str, ...], float]]:
@@ -151,91 +231,6 @@ def ceilings_caption(machine: Machine, keys: Iterable[str], level_labels: Mappin
     if len(by_source) == 1:
         return f"ceilings: {machine.name}{clk}, all {SOURCE_WORDS.get(next(iter(by_source)), '')}"
     return f"ceilings: {machine.name}{clk}; " + "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class ChartRows:
-    """The rows a chart draws, and the rows it cannot (no FLOPs, or unknown FLOPs/time)."""
-
-    shown: pd.DataFrame
-    zero_flop: pd.DataFrame
-    unknown: pd.DataFrame
-    total_time_s: float
-
-
-def select_rows(analysis: Analysis, phase: str | None = None) -> ChartRows:
-    """Split the analysis rows (optionally one phase) into drawable and not drawable, by time."""
-    frame = analysis.ranked
-    if phase is not None:
-        if analysis.by == "name":
-            raise ValueError("phase= needs an analysis by 'phase' or 'launch' (by 'name' sums over phases)")
-        frame = frame[frame["phase"].astype("string").fillna("") == phase].reset_index(drop=True)
-    flops = frame["flops"].to_numpy(dtype=float)
-    rate = frame["flop_rate"].to_numpy(dtype=float)
-    zero = flops == 0
-    drawable = np.isfinite(rate) & (rate > 0)
-    return ChartRows(
-        shown=frame[drawable].reset_index(drop=True),
-        zero_flop=frame[zero].reset_index(drop=True),
-        unknown=frame[~drawable & ~zero].reset_index(drop=True),
-        total_time_s=float(np.nansum(frame["time_s"].to_numpy(dtype=float))),
-    )
-
-
-#: How many of the kernels not drawn the note names (longest first).
-NOT_SHOWN_NAMED = 3
-
-
-def _share(t: float, total: float) -> str:
-    return f"{100 * t / total:.1f}%" if total > 0 and np.isfinite(t) else "time unknown"
-
-
-def not_shown_note(rows: ChartRows, names: Sequence[str] | None = None) -> str:
-    """e.g. '1 kernel without FLOPs (0.4% of time) not shown: cleanup 0.4%'; empty when all are shown.
-
-    The longest few of each kind are named with their share of the time. ``names``
-    (optional): display names for ``zero_flop`` then ``unknown`` rows, in order.
-    """
-    from roofline.views.names import short_names
-
-    parts = []
-    offset = 0
-    for frame, what in ((rows.zero_flop, "without FLOPs"), (rows.unknown, "with unknown FLOPs or time")):
-        if len(frame):
-            times = frame["time_s"].to_numpy(dtype=float)
-            t = float(np.nansum(times))
-            share = f"{_share(t, rows.total_time_s)} of time" if rows.total_time_s > 0 else "time unknown"
-            noun = "kernel" if len(frame) == 1 else "kernels"
-            labels = (list(names[offset:offset + len(frame)]) if names is not None
-                      else short_names(list(frame["kernel_name"].astype(str))))
-            order = sorted(range(len(frame)), key=lambda i: -np.nan_to_num(times[i], nan=-1.0))
-            named = ", ".join(f"{labels[i]} {_share(times[i], rows.total_time_s)}" if np.isfinite(times[i])
-                              else f"{labels[i]} (time unknown)" for i in order[:NOT_SHOWN_NAMED])
-            more = f", {len(frame) - NOT_SHOWN_NAMED} more" if len(frame) > NOT_SHOWN_NAMED else ""
-            parts.append(f"{len(frame)} {noun} {what} ({share}) not shown: {named}{more}")
-        offset += len(frame)
-    return "; ".join(parts)
-
-
-#: The ncu metrics that give a kernel its time and FLOPs (FP32; add the d/h variants for FP64/FP16).
-TIME_AND_FLOP_METRICS = ("gpu__time_duration.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-                         "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-                         "sm__sass_thread_inst_executed_op_fmul_pred_on.sum")
-
-
-def require_drawable(rows: ChartRows) -> None:
-    """Raise InputError when no row can be drawn (no kernel has counted FLOPs and a time)."""
-    if len(rows.shown):
-        return
-    n = len(rows.zero_flop) + len(rows.unknown)
-    what = ((f"none of the {n} kernels has" if n > 1 else "the kernel has no") + " counted FLOPs and a time"
-            if n else "the analysis has no kernels")
-    raise InputError(
-        f"nothing to draw on a roofline chart: {what}",
-        hint="profile with the FLOP and time metrics, e.g. ncu --metrics " + ",".join(TIME_AND_FLOP_METRICS)
-        + " (and the dadd/dmul/dfma, hadd/hmul/hfma variants for FP64 and FP16, "
-        "sm__inst_executed_pipe_tensor.sum for tensor cores), or ncu --set full",
-    )
 
 
 def chart_levels(analysis: Analysis, levels: Sequence[str] | None) -> list[str]:
