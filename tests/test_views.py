@@ -416,3 +416,21 @@ def test_json_instructions_and_ops_by_hand():
     assert copy["bound"] is None and copy["flop_rate"] is None
     assert copy["ops"]["int"] is None and copy["ops"]["total"] == 0.0 and copy["ops"]["partial"] is True
     assert copy["bytes"] == {"l1": 1e6, "shared": None, "l2": 1e6, "dram": 1e6}
+
+
+def test_notebook_display_names_the_work_and_its_units():
+    from report_data import H100_LIKE, instruction_table
+
+    out = analyze(instruction_table(), H100_LIKE, work="instructions")._repr_html_()
+    assert "<b>Instruction roofline</b>" in out
+    assert "work: warp instructions (warp inst/s against inst/transaction)" in out
+    assert "<th>warp inst/s</th><th>II L1</th><th>II Shared</th><th>II L2</th><th>II DRAM</th>" in out
+    # gather: 3e6 inst / 4 ms = 750 M/s; 3e6 / 4e5 shared wavefronts = 7.5
+    assert "<td>750 Minst/s</td><td>0.938</td><td>7.5</td>" in out
+    assert "<li>legacy_copy 6.7%: no instruction counts (collect smsp__inst_executed.sum)</li>" in out
+    ops = analyze(instruction_table(), H100_LIKE, work="ops")._repr_html_()
+    assert "work: OPs (OP/s against OP/B)" in ops and "<th>OP/s</th><th>AI L1</th>" in ops
+    assert "legacy_copy*" in ops and "* OPs are a lower bound" in ops  # its integer counts were not collected
+    flops = analyze(instruction_table(), H100_LIKE)._repr_html_()
+    assert "<b>FLOP roofline</b>" in flops and "work: FLOPs (FLOP/s against FLOP/B)" in flops
+    assert "Not on the FLOP roofline: 3 kernels" in flops  # gather, broadcast, legacy_copy: 0 FLOPs

@@ -1,6 +1,8 @@
 """Notebook display: a compact HTML summary of an Analysis (Jupyter calls ``_repr_html_``).
 
-Every kernel name and note is escaped: C++ templates are full of ``<``, ``>`` and ``&``.
+The headers carry the analysis' work and its units (FLOP/s and FLOP/B, OP/s and OP/B, or warp
+instructions/s and instructions per transaction). Every kernel name and note is escaped: C++
+templates are full of ``<``, ``>`` and ``&``.
 """
 
 from __future__ import annotations
@@ -8,9 +10,15 @@ from __future__ import annotations
 import html
 import math
 
+import pandas as pd
+
 from roofline.analysis.result import Analysis
 from roofline.units import counted, format_number, format_si
-from roofline.views.names import short_names
+from roofline.views.names import short_names, work_labels
+from roofline.views.style import level_label
+
+#: Kernels the chart cannot place that the display names (the rest are counted).
+UNDRAWN_NAMED = 5
 
 
 def _cell(value: float, unit: str = "", digits: int = 3) -> str:
@@ -24,41 +32,71 @@ def _pct(value: float) -> str:
 
 
 def _intensity(value: float) -> str:
+    """A plain decimal; '∞' for work over no traffic at the level; '-' when unknown."""
+    if value is not None and isinstance(value, float) and math.isinf(value) and value > 0:
+        return "∞"
     return format_number(value)
 
 
+def _text(value: object) -> str:
+    """Escaped text, or '-' when missing (None, NaN or <NA>)."""
+    return "-" if value is None or bool(pd.isna(value)) else html.escape(str(value))
+
+
+def _undrawn(analysis: Analysis, roofline: str) -> str:
+    """'<p>Not on the FLOP roofline: cleanup 0.4% (0 FLOPs: ...)</p>', or '' when every kernel is placed."""
+    from roofline.views.chart_rows import undrawn_kernels
+
+    undrawn = undrawn_kernels(analysis)
+    if not undrawn:
+        return ""
+    names = short_names([u.kernel for u in undrawn[:UNDRAWN_NAMED]])
+    items = "".join(f"<li>{html.escape(n)} {_pct(u.time_share)}: {html.escape(u.reason)}</li>"
+                    for n, u in zip(names, undrawn))
+    more = len(undrawn) - UNDRAWN_NAMED
+    return (f"<p>Not on the {html.escape(roofline)}: {counted(len(undrawn), 'kernel')}</p><ul>{items}"
+            + (f"<li>and {counted(more, 'more kernel')}</li>" if more > 0 else "") + "</ul>")
+
+
 def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
-    """The summary line, the notes and the top kernels as one HTML fragment."""
+    """The summary line (with the work and its units), the notes and the top kernels as one HTML fragment."""
     totals = analysis.totals
     machine = analysis.machine
+    labels = work_labels(analysis.work_spec)
     where = (f"{html.escape(machine.name)} ({html.escape(machine.source)})" if machine is not None
              else "no machine (no ceilings)")
     rows = analysis.ranked.head(top)
     names = short_names(list(rows["kernel_name"].astype(str)))
-    head = ["kernel", "launches", "time", "share", "FLOP/s",
-            *[f"AI {level.upper()}" for level in analysis.levels], "bound", "region", "% of roofline"]
+    head = ["kernel", "launches", "time", "share", labels.rate,
+            *[f"{labels.intensity} {level_label(level)}" for level in analysis.levels], "bound", "region",
+            "% of roofline"]
     body = []
     for (_, r), name in zip(rows.iterrows(), names):
-        partial = "*" if bool(r.get("flops_partial", False)) else ""
+        partial = "*" if labels.partial and r.get(labels.partial) is True else ""
         cells = [
             f'<td title="{html.escape(str(r["kernel_name"]), quote=True)}">{html.escape(name)}{partial}</td>',
             f"<td>{int(r['launches']) if r['launches'] == r['launches'] else '-'}</td>",
             f"<td>{_cell(r['time_s'], 's')}</td>",
             f"<td>{_pct(r['time_share'])}</td>",
-            f"<td>{_cell(r['flop_rate'], 'FLOP/s')}</td>",
+            f"<td>{_cell(r['flop_rate'], labels.rate_unit)}</td>",
             *[f"<td>{_intensity(r.get(f'ai_{level}', math.nan))}</td>" for level in analysis.levels],
-            f"<td>{html.escape(str(r['bound'])) if r['bound'] is not None and r['bound'] == r['bound'] else '-'}</td>",
-            f"<td>{html.escape(str(r['region']))}</td>",
+            f"<td>{_text(r['bound'])}</td>",
+            f"<td>{_text(r['region'])}</td>",
             f"<td>{_pct(r['pct_of_roofline'])}</td>",
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in analysis.notes)
+    work = (f"{html.escape(labels.counted)} ({html.escape(labels.rate)} against "
+            f"{html.escape(labels.intensity_unit)})")
+    lower = (f"* {html.escape(labels.counted)} are a lower bound (a counter was not collected). "
+             if labels.partial else "")
     return (
-        f"<div><p><b>Roofline</b>: {counted(len(analysis), 'kernel')}, {_cell(totals['time_s'], 's')} in "
-        f"{counted(totals['launches'], 'launch', 'launches')}; ceilings: {where}</p>"
+        f"<div><p><b>{html.escape(labels.roofline[:1].upper() + labels.roofline[1:])}</b>: {counted(len(analysis), 'kernel')}, "
+        f"{_cell(totals['time_s'], 's')} in {counted(totals['launches'], 'launch', 'launches')}; "
+        f"work: {work}; ceilings: {where}</p>"
         "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead>"
         "<tbody>" + "".join(body) + "</tbody></table>"
+        + _undrawn(analysis, labels.roofline)
         + (f"<ul>{notes}</ul>" if notes else "")
-        + "<p><small>* FLOPs are a lower bound (a FLOP counter was not collected). "
-        "roofline.plot(analysis) draws the chart.</small></p></div>"
+        + f"<p><small>{lower}roofline.plot(analysis) draws the chart.</small></p></div>"
     )
