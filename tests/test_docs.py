@@ -15,3 +15,51 @@ def test_kernel_table_doc_lists_every_declared_column():
     assert "| `run` | string | - |" in text
     assert [line.split("`")[1] for line in text.split("## Analysis columns")[0].splitlines()
             if line.startswith("| `")] == [c.name for c in COLUMNS]
+
+
+def test_json_doc_example_is_what_the_code_writes():
+    """The example in docs/json-schema.md parses and its numbers are the JSON written for
+    tests/report_data.instruction_table under work="instructions" (fields shown: '...' elides)."""
+    import json
+    import re
+    import sys
+
+    import pytest
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from report_data import H100_LIKE, instruction_table
+    from roofline.analysis import analyze
+    from roofline.views.json_out import analysis_to_dict
+
+    text = (DOCS / "json-schema.md").read_text()
+    example = json.loads(re.search(r"## Example\n.*?```json\n(.*?)```", text, re.S).group(1))
+    written = json.loads(json.dumps(analysis_to_dict(analyze(instruction_table(), H100_LIKE, work="instructions"))))
+
+    def same(doc, real, where):
+        if isinstance(doc, dict):
+            for key, value in doc.items():
+                if key != "...":
+                    assert key in real, where + "." + key
+                    same(value, real[key], where + "." + key)
+        elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
+            for i, item in enumerate(doc):
+                same(item, real[i], f"{where}[{i}]")
+        elif isinstance(doc, float):
+            assert real == pytest.approx(doc, rel=1e-3), where  # the doc rounds a few figures
+        else:
+            assert doc == real, where
+
+    same({k: v for k, v in example.items() if k not in ("machine", "notes")}, written, "$")
+    assert example["notes"][0] in written["notes"]
+    assert example["machine"]["memory"] == written["machine"]["memory"]
+
+
+def test_kernel_table_doc_lists_every_analysis_column():
+    """The analysis-column tables are generated from roofline.analysis.columns like the kernel table."""
+    from roofline.analysis.columns import COLUMNS as ANALYSIS, INSTRUCTION_COLUMNS, PER_LEVEL
+
+    text = (DOCS / "kernel-table.md").read_text().split("## Analysis columns", 1)[1]
+    names = [line.split("`")[1] for line in text.splitlines() if line.startswith("| `")]
+    assert names == [c.name for c in (*PER_LEVEL, *ANALYSIS, *INSTRUCTION_COLUMNS)]
+    for c in (*PER_LEVEL, *ANALYSIS, *INSTRUCTION_COLUMNS):
+        assert f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" in text

@@ -327,6 +327,7 @@ def test_json_schema_values_and_strictness(deepcam):
     zero = next(k for k in back["kernels"] if k["flops"]["total"] == 0)
     assert zero["compute_ceiling"] is None and zero["ai"]["l1"] == 0.0
     assert back["totals"]["zero_flop_kernels"] == 1
+    assert [(u["name"], u["category"]) for u in back["undrawn"]] == [(zero["name"], "zero")]
     assert math.isclose(back["totals"]["time_s"], sum(k["time_s"] for k in back["kernels"]))
 
 
@@ -416,6 +417,11 @@ def test_json_instructions_and_ops_by_hand():
     assert copy["bound"] is None and copy["flop_rate"] is None
     assert copy["ops"]["int"] is None and copy["ops"]["total"] == 0.0 and copy["ops"]["partial"] is True
     assert copy["bytes"] == {"l1": 1e6, "shared": None, "l2": 1e6, "dram": 1e6}
+    # the one kernel off the instruction roofline: 0.5 ms of 7.5 ms
+    assert back["undrawn"] == [{"name": "legacy_copy", "phase": None, "time_s": 5e-4,
+                                "time_share": pytest.approx(0.5 / 7.5), "category": "uncounted",
+                                "reason": "no instruction counts (collect smsp__inst_executed.sum)"}]
+    assert back["totals"]["work"] == "instructions" and back["totals"]["work_total"] == 9e6  # 3e6 + 4e6 + 2e6
 
 
 def test_notebook_display_names_the_work_and_its_units():

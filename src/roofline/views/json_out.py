@@ -17,6 +17,7 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
+from roofline.views.chart_rows import undrawn_kernels
 
 SCHEMA = "roofline.analysis/1"
 #: Levels always present (as keys, null when unknown) in "bytes" and "ai".
@@ -84,8 +85,15 @@ def work_units(analysis: Analysis) -> dict[str, str]:
             "intensity": spec.intensity_unit, "traffic_rate": spec.traffic_rate_unit}
 
 
+def undrawn(analysis: Analysis) -> list[dict[str, Any]]:
+    """The kernels the analysis' roofline chart cannot place, longest first: ``name``, ``phase``,
+    ``time_s``, ``time_share``, ``reason`` and ``category`` (:func:`roofline.views.chart_rows.undrawn_kernels`)."""
+    return [{"name": u.kernel, "phase": u.phase, "time_s": _clean(u.time_s), "time_share": _clean(u.time_share),
+             "reason": u.reason, "category": u.category} for u in undrawn_kernels(analysis)]
+
+
 def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
-    """``{"schema", "machine", "by", "work", "units", "levels", "notes", "totals", "kernels": [...]}``
+    """``{"schema", "machine", "by", "work", "units", "levels", "notes", "totals", "undrawn", "kernels": [...]}``
     (see docs/json-schema.md)."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
@@ -131,5 +139,6 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         "levels": list(analysis.levels),
         "notes": list(analysis.notes),
         "totals": _clean(analysis.totals),
+        "undrawn": undrawn(analysis),
         "kernels": kernels,
     }
