@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from roofline.guidance import metrics as m
+from roofline.guidance.memory_patterns import WARP_INST_PEAK
 from roofline.guidance.rules import LIMITER_PRIORITY, LIMITERS, RULES, Finding, Limiter, Rule, RowValues
 from roofline.kernels import KernelTable
 
@@ -138,6 +139,37 @@ def _hint(names: Sequence[str]) -> str:
     return hint
 
 
+#: Row values that come from the analysed machine, not from a profile, and how to get them.
+MACHINE_VALUES: dict[str, str] = {
+    WARP_INST_PEAK: "a warp-instruction ceiling (warp_inst) in the machine: `roofline machine` on the GPU, or a "
+                    "GPU spec (--machine NAME)",
+}
+
+
+def missing_metrics(missing: Sequence[str]) -> list[str]:
+    """The ncu metrics that would supply ``missing`` names: raw metrics as they are, kernel-table and
+    analysis columns through :data:`roofline.guidance.metrics.COLUMN_METRICS`."""
+    out: list[str] = []
+    for name in missing:
+        for metric in ((name,) if "__" in name else m.COLUMN_METRICS.get(name, ())):
+            if metric not in out:
+                out.append(metric)
+    return out
+
+
+def missing_message(missing: Sequence[str]) -> str:
+    """'Not evaluated: ...' naming the ncu metrics, machine ceilings or analysis columns that would enable a rule."""
+    parts = []
+    raw = missing_metrics(missing)
+    if raw:
+        parts.append(f"collect {_hint(raw)}")
+    parts += [MACHINE_VALUES[n] for n in missing if n in MACHINE_VALUES]
+    other = [n for n in missing if "__" not in n and n not in m.COLUMN_METRICS and n not in MACHINE_VALUES]
+    if other:
+        parts.append("needs " + ", ".join(other) + " in the analysis")
+    return "Not evaluated: " + "; ".join(parts) + "."
+
+
 def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rule] = RULES) -> list[Finding]:
     """Run ``rules`` on one row of values (analysis columns and metrics by name)."""
     row = RowValues(values, tuple(levels))
@@ -145,9 +177,7 @@ def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rul
     for rule in rules:
         missing = _missing_for(rule, values)
         if missing is not None:
-            raw = [n for n in missing if "__" in n]
-            what = f"collect {_hint(raw)}" if raw else "needs " + ", ".join(missing) + " in the analysis"
-            out.append(rule.finding("missing", f"Not evaluated: {what}.", missing=missing))
+            out.append(rule.finding("missing", missing_message(missing), missing=missing))
             continue
         out.append(rule.check(row, rule))
     return out
@@ -195,6 +225,16 @@ def as_table(analysis: Any, metrics: KernelTable | pd.DataFrame | None) -> tuple
     raise TypeError(f"metrics must be a KernelTable, a DataFrame or None, not {type(metrics).__name__}")
 
 
+def _warp_inst_peak(machine: Any) -> float:
+    """The machine's warp-instruction ceiling (warp instructions/s); NaN without one."""
+    compute = getattr(machine, "compute", None) or {}
+    try:
+        peak = float(compute.get("warp_inst", math.nan))
+    except (TypeError, ValueError):
+        return math.nan
+    return peak if peak > 0 else math.nan
+
+
 def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
              rules: Sequence[Rule] = RULES) -> Diagnoses:
     """Diagnose every row of ``analysis`` (a ``roofline.analysis.Analysis``).
@@ -209,11 +249,12 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
     levels = list(getattr(analysis, "levels", []) or [])
     table, problem = as_table(analysis, table)
     per_row = m.metrics_per_row(frame, by, table)
+    machine_values = {WARP_INST_PEAK: _warp_inst_peak(getattr(analysis, "machine", None))}
     kernels = []
     runs: dict[str, int] = {r.id: 0 for r in rules}
     missing_names: dict[str, tuple[str, ...]] = {}
     for idx in frame.index:
-        values = frame.loc[idx].to_dict()
+        values = frame.loc[idx].to_dict() | machine_values
         if idx in per_row.index and per_row.shape[1]:
             values.update({k: v for k, v in per_row.loc[idx].to_dict().items()})
         findings = run_rules(values, levels, rules)
@@ -228,9 +269,13 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
             findings=tuple(findings), limiter=pick_limiter(findings),
             bound=str(values.get("bound")) if _has(values.get("bound")) else None))
     warnings = [problem] if problem else []
+    not_run: dict[str, list[Rule]] = {}  # the same metrics would enable several rules: one warning for them
     for r in rules:
         if runs[r.id] == 0 and len(frame):
-            names = [n for n in missing_names.get(r.id, ()) if "__" in n]
+            names = missing_metrics(missing_names.get(r.id, ()))
             if names:
-                warnings.append(f"rule {r.id!r} ({r.title}) did not run: collect {_hint(names)}")
+                not_run.setdefault(_hint(names), []).append(r)
+    for hint, group in not_run.items():
+        which = ", ".join(f"{r.id!r} ({r.title})" for r in group)
+        warnings.append(f"rule{'s' if len(group) > 1 else ''} {which} did not run: collect {hint}")
     return Diagnoses(kernels=tuple(kernels), metrics=per_row, warnings=tuple(warnings))

@@ -108,7 +108,34 @@ def _fmt_value(key: str, value: Any) -> str:
     return format_number(value, digits=4)
 
 
-def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
+def _pattern_rows(row: pd.Series) -> list[tuple[str, str]]:
+    """The instruction roofline's reading of the kernel (rows of the head panel), where known: warp GIPS
+    and where its global and shared loads and stores sit against the memory-pattern walls."""
+    def value(key: str) -> float:
+        try:
+            v = float(row[key]) if key in row.index else math.nan
+        except (TypeError, ValueError):
+            return math.nan
+        return v
+
+    def label(key: str) -> str:
+        v = row[key] if key in row.index else None
+        return f" ({v})" if isinstance(v, str) else ""
+
+    rows = []
+    rate = value("inst_rate")
+    if math.isfinite(rate):
+        rows.append(("warp GIPS", format_number(rate / 1e9, digits=4)))
+    g, s = value("global_ii"), value("shared_ii")
+    if g > 0:
+        rows.append(("global LD/ST", f"{format_number(1 / g, digits=3)} sectors per instruction{label('global_pattern')}"))
+    if s > 0:
+        rows.append(("shared LD/ST", f"{format_number(1 / s, digits=3)} wavefronts per instruction"
+                                     f"{label('shared_pattern')}"))
+    return rows
+
+
+def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any, rate_unit: str = "FLOP/s") -> Any:
     from rich.console import Group
     from rich.panel import Panel
     from rich.table import Table
@@ -125,11 +152,13 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any) -> Any:
     if machine is not None:
         head.add_row("machine", Text(str(getattr(machine, "name", machine))))
     for key, label in (("launches", "launches"), ("time_s", "time"), ("time_share", "share of total time"),
-                       ("flop_rate", "FLOP/s"), ("savable_time_s", "savable time")):
+                       ("flop_rate", rate_unit), ("savable_time_s", "savable time")):
         if key in row.index:
             v = row[key]
-            text = (format_si(v, "FLOP/s") if key == "flop_rate" else _fmt_value(key, v)) if pd.notna(v) else "-"
+            text = (format_si(v, rate_unit) if key == "flop_rate" else _fmt_value(key, v)) if pd.notna(v) else "-"
             head.add_row(label, text)
+    for label, text in _pattern_rows(row):
+        head.add_row(label, Text(text))
     head.add_row("limited by", Text(diag.limiter_label))
     head.add_row("what helps", Text(diag.sentence))
 
@@ -156,12 +185,14 @@ def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str
     groups = find_kernels(analysis.frame, kernel)
     diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
     machine = getattr(analysis, "machine", None)
+    spec = getattr(analysis, "work_spec", None)
+    rate_unit = str(getattr(spec, "rate_unit", "FLOP/s"))
     shown = groups if limit is None else groups[:limit]
     parts: list[Any] = []
     if len(groups) > 1:
         rest = f"; the {len(shown)} longest shown" if len(shown) < len(groups) else ""
         parts.append(Text(f"{len(groups)} kernels match {kernel!r}{rest}"))
-    parts += [_renderable(analysis.frame.loc[i], diag.for_index(i), machine) for rows in shown for i in rows]
+    parts += [_renderable(analysis.frame.loc[i], diag.for_index(i), machine, rate_unit) for rows in shown for i in rows]
     return Group(*parts)
 
 

@@ -45,6 +45,21 @@ ACCESS_SIZE_INSTRUCTIONS = {
 L2_THEORETICAL_SECTORS_GLOBAL = "memory_l2_theoretical_sectors_global"
 L2_THEORETICAL_SECTORS_GLOBAL_IDEAL = "memory_l2_theoretical_sectors_global_ideal"
 L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE = "derived__memory_l2_theoretical_sectors_global_excessive"
+#: Shared-memory wavefronts and the ideal count for the same accesses without bank conflicts (ncu rule
+#: UncoalescedSharedAccess).
+L1_WAVEFRONTS_SHARED = "memory_l1_wavefronts_shared"
+L1_WAVEFRONTS_SHARED_IDEAL = "memory_l1_wavefronts_shared_ideal"
+# -- Shared-memory bank conflicts (ncu section MemoryWorkloadAnalysis_Tables, rule SharedMemoryConflicts) --
+#: Extra wavefronts that bank conflicts cost shared loads and stores.
+SHARED_LD_BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+SHARED_ST_BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+# -- Instruction issue (ncu section ComputeWorkloadAnalysis) ---------------------------
+#: Warp instructions executed per SM, in percent of the peak of 1 per scheduler per cycle (4 per SM).
+INST_EXECUTED_PCT = "sm__inst_executed.avg.pct_of_peak_sustained_elapsed"
+#: Useful bytes per 32-byte sector of global loads, in bytes (0..32): the ``.ratio`` form of
+#: :data:`GLOBAL_LD_BYTES_PER_SECTOR_PCT` that ``--set full`` reports hold. Read where present,
+#: not collected (``roofline profile`` collects the ``.pct`` form).
+GLOBAL_LD_BYTES_PER_SECTOR = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
 
 #: Bytes per sector: the unit of every L1TEX/L2 transfer.
 SECTOR_BYTES = 32.0
@@ -56,7 +71,24 @@ ALL_METRICS: tuple[str, ...] = (
     GLOBAL_LD_BYTES_PER_SECTOR_PCT, GLOBAL_ST_BYTES_PER_SECTOR_PCT, L1_HIT_RATE, L2_HIT_RATE,
     *ACCESS_SIZE_INSTRUCTIONS.values(),
     L2_THEORETICAL_SECTORS_GLOBAL, L2_THEORETICAL_SECTORS_GLOBAL_IDEAL, L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,
+    L1_WAVEFRONTS_SHARED, L1_WAVEFRONTS_SHARED_IDEAL, SHARED_LD_BANK_CONFLICTS, SHARED_ST_BANK_CONFLICTS,
+    INST_EXECUTED_PCT,
 )
+#: Metrics a rule reads where a profile has them but that ``roofline profile`` does not collect (other
+#: spellings of collected ones).
+ALSO_READ: tuple[str, ...] = (GLOBAL_LD_BYTES_PER_SECTOR,)
+
+#: The ncu metrics that supply each kernel-table or analysis column a rule needs (named when the
+#: column is unknown; the formulas are in :mod:`roofline.counting`).
+COLUMN_METRICS: dict[str, tuple[str, ...]] = {
+    "global_inst": ("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
+    "l1_transactions": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+    "shared_inst": ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum"),
+    "shared_transactions": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+                            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+    "warp_inst": ("smsp__inst_executed.sum",),
+    "inst_rate": ("smsp__inst_executed.sum",),
+}
 
 
 def is_count(metric: str) -> bool:
@@ -65,7 +97,8 @@ def is_count(metric: str) -> bool:
     Everything else (percentages, ``.ratio``, ``.avg``, ``per_second``, launch attributes)
     is an intensive quantity and is combined as a time-weighted mean.
     """
-    if metric.startswith(("memory_l2_theoretical_sectors", "derived__memory_l2_theoretical_sectors")):
+    if metric.startswith(("memory_l2_theoretical_sectors", "derived__memory_l2_theoretical_sectors",
+                          "memory_l1_wavefronts_shared", "derived__memory_l1_wavefronts_shared")):
         return True
     return metric.endswith(".sum")
 
@@ -93,7 +126,7 @@ def _group_index(launches: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, p
 
 
 def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
-                      names: Iterable[str] = ALL_METRICS) -> pd.DataFrame:
+                      names: Iterable[str] = (*ALL_METRICS, *ALSO_READ)) -> pd.DataFrame:
     """Combine per-launch metrics into one row per group of launches.
 
     ``launches`` is the per-launch kernel table (``kernel_name``, ``phase``, ``launch_id``,
@@ -189,4 +222,8 @@ SECTION_OF: dict[str, str] = {
     L2_THEORETICAL_SECTORS_GLOBAL: "SourceCounters",
     L2_THEORETICAL_SECTORS_GLOBAL_IDEAL: "SourceCounters",
     L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE: "SourceCounters",
+    L1_WAVEFRONTS_SHARED: "SourceCounters",
+    L1_WAVEFRONTS_SHARED_IDEAL: "SourceCounters",
+    SHARED_LD_BANK_CONFLICTS: "MemoryWorkloadAnalysis_Tables",
+    SHARED_ST_BANK_CONFLICTS: "MemoryWorkloadAnalysis_Tables",
 }

@@ -7,6 +7,9 @@ the row's metrics) and returns a :class:`Finding`. A rule whose metrics are miss
 never runs: :func:`roofline.guidance.diagnose.diagnose` records which metrics would
 enable it instead.
 
+The rules that read the instruction roofline (memory-pattern walls, bank conflicts, issue)
+are in :mod:`roofline.guidance.memory_patterns` and listed here after the others.
+
 To add a rule: write a check function below, add a :class:`Rule` to :data:`RULES`,
 and, if it names a new limiter, add the limiter to :data:`LIMITERS` (with the plain
 sentence of what usually helps) and to :data:`LIMITER_PRIORITY`.
@@ -17,117 +20,14 @@ Percentages from ncu are in percent (0..100); fractions from the analysis are 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from roofline.guidance import metrics as m
+from roofline.guidance.memory_patterns import PATTERN_RULES
+from roofline.guidance.rule_types import (
+    BPG_BANDWIDTH, BPG_COALESCING, HEURISTIC, NCU_MEMORY_TABLES, NCU_SOL, NCU_UNCOALESCED, PAPER, Check, Finding,
+    Limiter, RowValues, Rule, Threshold,
+)
 from roofline.units import format_number, format_si, format_time
-
-# -- sources ----------------------------------------------------------------------------
-NCU_SOL = "Nsight Compute Kernel Profiling Guide, Speed Of Light section; ncu rule SOLBottleneck"
-NCU_MEMORY_TABLES = ("Nsight Compute Kernel Profiling Guide, Memory Workload Analysis tables; "
-                     "ncu rule MemoryCacheAccessPattern")
-NCU_UNCOALESCED = "Nsight Compute Source Counters section; ncu rule UncoalescedGlobalAccess"
-BPG_COALESCING = "CUDA C++ Best Practices Guide, Coalesced Access to Global Memory"
-BPG_BANDWIDTH = "CUDA C++ Best Practices Guide, Effective Bandwidth Calculation"
-PAPER = "Yang, Wang, Farrell, Kurth, Williams: Hierarchical Roofline Analysis (arXiv 2009.05257)"
-HEURISTIC = "roofline's own heuristic (threshold chosen by us, not by NVIDIA)"
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """A named threshold: its value, unit and what crossing it means."""
-
-    value: float
-    unit: str
-    meaning: str
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What one rule says about one kernel.
-
-    ``status`` is ``"fired"`` (the rule found something), ``"ok"`` (it ran and found
-    nothing to fix) or ``"missing"`` (it could not run; ``missing`` names the metrics
-    that would enable it). ``limiter`` is a key of :data:`LIMITERS` or None; ``brief``
-    is the evidence in a few words, for tables.
-    """
-
-    rule: str
-    title: str
-    status: str
-    message: str
-    severity: str = "info"
-    limiter: str | None = None
-    values: Mapping[str, float] = field(default_factory=dict)
-    missing: tuple[str, ...] = ()
-    source: str = ""
-    brief: str = ""
-
-
-@dataclass(frozen=True)
-class RowValues:
-    """One row as a rule sees it: analysis columns and ncu metrics by name, plus the levels."""
-
-    values: Mapping[str, Any]
-    levels: tuple[str, ...]
-
-    def get(self, name: str) -> float:
-        """The value as a float; NaN when absent or not a number."""
-        v = self.values.get(name)
-        try:
-            return float(v) if v is not None else math.nan
-        except (TypeError, ValueError):
-            return math.nan
-
-    def text(self, name: str) -> str | None:
-        v = self.values.get(name)
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None
-        try:
-            import pandas as pd
-
-            if pd.isna(v):
-                return None
-        except (TypeError, ValueError):
-            pass
-        return str(v)
-
-
-Check = Callable[[RowValues, "Rule"], Finding]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A guidance rule: id, title, source, the metrics it needs, thresholds and its check.
-
-    ``needs`` lists alternative sets of names: the rule runs when every name of at least
-    one set has a value (the first set is the preferred one, named when all are missing).
-    """
-
-    id: str
-    title: str
-    source: str
-    needs: tuple[tuple[str, ...], ...]
-    thresholds: Mapping[str, Threshold]
-    check: Check
-
-    def t(self, name: str) -> float:
-        return self.thresholds[name].value
-
-    def finding(self, status: str, message: str, **kw: Any) -> Finding:
-        return Finding(rule=self.id, title=self.title, status=status, message=message, source=self.source, **kw)
-
-
-@dataclass(frozen=True)
-class Limiter:
-    """What limits a kernel, in words, and what usually helps."""
-
-    label: str
-    limits: str
-    helps: str
-
 
 #: Limiters the rules name, with the plain sentence of what usually helps.
 LIMITERS: dict[str, Limiter] = {
@@ -137,6 +37,14 @@ LIMITERS: dict[str, Limiter] = {
                             "fuse small kernels or capture them in a CUDA Graph"),
     "uncoalesced": Limiter("uncoalesced access", "uncoalesced global memory accesses move more sectors than the data needs",
                            "fix coalescing: make neighbouring threads touch neighbouring addresses (change the data layout or stage through shared memory)"),
+    "bank-conflicts": Limiter("shared-memory bank conflicts", "shared-memory bank conflicts, which replay a warp's "
+                              "shared accesses as several wavefronts",
+                              "pad shared arrays, swizzle the index, or change which thread reads which word, so a "
+                              "warp's 32 threads hit 32 different banks"),
+    "broadcast": Limiter("broadcast loads", "global loads where a warp's threads read one address (the stride-0 wall), "
+                         "so each instruction moves a sector or less",
+                         "hoist loop-invariant loads into registers, keep values every thread reads in constant "
+                         "memory, or load them once per block into shared memory (tiling)"),
     "latency": Limiter("latency", "neither compute nor memory is busy: warps wait on latency",
                        "put more work in flight: more independent instructions per thread, higher occupancy, fewer dependent loads"),
     "memory": Limiter("memory bandwidth", "memory bandwidth",
@@ -145,6 +53,10 @@ LIMITERS: dict[str, Limiter] = {
                     "move FP64 to FP32 (or mixed precision) where the science allows"),
     "tensor-cores": Limiter("no tensor cores", "FP16/FP32 arithmetic on the CUDA cores, far below the tensor-core peak",
                             "use tensor cores (cuBLAS/cuDNN with TF32/FP16/BF16, or WMMA/MMA in your own kernels)"),
+    "issue": Limiter("instruction issue", "instruction issue: the schedulers issue near their peak of one warp "
+                     "instruction per clock",
+                     "issue fewer instructions: vector loads and stores, less index arithmetic, fused or wider "
+                     "operations (FMA, half2, tensor cores)"),
     "compute": Limiter("compute throughput", "compute throughput near the peak of the units it uses",
                        "do less arithmetic (better algorithm, avoid recomputation) or use faster units (tensor cores, lower precision)"),
     "poor-use": Limiter("low utilization", "neither compute nor memory bandwidth is used well (below half of both ceilings)",
@@ -153,7 +65,8 @@ LIMITERS: dict[str, Limiter] = {
 
 #: When several rules name a limiter, the first in this order is the one reported.
 LIMITER_PRIORITY: tuple[str, ...] = (
-    "small-grid", "short-kernel", "uncoalesced", "latency", "fp64", "tensor-cores", "memory", "compute", "poor-use",
+    "small-grid", "short-kernel", "uncoalesced", "bank-conflicts", "broadcast", "latency", "fp64", "tensor-cores",
+    "memory", "issue", "compute", "poor-use",
 )
 
 
@@ -441,6 +354,7 @@ RULES: tuple[Rule, ...] = (
          needs=(("time_s", "launches"),),
          thresholds={"short_launch_s": _th(10e-6, "s", f"mean time per launch below this fires ({HEURISTIC})")},
          check=check_short_kernel),
+    *PATTERN_RULES,
 )
 
 
