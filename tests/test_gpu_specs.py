@@ -20,10 +20,11 @@ from roofline.machine.gpu_specs import (
     SPECS,
     arch_for,
     get_spec,
+    has_rate,
     list_specs,
     spec_for_device_name,
 )
-from roofline.machine.model import COMPUTE_KEYS, Machine
+from roofline.machine.model import COMPUTE_KEYS, Machine, compute_unit
 from roofline.machine.theoretical import dram_bandwidth, spec_from_device, theoretical_from_spec
 
 T = 1e12
@@ -212,7 +213,7 @@ def test_l2_ceiling_of_h100_sxm_at_its_boost_clock():
     assert m.memory["l2"] == pytest.approx(10_137.6e9, rel=1e-12)
     assert m.metadata["clock_hz"]["l2"] == 1980e6
     assert "5120 B/clk" in m.metadata["derived"]["l2"] and "l2" not in m.metadata["absent"]
-    assert list(m.memory) == ["l1", "l2", "dram"]  # a three-level roofline
+    assert list(m.memory) == ["l1", "shared", "l2", "dram"]  # a three-level roofline, and shared memory beside L1
 
 
 @pytest.mark.parametrize(
@@ -303,3 +304,78 @@ def test_gh200_is_hopper_with_its_own_memory():
 def test_device_names_of_new_products(device_name, key):
     spec = spec_for_device_name(device_name)
     assert (spec.key if spec else None) == key
+
+
+# --- shared memory, integer / conversion / SFU operations and warp instructions, by hand ------------
+
+
+def test_v100_warp_instruction_peak_is_the_instruction_roofline_papers():
+    # Ding and Williams (PMBS 2019): V100 80 SMs x 4 schedulers x 1 warp inst/clk x 1.53 GHz = 489.6 warp GIPS.
+    m = theoretical("v100-sxm2")
+    assert m.compute["warp_inst"] == pytest.approx(489.6e9, rel=1e-12)
+    assert "Ding and Williams" in m.metadata["derived"]["warp_inst"]
+
+
+def test_h100_sxm_shared_integer_conversion_sfu_and_warp_instruction_ceilings():
+    m = theoretical("h100-sxm")
+    # 32 banks x 4 B = 128 B/clk/SM x 132 SMs x 1980 MHz = 33,454.08 GB/s
+    assert m.memory["shared"] == pytest.approx(33_454.08e9, rel=1e-12)
+    # Programming Guide, compute capability 9.0: integer add / multiply-add 64 per clock per SM:
+    # 64 x 132 x 1980 MHz = 16.72704 TOP/s; conversions and the SFU 16: 4.18176 TOP/s.
+    assert m.compute["int32"] == pytest.approx(16.72704e12, rel=1e-12)
+    assert m.compute["conversion"] == m.compute["sfu"] == pytest.approx(4.18176e12, rel=1e-12)
+    # 4 schedulers x 132 x 1980 MHz = 1045.44 warp GIPS
+    assert m.compute["warp_inst"] == pytest.approx(1045.44e9, rel=1e-12)
+    for key in ("shared", "int32", "conversion", "sfu", "warp_inst"):
+        assert m.metadata["clock_hz"][key] == 1980e6
+        assert key not in m.metadata["absent"]
+    assert "Programming Guide" in m.metadata["derived"]["int32"] and "9.0" in m.metadata["derived"]["int32"]
+    assert "32 banks" in m.metadata["derived"]["shared"]
+
+
+def test_ops_and_shared_scale_with_the_clock_asked_for():
+    m = theoretical("a100-80gb-sxm", sm_clock_hz=1e9)
+    assert m.memory["shared"] == 128 * 108 * 1e9
+    assert m.compute["int32"] == 64 * 108 * 1e9 and m.compute["sfu"] == 16 * 108 * 1e9
+    assert m.compute["warp_inst"] == 4 * 108 * 1e9
+    assert m.scaled_to_clock(2e9).memory["shared"] == 2 * 128 * 108 * 1e9  # shared memory is SM-clocked
+
+
+@pytest.mark.parametrize("spec", ["b200", "rtx-5090"])
+def test_blackwell_has_no_sourced_integer_rates_but_has_warp_and_shared_ceilings(spec):
+    m = theoretical(spec)
+    for key in ("int32", "conversion", "sfu"):
+        assert key not in m.compute
+        assert "stop at compute capability 9.0" in m.metadata["absent"][key]
+    sms, clock = get_spec(spec).sms, get_spec(spec).boost_clock_hz
+    assert m.compute["warp_inst"] == 4 * sms * clock and m.memory["shared"] == 128 * sms * clock
+
+
+def test_b200_schedulers_come_from_its_own_nsight_compute_export():
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+    lines = path.read_text(errors="replace").splitlines()
+    rows = list(csv.reader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')):]))
+    attrs = dict(zip(rows[0], rows[2]))
+    per_sm = int(attrs["device__attribute_num_schedulers_per_multiprocessor"])
+    ipc = int(attrs["device__attribute_max_ipc_per_scheduler"])
+    assert (per_sm, ipc) == (4, 1)
+    assert ARCHS["gb100"].schedulers_per_sm == per_sm * ipc
+    assert "b200_sdpa_flash" in ARCHS["gb100"].scheduler_source
+
+
+def test_every_row_has_operation_rates_or_says_why_not():
+    for arch in ARCHS.values():
+        assert bool(arch.op_rates) != bool(arch.op_absent), arch.key
+        assert set(arch.op_rates) <= {"int32", "conversion", "sfu"}
+        assert all(compute_unit(k) == "OP/s" for k in arch.op_rates)
+        assert arch.schedulers_per_sm == 4 and arch.scheduler_source
+        assert arch.shared_bytes_per_clk_per_sm == 128
+        if arch.op_rates:
+            assert arch.op_source.startswith("CUDA C++ Programming Guide")
+            # 7.x to 9.0: integer add and multiply-add 64, conversions and the SFU 16 per clock per SM.
+            assert dict(arch.op_rates) == {"int32": 64, "conversion": 16, "sfu": 16}
+    assert has_rate(ARCHS["gh100"], "int32") and has_rate(ARCHS["gh100"], "warp_inst")
+    assert not has_rate(ARCHS["gb100"], "int32") and has_rate(ARCHS["gb100"], "tensor_fp16")

@@ -7,7 +7,12 @@ Rates are per streaming multiprocessor (SM) per SM clock cycle:
 - non-tensor FLOP/clk/SM: an FMA lane counts 2 FLOPs; paired half (HFMA2) lanes count 2 x 2;
 - DENSE tensor-core FLOP/clk/SM (OP/clk/SM for INT8), never the 2:4-sparse figures;
 - L1 bytes/clk/SM: load bandwidth of the L1 / shared-memory array;
-- L2 bytes/clk: read bandwidth of the whole L2 per SM clock, where a source gives one.
+- L2 bytes/clk: read bandwidth of the whole L2 per SM clock, where a source gives one;
+- shared-memory bytes/clk/SM: 32 banks x 4 B (:data:`SHARED_NOTE`);
+- operations per clock per SM (``op_rates``, OP/clk/SM): 32-bit integer, conversion and
+  special-function thread instructions, from the CUDA C++ Programming Guide's throughput table
+  (:data:`GUIDE_THROUGHPUT`);
+- warp instructions per clock per SM: schedulers per SM x 1 (:data:`SCHEDULER_NOTE`).
 
 Each figure was checked so that SMs x rate x boost clock gives the dense number in the
 vendor document named in the row's ``source`` (tests/test_gpu_specs.py recomputes them).
@@ -22,6 +27,8 @@ Left out on purpose (no per-clock figure found):
 - L2 bandwidth for Turing, GA10x, Ada and Blackwell (``l2_source`` of the row says why); the
   L2 ceiling there is measured, never derived.
 - L1 bytes/clk for Turing, GA10x, Ada and GB20x (their whitepapers give no per-clock figure).
+- INT32, conversion and SFU rates for Blackwell (compute capability 10.0 and 12.0): the columns of
+  the Programming Guide's throughput table we checked stop at 9.0 (``op_absent`` of the row says so).
 - BF16 non-tensor rates for Turing (no BF16), GA10x and Ada (not in the whitepapers' tables);
   FP16 / BF16 non-tensor and FP64 rates for Blackwell (not in the datasheets we used).
 - Products whose figures do not follow from SMs x rate x clock with a sourced SM count and
@@ -62,6 +69,11 @@ class GpuArch:
     ``compute_capabilities``: (major, minor) pairs of the chips in the family.
     ``l2_bytes_per_clk``: L2 read bandwidth of the whole chip, B per SM clock, or None where not
     sourced; ``l2_source``: where the figure comes from and which clock it assumes, or why it is None.
+    ``op_rates``: thread operations per clock per SM keyed ``int32``, ``conversion``, ``sfu``
+    (OP/clk/SM; empty where not sourced, ``op_absent`` then says why); ``op_source``: where they come from.
+    ``schedulers_per_sm``: warp schedulers per SM, each issuing at most one warp instruction per clock
+    (the instruction roofline's peak), or None; ``scheduler_source``: where that comes from.
+    ``shared_bytes_per_clk_per_sm``: shared-memory bandwidth, B/clk/SM, or None where not sourced.
     """
 
     key: str
@@ -73,9 +85,16 @@ class GpuArch:
     source: str
     l2_bytes_per_clk: float | None = None
     l2_source: str = ""
+    op_rates: Mapping[str, float] = field(default_factory=dict)
+    op_source: str = ""
+    op_absent: str = ""
+    schedulers_per_sm: int | None = None
+    scheduler_source: str = ""
+    shared_bytes_per_clk_per_sm: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rates", MappingProxyType(dict(self.rates)))
+        object.__setattr__(self, "op_rates", MappingProxyType(dict(self.op_rates)))
 
 
 @dataclass(frozen=True)
@@ -144,6 +163,44 @@ _L1_NOTE = (
     "Architecture via Microbenchmarking', 2018)"
 )
 
+#: Rows of the CUDA C++ Programming Guide's "Throughput of Native Arithmetic Instructions" table
+#: (section "Arithmetic Instructions"; results per clock cycle per multiprocessor), the same in the
+#: columns for compute capability 7.x, 8.0, 8.6, 8.9 and 9.0: "32-bit integer add, extended-precision
+#: add, subtract" 64, "32-bit integer multiply, multiply-add" 64 (as are shift, compare, min/max and
+#: bitwise AND/OR/XOR): ``int32``; "All other type conversions" (and from 8/16-bit to 32-bit integers)
+#: 16: ``conversion``; "32-bit floating-point reciprocal, reciprocal square root, base-2 logarithm,
+#: base-2 exponential, sine, cosine" 16, the special-function (MUFU, XU pipe) row: ``sfu``.
+#: Caveat for ``int32``: the guide rates each instruction class alone. IMAD runs on the FMA pipe and
+#: IADD3 / LOP3 on the ALU pipe (Nsight Compute's pipe descriptions), so a mix of the two can issue
+#: up to 128 integer thread instructions per clock per SM (the 4 x 32 issue limit): a measured mix may
+#: reach twice this figure.
+GUIDE_THROUGHPUT: Mapping[str, float] = MappingProxyType({"int32": 64, "conversion": 16, "sfu": 16})
+_GUIDE = (
+    "CUDA C++ Programming Guide, 'Arithmetic Instructions', throughput table (results per clock per SM) "
+    "for compute capability {}: 32-bit integer add and multiply-add 64, 'all other type conversions' 16, "
+    "32-bit floating-point reciprocal / rsqrt / log2 / exp2 / sin / cos (the SFU) 16"
+)
+_GUIDE_ABSENT = (
+    "no sourced INT32 / conversion / SFU rate for {}: the columns of the CUDA C++ Programming Guide's "
+    "throughput table we checked stop at compute capability 9.0; measure INT32 (roofline machine)"
+)
+#: Why the shared-memory ceiling is 128 B per clock per SM.
+SHARED_NOTE = (
+    "shared memory: 32 banks, successive 32-bit words in successive banks, each bank 32 bits per clock "
+    "(CUDA C++ Programming Guide, shared memory of compute capability 5.x, kept by the later ones), so "
+    "128 B/clk/SM, one 128-byte wavefront per clock (Nsight Compute Kernel Profiling Guide: wavefronts)"
+)
+#: Why the warp-instruction ceiling is 4 per clock per SM.
+SCHEDULER_NOTE = (
+    "4 SM partitions (processing blocks), each with one warp scheduler and dispatch unit issuing one warp "
+    "instruction (32 threads) per clock ({}); Ding and Williams, 'An Instruction Roofline Model for GPUs' "
+    "(PMBS 2019): V100 peak 80 SMs x 4 x 1.53 GHz = 489.6 warp GIPS"
+)
+_NCU_SCHEDULERS = (
+    "Nsight Compute device attributes of a real {} (tests/data/ncu/{}): "
+    "device__attribute_num_schedulers_per_multiprocessor 4, device__attribute_max_ipc_per_scheduler 1"
+)
+
 ARCHS: Mapping[str, GpuArch] = MappingProxyType({
     a.key: a
     for a in (
@@ -152,6 +209,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             # 64 FP32 + 32 FP64 lanes/SM, FP16 via HFMA2 at 2x FP32; 8 tensor cores x 64 FMA/clk.
             rates={"fp64": 64, "fp32": 128, "fp16": 256, "tensor_fp16": 1024},
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=128 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("7.x"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_VOLTA_WP}: four processing blocks, each with one warp scheduler and one dispatch unit"),
             source=f"{_VOLTA_WP}; {_L1_NOTE}",
             l2_bytes_per_clk=2048,
             l2_source=f"{_A100_WP}: L2 read bandwidth 2048 B/clk for V100, {_L2_WP_CLK}",
@@ -161,6 +221,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             # 64 FP32 lanes, 2 FP64 units/SM (1/32 rate), FP16 at 2x FP32; 8 tensor cores.
             rates={"fp64": 4, "fp32": 128, "fp16": 256, "tensor_fp16": 1024, "tensor_int8": 2048},
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=96 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("7.x"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_TURING_WP}; " + _NCU_SCHEDULERS.format("Tesla T4 and GeForce GTX 1660 SUPER", "t4_setfull_rep, gtx1660s_gemm_rep")),
             source=f"{_TURING_WP}; NVIDIA T4 datasheet",
             l2_source=_L2_UNSOURCED.format("Turing") + "; Nsight Compute's model gives 32 B/clk per L2 "
             "slice, but slices differ by product (T4 32, GTX 1660 SUPER 12) and are counted at the L2's own "
@@ -176,6 +239,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_int8": 4096,
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=192 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("8.0"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_A100_WP}: warp scheduler (32 thread/clk) per partition"),
             source=f"{_A100_WP}; {_L1_NOTE}",
             l2_bytes_per_clk=5120,
             l2_source=f"{_A100_WP}: L2 read bandwidth 5120 B/clk (2.3x V100), {_L2_WP_CLK}",
@@ -189,6 +255,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_tf32": 512, "tensor_fp16": 1024, "tensor_bf16": 1024, "tensor_int8": 2048,
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("8.6"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_GA102_WP}: warp scheduler (32 thread/clk) per partition"),
             source=f"{_GA102_WP}; NVIDIA A10 datasheet",
             l2_source=_L2_UNSOURCED.format("GA10x"),
         ),
@@ -202,6 +271,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_fp8": 2048, "tensor_int8": 2048,
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("8.9"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_ADA_WP}: warp scheduler (32 thread/clk) per partition"),
             source=f"{_ADA_WP}, Appendix A; NVIDIA L4 and L40S datasheets",
             l2_source=_L2_UNSOURCED.format("Ada"),
         ),
@@ -215,6 +287,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_fp8": 8192, "tensor_int8": 8192,
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=256 * KiB,
+            op_rates=GUIDE_THROUGHPUT, op_source=_GUIDE.format("9.0"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_H100_WP}; " + _NCU_SCHEDULERS.format("H100 PCIe and GH200", "h100pcie_setfull_rep_silu_vector, gh200_setfull_rep_rms_norm_looping")),
             source=f"{_H100_WP}; {_L1_NOTE}",
             l2_bytes_per_clk=5120,
             l2_source=(
@@ -237,6 +312,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_fp8": 16384, "tensor_int8": 16384,
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=256 * KiB,
+            op_absent=_GUIDE_ABSENT.format("Blackwell GB100 (10.0)"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(_NCU_SCHEDULERS.format("B200", "b200_sdpa_flash")),
             source=(
                 "NVIDIA HGX B200 specifications (per GPU = 1/8 of HGX B200; dense = half the sparse "
                 f"figures); {_B200_NCU}; Chips and Cheese, 'Nvidia's B200: Keeping the CUDA Juggernaut "
@@ -255,6 +333,9 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
                 "tensor_fp8": 2048, "tensor_int8": 2048,
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
+            op_absent=_GUIDE_ABSENT.format("Blackwell GB20x (12.0)"),
+            schedulers_per_sm=4, shared_bytes_per_clk_per_sm=128,
+            scheduler_source=SCHEDULER_NOTE.format(f"{_RTX_BW_WP}: warp scheduler (32 thread/clk) per partition"),
             source=f"{_RTX_BW_WP}; NVIDIA RTX PRO 6000 Blackwell datasheet",
             l2_source=_L2_UNSOURCED.format("Blackwell GB20x"),
         ),
@@ -558,5 +639,8 @@ def spec_for_device_name(device_name: str) -> GpuSpec | None:
 
 
 def has_rate(arch: GpuArch, key: str) -> bool:
-    """Whether the architecture row has a sourced per-clock rate for ``key``."""
-    return key in arch.rates
+    """Whether the architecture row has a sourced per-clock rate for compute key ``key`` (FLOP, OP or
+    warp-instruction rates alike)."""
+    if key == "warp_inst":
+        return arch.schedulers_per_sm is not None
+    return key in arch.rates or key in arch.op_rates

@@ -8,6 +8,15 @@
   (Volta and GA100 from NVIDIA's A100 whitepaper; Hopper from a published table that carries the
   GA100 figure over, an estimate). ``metadata['derived']['l2']`` names the source and the clock;
   elsewhere the L2 is absent and ``metadata['absent']`` says why: measure it.
+- shared memory (B/s) = 32 banks x 4 B per clock per SM x SMs x SM clock
+  (:data:`~roofline.machine.gpu_specs.SHARED_NOTE`);
+- ``int32``, ``conversion``, ``sfu`` (OP/s) = SMs x thread operations per clock per SM (the CUDA C++
+  Programming Guide's throughput table, :data:`~roofline.machine.gpu_specs.GUIDE_THROUGHPUT`) x SM clock;
+- ``warp_inst`` (warp instructions/s) = SMs x 4 schedulers x 1 warp instruction per clock x SM clock
+  (:data:`~roofline.machine.gpu_specs.SCHEDULER_NOTE`; Ding and Williams, PMBS 2019).
+
+Each of the last three names its formula and source in ``metadata['derived']``; where the
+architecture row has no sourced figure the ceiling is absent and ``metadata['absent']`` says why.
 
 Every machine records in ``metadata['clock_hz']`` the clock each ceiling assumes.
 """
@@ -20,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from roofline.errors import MachineError
 from roofline.machine.gpu_specs import (
     LOW_PRECISION_TENSOR_KEYS,
+    SHARED_NOTE,
     GpuSpec,
     arch_for,
     get_spec,
@@ -61,6 +71,27 @@ def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) ->
     memory: dict[str, float] = {"dram": dram_bandwidth(spec.memory_bus_bits, spec.memory_data_rate)}
     absent: dict[str, str] = {}
     derived: dict[str, str] = {}
+    for key, per_clk in arch.op_rates.items():
+        compute[key] = spec.sms * per_clk * sm_clock
+        clocks[key] = sm_clock
+        derived[key] = f"{spec.sms} SMs x {per_clk:g} OP/clk/SM x SM clock; {arch.op_source}"
+    for key in ("int32", "conversion", "sfu"):
+        if key not in arch.op_rates:
+            absent[key] = arch.op_absent or f"no sourced {key} rate for {arch.name}"
+    if arch.schedulers_per_sm:
+        compute["warp_inst"] = spec.sms * arch.schedulers_per_sm * sm_clock
+        clocks["warp_inst"] = sm_clock
+        derived["warp_inst"] = (f"{spec.sms} SMs x {arch.schedulers_per_sm} warp instructions/clk/SM x SM clock; "
+                                f"{arch.scheduler_source}")
+    else:
+        absent["warp_inst"] = f"no sourced warp-scheduler count for {arch.name}"
+    if arch.shared_bytes_per_clk_per_sm:
+        memory["shared"] = arch.shared_bytes_per_clk_per_sm * spec.sms * sm_clock
+        clocks["shared"] = sm_clock
+        derived["shared"] = (f"{arch.shared_bytes_per_clk_per_sm:g} B/clk/SM x {spec.sms} SMs x SM clock; "
+                             f"{SHARED_NOTE}")
+    else:
+        absent["shared"] = f"no sourced shared-memory bytes/clock for {arch.name}: measure it"
     if arch.l1_bytes_per_clk_per_sm:
         memory["l1"] = arch.l1_bytes_per_clk_per_sm * spec.sms * sm_clock
         clocks["l1"] = sm_clock
