@@ -16,9 +16,14 @@ from roofline.machine.gpu_info import DeviceInfo
 from roofline.machine.gpu_kernels import (
     CHAINS,
     COMPUTE_SOURCES,
+    INT_SOURCE,
+    INT_UNROLL,
+    SHARED_SOURCES,
     UNROLL,
     BandwidthConfig,
     ComputeConfig,
+    IntConfig,
+    SharedConfig,
     bandwidth_blocks,
     compute_blocks,
     reps_for_target,
@@ -62,6 +67,41 @@ def test_flops_counted_exactly_per_precision():
     src = COMPUTE_SOURCES["fp32"]
     assert f"u < {UNROLL}" in src and f"k < {CHAINS}" in src and "int k = 1" in src
     assert "__hfma2" in COMPUTE_SOURCES["bf16"] and "__nv_bfloat162" in COMPUTE_SOURCES["bf16"]
+
+
+def test_shared_bytes_are_wavefronts_times_128_by_hand():
+    # 1056 blocks x 256 threads = 8448 warps; 100 trips x 16 four-byte loads = 1600 warp loads each,
+    # one 128-byte wavefront per conflict-free load: 8448 x 1600 x 128 B = 1,730,150,400 B,
+    # which is also every thread's 4 B: 270,336 threads x 1600 x 4 B.
+    ld32 = SharedConfig(4, blocks=1056, threads=256, iters=100)
+    assert ld32.kernel_name == "shared_ld32" and ld32.wavefronts_per_load == 1
+    assert ld32.warp_loads == 13_516_800 and ld32.wavefronts == 13_516_800
+    assert ld32.bytes_moved == 1_730_150_400 == 270_336 * 1600 * 4
+    # 16-byte loads: 8 per trip, 32 lanes x 16 B = 512 B = 4 wavefronts each:
+    # 8448 warps x 100 x 8 = 6,758,400 warp loads x 4 = 27,033,600 wavefronts x 128 B = 3,460,300,800 B.
+    ld128 = SharedConfig(16, blocks=1056, threads=256, iters=100)
+    assert ld128.kernel_name == "shared_ld128" and ld128.wavefronts_per_load == 4
+    assert ld128.warp_loads == 6_758_400 and ld128.wavefronts == 27_033_600
+    assert ld128.bytes_moved == 3_460_300_800 == 270_336 * 800 * 16
+    assert ld128.with_iters(1).bytes_moved * 100 == ld128.bytes_moved
+    # The counts match the sources: 16 and 8 loads per trip, one row of 128 / 512 B apart.
+    assert SHARED_SOURCES[4].count("ld.volatile.shared.u32") == 16 and "[%1+1920]" in SHARED_SOURCES[4]
+    assert SHARED_SOURCES[16].count("ld.volatile.shared.v4.u32") == 8 and "[%4+3584]" in SHARED_SOURCES[16]
+    for bad in ({"width": 8}, {"width": 4, "threads": 100}, {"width": 4, "iters": 0}):
+        with pytest.raises(ValueError):
+            SharedConfig(blocks=1, **bad)
+
+
+def test_int32_ops_counted_exactly_by_hand():
+    # 100 trips x 32 steps x 8 chains + 7 final multiply-adds = 25,607 integer instructions per thread;
+    # x 270,336 threads = 6,922,493,952.
+    c = IntConfig(blocks=1056, threads=256, iters=100)
+    assert INT_UNROLL == 32 and CHAINS == 8
+    assert c.ops_per_thread == 25_607 and c.ops == 6_922_493_952 and c.kernel_name == "int_mix"
+    assert c.with_iters(200).ops_per_thread == 2 * 25_600 + 7
+    assert f"u < {INT_UNROLL // 2}" in INT_SOURCE and "x[k] * x[k] + x[k]" in INT_SOURCE and "x[k] + c" in INT_SOURCE
+    with pytest.raises(ValueError):
+        IntConfig(blocks=0)
 
 
 def test_gemm_flops_and_kinds_by_compute_capability():
@@ -155,6 +195,10 @@ class FakeGpu:
              "fp16": 100e12, "bf16": 99e12}
     GEMM = {"tensor_fp64": 55e12, "tensor_tf32": 400e12, "tensor_fp16": 750e12, "tensor_bf16": 760e12,
             "tensor_int8": 1.3e15}
+    # Shared memory: 90 % (4-byte loads) and 97 % (16-byte) of 128 B/clk/SM x 132 SMs at 1.755 GHz; INT32: an
+    # IMAD / IADD3 mix at 1.8 x the Programming Guide's 64 integer instructions per clock per SM.
+    SHARED = {4: 0.90 * 128 * 132 * 1.755e9, 16: 0.97 * 128 * 132 * 1.755e9}
+    INT32 = 1.8 * 64 * 132 * 1.755e9
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(7)
@@ -189,6 +233,12 @@ class FakeGpu:
 
     def time_compute(self, cfg: ComputeConfig) -> float:
         return self._t(cfg.flops / self.FLOPS[cfg.precision])
+
+    def time_shared(self, cfg: SharedConfig) -> float:
+        return self._t(cfg.bytes_moved / self.SHARED[cfg.width])
+
+    def time_int(self, cfg: IntConfig) -> float:
+        return self._t(cfg.ops / self.INT32)
 
     def gemm_library(self) -> str:
         return "fake"
@@ -236,6 +286,15 @@ def test_orchestration_finds_the_cache_model_ceilings(plateau_finder):
     assert m.checks["fp32_vs_theoretical_at_observed_clock"] == pytest.approx(0.97, rel=0.03)
     assert m.checks["fp64_vs_theoretical_at_observed_clock"] == pytest.approx(0.96, rel=0.03)
     assert m.checks["dram_vs_datasheet"] == pytest.approx(3.0 / 3.35, rel=0.03)
+    # Shared memory: the faster width (16-byte loads) is the ceiling; both are kept.
+    assert mach.memory["shared"] == pytest.approx(FakeGpu.SHARED[16], rel=0.03)
+    assert mach.metadata["shared_by_width"]["4"] == pytest.approx(FakeGpu.SHARED[4], rel=0.03)
+    assert m.checks["shared_vs_theoretical_at_observed_clock"] == pytest.approx(0.97, rel=0.03)
+    assert m.clock_hz["shared"] == FakeGpu.CLOCK and m.clock_hz["int32"] == FakeGpu.CLOCK
+    assert mach.compute["int32"] == pytest.approx(FakeGpu.INT32, rel=0.03)
+    assert m.checks["int32_vs_theoretical_at_observed_clock"] == pytest.approx(1.8, rel=0.03)
+    assert any("int32: the IMAD / IADD3 mix ran at 1.8" in n and "FMA pipe" in n for n in m.notes)
+    assert "shared" in mach.spread and "int32" in mach.metadata["repeat_ratio"]
     # The sweeps are kept, and the theoretical machine comes along.
     read = m.sweeps["read"]
     assert list(read.columns[:3]) == ["size_bytes", "bandwidth", "spread"]
@@ -272,7 +331,7 @@ def test_orchestration_without_theoretical_rates_still_measures(plateau_finder):
 def test_orchestration_reports_what_it_could_not_measure(plateau_finder):
     class NoHalf(FakeGpu):
         def compute_unsupported(self, precision: str) -> str | None:
-            return "NVRTC could not compile it" if precision in ("fp16", "bf16") else None
+            return "NVRTC could not compile it" if precision in ("fp16", "bf16", "shared_ld128") else None
 
         def time_gemm(self, kind: str, n: int) -> float:
             if kind == "tensor_int8":
@@ -283,3 +342,7 @@ def test_orchestration_reports_what_it_could_not_measure(plateau_finder):
     assert "fp16" not in m.machine.compute and "tensor_int8" not in m.machine.compute
     assert any("fp16 not measured: NVRTC could not compile it" in n for n in m.notes)
     assert any("tensor_int8 not measured: RuntimeError: cuBLASLt refused" in n for n in m.notes)
+    # One shared width lost: the other one still gives the ceiling, and the note says which.
+    assert m.machine.memory["shared"] == pytest.approx(FakeGpu.SHARED[4], rel=0.03)
+    assert any("shared memory (16-byte loads) not measured: NVRTC" in n for n in m.notes)
+    assert m.machine.metadata["shared_by_width"].keys() == {"4"}

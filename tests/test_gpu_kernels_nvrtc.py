@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from roofline.machine.gpu_kernels import BANDWIDTH_SOURCE, CHAINS, COMPUTE_SOURCES, UNROLL
+from roofline.machine.gpu_kernels import (
+    BANDWIDTH_SOURCE,
+    CHAINS,
+    COMPUTE_SOURCES,
+    INT_SOURCE,
+    INT_UNROLL,
+    SHARED_SOURCES,
+    SHARED_UNROLL,
+    UNROLL,
+)
 
 
 def _nvrtc_dirs() -> list[Path]:
@@ -53,6 +62,11 @@ def nvrtc():
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
         return ptx.value.decode()
 
+    n = ctypes.c_int()
+    lib.nvrtcGetNumSupportedArchs(ctypes.byref(n))
+    archs = (ctypes.c_int * n.value)()
+    lib.nvrtcGetSupportedArchs(archs)
+    compile_ptx.supported = set(archs)  # type: ignore[attr-defined]  # e.g. {75, 80, ..., 120}: NVRTC 13 dropped 70
     return compile_ptx
 
 
@@ -79,3 +93,47 @@ def test_fma_kernels_hold_exactly_the_counted_fmas(nvrtc, precision, arch, instr
     # One loop trip holds UNROLL x CHAINS FMAs and the final sum CHAINS - 1: what ComputeConfig.fmas counts.
     assert len(re.findall(instruction, ptx)) == UNROLL * CHAINS + CHAINS - 1
     assert len(re.findall(r"\bfma\.", ptx)) == UNROLL * CHAINS + CHAINS - 1  # and no other FMA
+
+
+def _compile_for(nvrtc, source: str, sm: int) -> str:
+    if sm not in nvrtc.supported:
+        pytest.skip(f"this NVRTC cannot target sm_{sm} (it supports {sorted(nvrtc.supported)})")
+    return nvrtc(source, f"compute_{sm}")
+
+
+def _loop_body(ptx: str) -> str:
+    """The PTX of the kernel's one timed loop: from its no-unroll pragma to the branch back."""
+    start = ptx.index('.pragma "nounroll"')
+    return ptx[start: ptx.index("bra", start)]
+
+
+@pytest.mark.parametrize("sm", [70, 75, 80, 90])
+@pytest.mark.parametrize("width", sorted(SHARED_UNROLL))
+def test_shared_kernels_load_conflict_free_rows_exactly_as_counted(nvrtc, sm, width):
+    ptx = _compile_for(nvrtc, SHARED_SOURCES[width], sm)
+    name = {4: "shared_ld32", 16: "shared_ld128"}[width]
+    assert f".entry {name}(" in ptx
+    body = _loop_body(ptx)
+    op = "ld.volatile.shared.u32" if width == 4 else "ld.volatile.shared.v4.u32"
+    # SharedConfig counts SHARED_UNROLL[width] loads per trip, rows of 32 lanes x width apart; nothing else loads.
+    offsets = [int(o) for o in re.findall(re.escape(op) + r" [^\[]*\[%r\d+\+(\d+)\]", body)]
+    assert offsets == [u * 32 * width for u in range(SHARED_UNROLL[width])]
+    assert len(re.findall(r"\bld\.", body)) == SHARED_UNROLL[width]
+    assert not re.search(r"\bld\.(volatile\.)?shared", ptx[ptx.index("bra", ptx.index('.pragma "nounroll"')):])
+    # The array: two halves of SHARED_UNROLL rows x 32 lanes x width bytes (4 KiB and 8 KiB).
+    words = 2 * SHARED_UNROLL[width] * 32 * width // 4
+    assert re.search(rf"\.shared \.align 4 \.b8 \w+\[{4 * words}\]", ptx)
+
+
+@pytest.mark.parametrize("sm", [70, 75, 80, 90])
+def test_int32_kernel_holds_exactly_the_counted_imad_and_iadd(nvrtc, sm):
+    ptx = _compile_for(nvrtc, INT_SOURCE, sm)
+    body = _loop_body(ptx)
+    half = INT_UNROLL * CHAINS // 2
+    # One trip: INT_UNROLL / 2 x CHAINS multiply-adds (x * x + x) and as many adds (x + c), plus the loop counter's add.
+    assert len(re.findall(r"\bmad\.lo\.[su]32", body)) == half
+    assert len(re.findall(r"\badd\.[su]32", body)) == half + 1
+    assert not re.search(r"\b(mul|sub|shl|shr|and|or|xor)\.", body)  # no other integer work in the loop
+    # After the loop: the CHAINS - 1 multiply-adds that keep every chain live (IntConfig.ops_per_thread).
+    tail = ptx[ptx.index("bra", ptx.index('.pragma "nounroll"')):]
+    assert len(re.findall(r"\bmad\.lo\.[su]32", tail)) == CHAINS - 1

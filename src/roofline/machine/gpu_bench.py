@@ -15,6 +15,11 @@ What is measured, and how each ceiling is derived:
   ceiling is the faster of the read and rmw plateaus (median over the plateau).
 - FP64 / FP32 / FP16 / BF16: FMA-chain kernels, FLOPs counted exactly
   (:class:`~roofline.machine.gpu_kernels.ComputeConfig`).
+- shared memory: conflict-free 4-byte and 16-byte shared loads in a loop, bytes = wavefronts x
+  128 B (:class:`~roofline.machine.gpu_kernels.SharedConfig`); the ceiling is the faster width
+  (``metadata['shared_by_width']`` keeps both).
+- INT32: an IMAD / IADD3 mix in independent chains, integer instructions counted exactly
+  (:class:`~roofline.machine.gpu_kernels.IntConfig`).
 - tensor cores: n x n x n GEMMs per input type (:mod:`roofline.machine.gpu_gemm`).
 - a plain device-to-device copy, as a check of the DRAM ceiling (``checks['dram_vs_copy']``).
 
@@ -26,7 +31,8 @@ Time budget of the default mode on an H100 (estimate, not yet measured): NVRTC c
 PyTorch import and cuBLAS set-up ~3-5 s; clock warm-up 1 s; 40 read + 25 rmw sweep points x
 (<= 4 calibration + 7 timed launches of ~2 ms) ~2 s; 4 FMA kernels x 8 x 10 ms ~0.5 s; 6 GEMM
 kinds x 23 calls (2 warm-up + 7 samples of 3) of 8192^3 (18 ms for FP64, ~1.5 ms for BF16) ~1 s;
-buffer fill and copy < 1 s: about 15 s, well inside the 60 s target. ``quick`` halves the points
+2 shared-memory and 1 INT32 kernel x (<= 4 calibration + 7 timed launches of ~10 ms) ~0.3 s, their NVRTC
+compiles ~1 s; buffer fill and copy < 1 s: about 16 s, well inside the 60 s target. ``quick`` halves the points
 and repeats; ``thorough`` doubles the points per octave, repeats 15 times and sweeps to 8 GiB.
 """
 
@@ -48,8 +54,12 @@ from roofline.machine.gpu_gemm import gemm_flops, gemm_kinds_for
 from roofline.machine.gpu_kernels import (
     BW_THREADS,
     VEC_BYTES,
+    SHARED_KERNEL,
+    SHARED_UNROLL,
     BandwidthConfig,
     ComputeConfig,
+    IntConfig,
+    SharedConfig,
     bandwidth_blocks,
     compute_blocks,
     reps_for_target,
@@ -78,8 +88,10 @@ class Backend(Protocol):
     def device_info(self) -> Any: ...  # roofline.machine.gpu_info.DeviceInfo
     def clock_sampler(self) -> AbstractContextManager[ClockReader]: ...
     def time_bandwidth(self, cfg: BandwidthConfig) -> float: ...
-    def compute_unsupported(self, precision: str) -> str | None: ...
+    def compute_unsupported(self, precision: str) -> str | None: ...  # also 'int32', 'shared_ld32', 'shared_ld128'
     def time_compute(self, cfg: ComputeConfig) -> float: ...
+    def time_shared(self, cfg: SharedConfig) -> float: ...
+    def time_int(self, cfg: IntConfig) -> float: ...
     def gemm_library(self) -> str: ...
     def gemm_unsupported(self, kind: str) -> str | None: ...
     def time_gemm(self, kind: str, n: int) -> float: ...
@@ -235,7 +247,8 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
                              align=VEC_BYTES * BW_THREADS)
     rmw_sizes = [s for s in read_sizes if s >= settings.rmw_min_bytes]
     run = _Run(backend, settings, progress,
-               total=1 + len(read_sizes) + len(rmw_sizes) + len(PRECISIONS) + len(gemm_kinds) + 1)
+               total=1 + len(read_sizes) + len(rmw_sizes) + len(PRECISIONS) + len(SHARED_UNROLL) + 1
+               + len(gemm_kinds) + 1)
 
     spec = None
     try:
@@ -286,6 +299,9 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
             compute[prec], spread[prec] = run.phase(prec, work)
         run.step(f"{prec} FMA")
 
+    shared_by_width = _measure_shared(run, info.sms, memory, spread)
+    _measure_int32(run, info.sms, compute, spread)
+
     n = settings.gemm_n
     for kind in gemm_kinds:
         reason = backend.gemm_unsupported(kind)
@@ -313,10 +329,17 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
     if "dram" in memory and copy_bw > 0:
         checks["dram_vs_copy"] = memory["dram"] / copy_bw
     if spec is not None:
-        for key in ("fp64", "fp32"):
-            if key in compute and key in run.clock_hz and key in spec.rates():
-                at_clock = theoretical_from_spec(spec, sm_clock_hz=run.clock_hz[key]).compute[key]
-                checks[f"{key}_vs_theoretical_at_observed_clock"] = compute[key] / at_clock
+        for key, values in (("fp64", compute), ("fp32", compute), ("int32", compute), ("shared", memory)):
+            if key in values and key in run.clock_hz:
+                at = theoretical_from_spec(spec, sm_clock_hz=run.clock_hz[key])
+                ref = (at.memory if values is memory else at.compute).get(key)
+                if ref:
+                    checks[f"{key}_vs_theoretical_at_observed_clock"] = values[key] / ref
+        int_ratio = checks.get("int32_vs_theoretical_at_observed_clock")
+        if int_ratio is not None and int_ratio > 1.1:
+            run.notes.append(
+                f"int32: the IMAD / IADD3 mix ran at {int_ratio:.2f}x the CUDA C++ Programming Guide's integer rate, "
+                "which counts one instruction class alone: IMAD issues to the FMA pipe and IADD3 to the ALU, side by side")
         if "dram" in memory and "dram" in spec.datasheet:
             checks["dram_vs_datasheet"] = memory["dram"] / spec.datasheet["dram"]
     elapsed = time.perf_counter() - t0
@@ -327,6 +350,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
         metadata={
             "device": info.to_dict(), "mode": settings.mode, "ceiling_from": ceiling_from,
             "gemm_n": n, "gemm_library": backend.gemm_library() if gemm_kinds else None,
+            "shared_by_width": shared_by_width,
             "copy_bandwidth": copy_bw, "clock_hz": dict(run.clock_hz), "elapsed_s": elapsed,
             "repeat_ratio": {k: v for k, v in run.ratios.items() if k in memory or k in compute},
             "method": "roofline.machine.gpu_bench: NVRTC kernels (CuPy), cuBLAS GEMMs, NVML clocks",
@@ -336,6 +360,54 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
         machine=machine, sweeps=sweeps, theoretical=theory, checks=checks, cache_sizes=cache_sizes,
         clock_hz=dict(run.clock_hz), notes=tuple(run.notes), elapsed_s=elapsed,
     )
+
+
+def _measure_shared(run: _Run, sms: int, memory: dict[str, float], spread: dict[str, float]) -> dict[str, float]:
+    """Shared-memory bandwidth (B/s) per load width ('4', '16'); the faster goes to ``memory['shared']``,
+    its spread, clock and repeat ratio under 'shared'."""
+    by_width: dict[str, float] = {}
+    spreads: dict[str, float] = {}
+    for width in SHARED_UNROLL:
+        name = SHARED_KERNEL[width]
+        reason = run.backend.compute_unsupported(name)
+        if reason:
+            run.notes.append(f"shared memory ({width}-byte loads) not measured: {reason}")
+        else:
+            cfg = SharedConfig(width, compute_blocks(sms))
+
+            def work(cfg: SharedConfig = cfg, name: str = name) -> tuple[float, float]:
+                iters = calibrate(lambda n: run.backend.time_shared(cfg.with_iters(n)), 64,
+                                  run.settings.compute_target_s)
+                c = cfg.with_iters(iters)
+                return run.stats(name, [c.bytes_moved / run.backend.time_shared(c) for _ in range(run.settings.repeats)])
+
+            by_width[str(width)], spreads[str(width)] = run.phase(name, work)
+        run.step(f"shared memory, {width}-byte loads")
+    if by_width:
+        best = max(by_width, key=lambda w: by_width[w])
+        name = SHARED_KERNEL[int(best)]
+        memory["shared"], spread["shared"] = by_width[best], spreads[best]
+        run.ratios["shared"] = run.ratios[name]
+        if name in run.clock_hz:
+            run.clock_hz["shared"] = run.clock_hz[name]
+    return by_width
+
+
+def _measure_int32(run: _Run, sms: int, compute: dict[str, float], spread: dict[str, float]) -> None:
+    """INT32 operations per second of the IMAD / IADD3 kernel into ``compute['int32']``."""
+    reason = run.backend.compute_unsupported("int32")
+    if reason:
+        run.notes.append(f"int32 not measured: {reason}")
+    else:
+        cfg = IntConfig(compute_blocks(sms))
+
+        def work() -> tuple[float, float]:
+            iters = calibrate(lambda n: run.backend.time_int(cfg.with_iters(n)), 64, run.settings.compute_target_s)
+            c = cfg.with_iters(iters)
+            return run.stats("int32", [c.ops / run.backend.time_int(c) for _ in range(run.settings.repeats)])
+
+        compute["int32"], spread["int32"] = run.phase("int32", work)
+    run.step("int32 IMAD / IADD3")
 
 
 def measure_gpu(

@@ -21,15 +21,30 @@ from roofline.machine.gpu_gemm import GemmRunner
 from roofline.machine.gpu_info import ClockSampler, DeviceInfo, _cupy, read_device_info
 from roofline.machine.gpu_kernels import (
     BANDWIDTH_SOURCE,
+    COMPUTE_KERNEL,
     COMPUTE_SOURCES,
+    INT_SOURCE,
     MIN_CC,
+    SHARED_KERNEL,
+    SHARED_SOURCES,
     BandwidthConfig,
     ComputeConfig,
+    IntConfig,
+    SharedConfig,
 )
 
 log = logging.getLogger(__name__)
 
 _MEMCPY_DEVICE_TO_DEVICE = 3  # cudaMemcpyKind
+#: Kernels compiled on first use, one NVRTC module each: key -> (CUDA source, kernel name). The keys are
+#: what :meth:`CupyBackend.compute_unsupported` takes: a precision, 'int32', or a shared kernel's name.
+_LAZY_KERNELS: dict[str, tuple[str, str]] = {
+    **{p: (src, COMPUTE_KERNEL[p]) for p, src in COMPUTE_SOURCES.items()},
+    "int32": (INT_SOURCE, "int_mix"),
+    **{SHARED_KERNEL[w]: (src, SHARED_KERNEL[w]) for w, src in SHARED_SOURCES.items()},
+}
+#: Any odd constant: the INT32 kernel's addend.
+_INT_ADDEND = 0x9E3779B9
 
 
 class CupyBackend:
@@ -80,25 +95,43 @@ class CupyBackend:
         return self._timed(lambda: fn((cfg.blocks,), (cfg.threads,), args))
 
     def compute_unsupported(self, precision: str) -> str | None:
-        if self._info.compute_capability < MIN_CC[precision]:
-            return f"{precision} FMA needs compute capability {'.'.join(map(str, MIN_CC[precision]))}"
+        """Why the kernel ``precision`` names (a precision, 'int32', 'shared_ld32', 'shared_ld128') cannot
+        run here, or None; compiles it on first use."""
+        need = MIN_CC.get(precision, (0, 0))
+        if self._info.compute_capability < need:
+            return f"{precision} FMA needs compute capability {'.'.join(map(str, need))}"
         if precision in self._compile_errors:
             return self._compile_errors[precision]
         if precision not in self._modules:
+            source, name = _LAZY_KERNELS[precision]
             try:
-                mod = self.cp.RawModule(code=COMPUTE_SOURCES[precision])
-                mod.get_function(f"fma_{precision}")
+                mod = self.cp.RawModule(code=source)
+                mod.get_function(name)
                 self._modules[precision] = mod
             except Exception as exc:  # e.g. NVRTC without cuda_bf16.h: only that ceiling is lost
                 self._compile_errors[precision] = f"NVRTC could not compile the {precision} kernel: {exc}"
                 return self._compile_errors[precision]
         return None
 
-    def time_compute(self, cfg: ComputeConfig) -> float:
-        reason = self.compute_unsupported(cfg.precision)
+    def _function(self, key: str) -> Any:
+        reason = self.compute_unsupported(key)
         if reason:
             raise MachineError(reason)
-        fn = self._modules[cfg.precision].get_function(cfg.kernel_name)
+        return self._modules[key].get_function(_LAZY_KERNELS[key][1])
+
+    def time_shared(self, cfg: SharedConfig) -> float:
+        fn = self._function(cfg.kernel_name)
+        args = (self._sink, np.int32(cfg.iters))
+        return self._timed(lambda: fn((cfg.blocks,), (cfg.threads,), args))
+
+    def time_int(self, cfg: IntConfig) -> float:
+        fn = self._function("int32")
+        out = self.cp.empty(cfg.blocks * cfg.threads, dtype=self.cp.uint32)
+        args = (out, np.uint32(_INT_ADDEND), np.int32(cfg.iters))
+        return self._timed(lambda: fn((cfg.blocks,), (cfg.threads,), args))
+
+    def time_compute(self, cfg: ComputeConfig) -> float:
+        fn = self._function(cfg.precision)
         nthreads = cfg.blocks * cfg.threads
         out = self.cp.empty(nthreads * (8 if cfg.precision == "fp64" else 4), dtype=self.cp.uint8)
         scalar = np.float64 if cfg.precision == "fp64" else np.float32

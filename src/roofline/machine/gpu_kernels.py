@@ -19,6 +19,23 @@ working sets run long enough to time:
 Compute kernels run ``CHAINS`` independent FMA chains per thread, ``UNROLL`` times per loop
 trip, ``iters`` trips: FLOPs = threads x iters x UNROLL x CHAINS x 2 x lanes (lanes = 2 for the
 paired half types, whose one ``HFMA2`` does two FMAs).
+
+Shared-memory kernels (``shared_ld32``, ``shared_ld128``) read a block's shared array with
+conflict-free loads: lane ``l`` of every warp reads word ``l`` (4-byte loads) or 16-byte element
+``l`` (``ld.shared.v4``) of a row, ``SHARED_UNROLL[width]`` rows per loop trip, through inline PTX
+``ld.volatile.shared`` so that no load is hoisted out of the loop or merged (the rows hold
+constant data), the two halves of the array alternating between trips. Each 4-byte warp load is one
+128-byte wavefront (32 banks x 4 B), each 16-byte one four: bytes = wavefronts x 128 B =
+warps x iters x loads per trip x wavefronts per load x 128 (:class:`SharedConfig`). The values are
+XORed into a result that is kept live.
+
+The INT32 kernel (``int_mix``) runs ``CHAINS`` independent chains per thread, ``INT_UNROLL``
+steps per loop trip alternating ``x = x * x + x`` (one IMAD) and ``x = x + c`` (one IADD3), which no
+compiler can merge into fewer instructions (``x * (x + 1) + c`` is still one add and one
+multiply-add); the chains end in ``CHAINS - 1`` multiply-adds that keep them live. Integer
+operations = threads x (iters x INT_UNROLL x CHAINS + CHAINS - 1) (:class:`IntConfig`). The loop's
+own counter and test (about 2 integer instructions per trip of 256) and the set-up are not counted,
+so the measured rate is low by at most 1 %.
 """
 
 from __future__ import annotations
@@ -33,6 +50,15 @@ BW_UNROLL = 4  #: independent loads in flight per thread and loop trip
 COMPUTE_THREADS = 256
 CHAINS = 8
 UNROLL = 16
+
+SHARED_THREADS = 256  #: threads per block of the shared-memory kernels (whole warps)
+#: Loads per thread and loop trip of the shared-memory kernels, by access width (B). Each kernel's
+#: array is 2 halves x that many rows x 32 lanes x width: 4 KiB (4 B) and 8 KiB (16 B) per block.
+SHARED_UNROLL: dict[int, int] = {4: 16, 16: 8}
+SHARED_KERNEL: dict[int, str] = {4: "shared_ld32", 16: "shared_ld128"}
+WAVEFRONT_BYTES = 128  #: bytes of one shared-memory wavefront: 32 banks x 4 B
+INT_THREADS = 256
+INT_UNROLL = 32  #: IMAD / IADD3 steps per chain and loop trip (even steps IMAD, odd steps IADD3)
 
 Precision = Literal["fp64", "fp32", "fp16", "bf16"]
 #: FMA lanes per instruction and the kernel that runs each precision.
@@ -156,6 +182,69 @@ COMPUTE_SOURCES: dict[str, str] = {
 }
 
 
+def _shared_source(width: int) -> str:
+    rows = SHARED_UNROLL[width]
+    words = 2 * rows * 32 * width // 4  # two halves of ``rows`` rows of 32 lanes x width bytes
+    row_bytes = 32 * width
+    if width == 4:
+        loads = [f'asm volatile("ld.volatile.shared.u32 %0, [%1+{u * row_bytes}];" : "=r"(v0) : "r"(addr));\n'
+                 "        acc ^= v0;" for u in range(rows)]
+        regs = "v0"
+    else:
+        loads = [f'asm volatile("ld.volatile.shared.v4.u32 {{%0, %1, %2, %3}}, [%4+{u * row_bytes}];"\n'
+                 '                     : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "r"(addr));\n'
+                 "        acc ^= v0 ^ v1 ^ v2 ^ v3;" for u in range(rows)]
+        regs = "v0, v1, v2, v3"
+    body = "\n        ".join(loads)
+    return f"""
+extern "C" __global__ void {SHARED_KERNEL[width]}(int* out, int iters)
+{{
+    __shared__ unsigned int buf[{words}];
+    for (int i = threadIdx.x; i < {words}; i += blockDim.x) buf[i] = 2654435761u * (unsigned int)(i + 1);
+    __syncthreads();
+    // Lane l reads bytes [{width} l, {width} l + {width}) of each {row_bytes}-byte row: every bank once per wavefront.
+    const unsigned int base = (unsigned int)__cvta_generic_to_shared(buf) + (threadIdx.x & 31) * {width};
+    unsigned int half = 0, acc = 0;
+    #pragma unroll 1
+    for (int it = 0; it < iters; ++it) {{
+        const unsigned int addr = base + half;
+        unsigned int {regs};
+        {body}
+        half ^= {rows * row_bytes};
+    }}
+    if (acc == 0x7fffffffu) out[0] = (int)acc;  // keeps the loads live
+}}
+"""
+
+
+#: CUDA C sources of the shared-memory kernels, by access width (B).
+SHARED_SOURCES: dict[int, str] = {w: _shared_source(w) for w in SHARED_UNROLL}
+
+INT_SOURCE = f"""
+extern "C" __global__ void int_mix(unsigned int* out, unsigned int c, int iters)
+{{
+    const unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int x[{CHAINS}];
+    #pragma unroll
+    for (int k = 0; k < {CHAINS}; ++k) x[k] = tid + 977u * k;
+    #pragma unroll 1
+    for (int it = 0; it < iters; ++it) {{
+        #pragma unroll
+        for (int u = 0; u < {INT_UNROLL // 2}; ++u) {{
+            #pragma unroll
+            for (int k = 0; k < {CHAINS}; ++k) x[k] = x[k] * x[k] + x[k];  // IMAD
+            #pragma unroll
+            for (int k = 0; k < {CHAINS}; ++k) x[k] = x[k] + c;            // IADD3
+        }}
+    }}
+    unsigned int s = x[0];
+    #pragma unroll
+    for (int k = 1; k < {CHAINS}; ++k) s = s * x[k] + c;
+    out[tid] = s;
+}}
+"""
+
+
 @dataclass(frozen=True)
 class BandwidthConfig:
     """One launch of a bandwidth kernel.
@@ -234,6 +323,79 @@ class ComputeConfig:
 
     def with_iters(self, iters: int) -> ComputeConfig:
         return ComputeConfig(self.precision, self.blocks, self.threads, iters)
+
+
+@dataclass(frozen=True)
+class SharedConfig:
+    """One launch of a shared-memory kernel: ``blocks`` x ``threads`` threads (whole warps), ``iters``
+    loop trips, conflict-free loads of ``width`` bytes (4 or 16)."""
+
+    width: int
+    blocks: int
+    threads: int = SHARED_THREADS
+    iters: int = 256
+
+    def __post_init__(self) -> None:
+        if self.width not in SHARED_UNROLL:
+            raise ValueError(f"shared-memory access width must be one of {sorted(SHARED_UNROLL)} B, not {self.width}")
+        if self.blocks < 1 or self.iters < 1 or self.threads < 32 or self.threads % 32:
+            raise ValueError("blocks and iters must be >= 1 and threads a positive multiple of 32")
+
+    @property
+    def kernel_name(self) -> str:
+        return SHARED_KERNEL[self.width]
+
+    @property
+    def wavefronts_per_load(self) -> int:
+        """Wavefronts of one conflict-free warp load: 32 lanes x width / 128 B."""
+        return 32 * self.width // WAVEFRONT_BYTES
+
+    @property
+    def warp_loads(self) -> int:
+        """Warp-wide shared load instructions of the launch."""
+        return self.blocks * (self.threads // 32) * self.iters * SHARED_UNROLL[self.width]
+
+    @property
+    def wavefronts(self) -> int:
+        return self.warp_loads * self.wavefronts_per_load
+
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes read from shared memory in the loop, exactly: wavefronts x 128 B (the fill is not counted)."""
+        return self.wavefronts * WAVEFRONT_BYTES
+
+    def with_iters(self, iters: int) -> SharedConfig:
+        return SharedConfig(self.width, self.blocks, self.threads, iters)
+
+
+@dataclass(frozen=True)
+class IntConfig:
+    """One launch of the INT32 kernel: ``blocks`` x ``threads`` threads, ``iters`` loop trips."""
+
+    blocks: int
+    threads: int = INT_THREADS
+    iters: int = 256
+
+    def __post_init__(self) -> None:
+        if self.blocks < 1 or self.threads < 1 or self.iters < 1:
+            raise ValueError("blocks, threads and iters must be >= 1")
+
+    @property
+    def kernel_name(self) -> str:
+        return "int_mix"
+
+    @property
+    def ops_per_thread(self) -> int:
+        """Integer instructions per thread: iters x INT_UNROLL x CHAINS, plus the CHAINS - 1 final multiply-adds."""
+        return self.iters * INT_UNROLL * CHAINS + (CHAINS - 1)
+
+    @property
+    def ops(self) -> int:
+        """Integer operations of the launch, exactly (one per thread instruction, as ncu counts them)."""
+        return self.blocks * self.threads * self.ops_per_thread
+
+    def with_iters(self, iters: int) -> IntConfig:
+        return IntConfig(self.blocks, self.threads, iters)
 
 
 def bandwidth_blocks(sms: int, threads: int = BW_THREADS, max_threads_per_sm: int = 2048) -> int:
