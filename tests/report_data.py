@@ -64,13 +64,13 @@ def _row(name: str, time_s: float, launches: int, flops: float, by_level: dict[s
     return analysis_row(**values)
 
 
-def minimal_figure(analysis: FrameAnalysis):
+def minimal_figure(analysis):
     """A minimal roofline-like plotly figure with escaped hover text (test-only)."""
     import plotly.graph_objects as go
 
     f = analysis.frame
     fig = go.Figure()
-    for lv in ("l1", "l2", "dram"):
+    for lv in getattr(analysis, "levels", ("l1", "l2", "dram")):
         fig.add_trace(go.Scatter(x=f[f"ai_{lv}"], y=f["flop_rate"], mode="markers", name=lv.upper(),
                                  hovertext=[html.escape(n) for n in f["kernel_name"]],
                                  hovertemplate="%{hovertext}<extra></extra>"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from report_data import HOSTILE, deepcam_analysis, minimal_figure as make_figure
 from roofline.views.report_html import report_html, script_json
 
@@ -63,3 +65,106 @@ def test_ceilings_panel_names_each_ceiling_and_where_it_came_from():
     assert got == {"L1 bandwidth": "measured", "L2 bandwidth": "measured", "DRAM bandwidth": "measured",
                    "Tensor FP16": "theoretical (datasheet)", "FP32": "theoretical (datasheet)", "FP64": "measured"}
     assert "tensor_fp16" not in panel and "(measured)" not in panel
+
+
+# -- the instruction roofline in the report -------------------------------------------------------------
+
+def _kernel_data(html: str) -> dict:
+    import json
+
+    return json.loads(re.search(r"<script type='application/json' id='kernel-data'>(.*?)</script>", html, re.S)
+                      .group(1))
+
+
+def _h100_set_full():
+    """The real H100 PCIe --set full report (3 launches of silu_kernel_vector) and the H100 PCIe spec."""
+    from pathlib import Path
+
+    import shutil
+
+    from roofline import api
+    from roofline.analysis import analyze
+    from roofline.readers import read_profile
+    from roofline.readers.ncu_rep import _import_ncu_report
+
+    if _import_ncu_report() is None and shutil.which("ncu") is None:
+        pytest.skip("reading a .ncu-rep needs the ncu-report module or ncu on PATH")
+
+    table = read_profile(Path(__file__).parent / "data" / "ncu" / "h100pcie_setfull_rep_silu_vector"
+                         / "2025-04-21-vector-based.ncu-rep")
+    machine = api.load_machine("H100-PCIe")
+    return analyze(table, machine), analyze(table, machine, work="instructions"), table
+
+
+def test_report_instruction_figures_h100_set_full():
+    """Ceilings panel and kernel table of the real H100 PCIe report against the H100 PCIe spec, by hand.
+
+    The ceilings are scaled to the launches' time-weighted mean SM clock: (284,704 ns x 1.100024 GHz +
+    284,320 x 1.094604 + 284,576 x 1.105305) / 853,600 ns = 1.099986 GHz. L1 and shared: 114 SMs x
+    128 B x 1.099986 GHz = 16.05 TB/s = 501.6 G sectors (32 B)/s = 125.4 G wavefronts (128 B)/s;
+    DRAM (not scaled) 2 TB/s / 32 B = 62.5 G sectors/s; warp instructions 114 x 4 x 1.099986 GHz = 501.6 G/s.
+    """
+    flops, instructions, table = _h100_set_full()
+    html = report_html(flops, table, instructions=instructions, figures=[("test chart", make_figure(flops))])
+    panel = html.split("<h3>Ceilings</h3>", 1)[1].split("</table>", 1)[0]
+    cells = dict(re.findall(r"<tr><td>([^<]+)</td><td class='num'>([^<]+)</td>", panel))
+    assert cells["L1 bandwidth"] == "16.1 TB/s = 502 G sectors/s"
+    assert cells["Shared bandwidth"] == "16.1 TB/s = 125 G wavefronts/s"
+    assert cells["DRAM bandwidth"] == "2 TB/s = 62.5 G sectors/s"
+    assert cells["Warp instructions"] == "502 Ginst/s"
+    data = _kernel_data(html)
+    labels = [c["label"] for c in data["columns"]]
+    assert labels[6:] == ["FLOP/s", "AI Shared", "AI L2", "AI DRAM", "warp inst/s", "global pattern",
+                          "shared pattern", "bound", "limited by", "% of roofline", "savable"]
+    (row,) = data["rows"]
+    # 3 x 53,477,446 warp instructions in 853,600 ns
+    assert row["inst_rate"] == pytest.approx(3 * 53_477_446 / 853_600e-9, rel=1e-9)
+    assert row["inst_rate__text"] == "188 Ginst/s"
+    # 3 x (524,288 + 2,097,152) global LD/ST over 41,940,196 + 41,939,960 + 41,944,104 L1 sectors: 1/16
+    assert row["global_ii"] == pytest.approx(3 * 2_621_440 / 125_824_260, rel=1e-12)
+    assert row["global_ii__text"] == "strided (0.0625)"
+    assert row["shared_ii"] is None and row["shared_ii__text"] == "-"  # no shared loads or stores
+    assert "Every kernel is on the charts." in html
+
+
+def test_report_instruction_roofline_table_and_kernels_off_the_charts():
+    """tests/report_data.instruction_table: the pattern columns and the kernels each chart cannot place."""
+    from report_data import H100_LIKE, instruction_table
+    from roofline.analysis import analyze
+
+    table = instruction_table()
+    flops = analyze(table, H100_LIKE)
+    html = report_html(flops, None, instructions=analyze(table, H100_LIKE, work="instructions"),
+                       figures=[("test chart", make_figure(flops))])
+    rows = {r["display_name"]: r for r in _kernel_data(html)["rows"]}
+    assert rows["gather"]["global_ii__text"] == "random (0.0312)"  # 1e5 LD/ST over 3.2e6 sectors
+    assert rows["gather"]["shared_ii__text"] == "4-way conflicts (0.25)"  # 1e5 over 4e5 wavefronts
+    assert rows["coalesced"]["global_ii__text"] == "unit-stride (0.25)"  # 2e5 over 8e5
+    assert rows["broadcast"]["global_ii__text"] == "stride-0 (1)"  # 1e5 over 1e5
+    assert rows["broadcast"]["ai_shared__text"] == "0"  # 0 FLOPs over 0 bytes is 0 FLOP/B
+    assert rows["gather"]["inst_rate__text"] == "750 Minst/s"  # 3e6 / 4 ms
+    off = html.split("<h3>Not on the charts</h3>", 1)[1].split("</table>", 1)[0]
+    listed = re.findall(r"<tr><td>([^<]+)</td><td class='name' title='[^']*'>([^<]+)</td>"
+                        r"<td class='num'>([^<]+)</td><td class='why'>([^<]+)</td></tr>", off)
+    # shares of 7.5 ms: gather 4 ms, broadcast 1 ms, legacy_copy 0.5 ms
+    assert [(c, n, s) for c, n, s, _ in listed] == [
+        ("FLOP roofline", "gather", "53.3%"), ("FLOP roofline", "broadcast", "13.3%"),
+        ("FLOP roofline", "legacy_copy", "6.7%"), ("instruction roofline", "legacy_copy", "6.7%"),
+        ("memory-access walls", "legacy_copy", "6.7%")]
+    assert listed[0][3] == "0 FLOPs: integer/data movement, see --work ops or --work instructions"
+    assert listed[3][3] == "no instruction counts (collect smsp__inst_executed.sum)"
+
+
+def test_report_under_work_instructions_names_its_units():
+    from report_data import H100_LIKE, instruction_table
+    from roofline.analysis import analyze
+
+    a = analyze(instruction_table(), H100_LIKE, work="instructions")
+    html = report_html(a, None, figures=[("test chart", make_figure(a))])
+    labels = [c["label"] for c in _kernel_data(html)["columns"]]
+    # the work's rate is warp inst/s already: no second warp inst/s column
+    assert labels[6:13] == ["warp inst/s", "II L1", "II Shared", "II L2", "II DRAM", "global pattern", "shared pattern"]
+    rows = {r["display_name"]: r for r in _kernel_data(html)["rows"]}
+    assert rows["gather"]["flop_rate__text"] == "750 Minst/s" and rows["gather"]["ai_l1__text"] == "0.938"
+    assert rows["broadcast"]["ai_shared__text"] == "∞"  # 2e6 warp instructions over 0 wavefronts
+    assert "= 200 G wavefronts/s" in html  # 25.60896 TB/s / 128 B

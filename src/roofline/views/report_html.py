@@ -1,9 +1,12 @@
 """The HTML report: one self-contained, offline file.
 
 Summary (device, ceilings, total time, time per phase, share of time per limiter),
-what to work on first, the interactive hierarchical roofline, a sortable and
-filterable kernel table and each kernel's diagnosis. plotly.js is inlined; nothing is
-fetched from the network.
+what to work on first, the interactive hierarchical roofline of the analysis' work (FLOPs or
+operations) and, whenever the table has warp-instruction counts, the instruction roofline beside
+it (Ding and Williams, PMBS 2019: warp instructions/s against instructions per transaction, and the
+memory-access walls), the kernels a chart cannot place with why, a sortable and filterable kernel
+table (with the global and shared access patterns where counted) and each kernel's diagnosis.
+plotly.js is inlined; nothing is fetched from the network.
 
 Kernel names are untrusted text (C++ templates full of ``<``, ``>`` and ``&``):
 HTML text and attributes go through :func:`html.escape`; JSON embedded in
@@ -22,9 +25,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from roofline.analysis.result import Analysis
+from roofline.analysis.work import INSTRUCTIONS, work_for
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.units import counted, format_number, format_si, format_time
+from roofline.views.chart_rows import UndrawnKernel, undrawn_kernels
+from roofline.views.names import WorkLabels, short_names, work_labels
 from roofline.views.report_assets import CSS, JS
 from roofline.views.style import SOURCE_WORDS, ceiling_source, compute_label, compute_unit, level_label
 
@@ -79,7 +86,21 @@ def _pct(value: Any) -> str:
 
 
 # -- sections -------------------------------------------------------------------------------
-def _summary(analysis: Any, advice: pd.DataFrame) -> str:
+#: What one transaction is at each level of the instruction roofline.
+TRANSACTION_NOUNS = {"shared": "wavefronts"}
+
+
+def _memory_ceiling(machine: Any, level: str, bandwidth: float, transactions: bool) -> str:
+    """'25.6 TB/s', or with the instruction roofline drawn '25.6 TB/s = 800 G sectors/s' (bandwidth over
+    the level's transaction size: 32 B sectors, 128 B shared-memory wavefronts)."""
+    text = format_si(bandwidth, "B/s")
+    rate = INSTRUCTIONS.level_ceiling(machine, level) if transactions else None
+    if rate is not None:
+        text += f" = {format_si(rate, '')} {TRANSACTION_NOUNS.get(level, 'sectors')}/s"
+    return text
+
+
+def _summary(analysis: Any, advice: pd.DataFrame, transactions: bool = False) -> str:
     machine = getattr(analysis, "machine", None)
     frame = analysis.frame
     total = float(np.nansum(frame["time_s"].to_numpy(dtype=float)))
@@ -105,7 +126,8 @@ def _summary(analysis: Any, advice: pd.DataFrame) -> str:
     else:
         clock = f" at {format_si(machine.sm_clock_hz, 'Hz')} SM clock" if machine.sm_clock_hz else ""
         out.append(f'<p class="notes">{_e(machine.name)}{_e(clock)}</p><table>')
-        rows = [(f"{level_label(level)} bandwidth", format_si(bw, "B/s"), level) for level, bw in machine.memory.items()]
+        rows = [(f"{level_label(level)} bandwidth", _memory_ceiling(machine, level, bw, transactions), level)
+                for level, bw in machine.memory.items()]
         rows += [(compute_label(key), format_si(peak, compute_unit(key)), key)
                  for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1])]
         for name, value, key in rows:
@@ -167,7 +189,21 @@ def _advice_section(advice: pd.DataFrame, anchors: dict[Any, str]) -> str:
     return "\n".join(out)
 
 
-def _table_columns(levels: Sequence[str]) -> list[dict[str, Any]]:
+def _has_patterns(frame: pd.DataFrame) -> bool:
+    """True when some kernel has a global or shared access pattern (its LD/ST counts were collected)."""
+    return any(c in frame and bool(frame[c].notna().any()) for c in ("global_pattern", "shared_pattern"))
+
+
+def _has_instructions(frame: pd.DataFrame) -> bool:
+    """True when some kernel has a warp-instruction rate."""
+    return "inst_rate" in frame and bool(np.isfinite(frame["inst_rate"].to_numpy(dtype=float, na_value=np.nan)).any())
+
+
+def _table_columns(levels: Sequence[str], labels: WorkLabels | None = None, *, inst_rate: bool = False,
+                   patterns: bool = False) -> list[dict[str, Any]]:
+    """The kernel table's columns: the work's rate and intensity per level (``labels``: FLOPs when None),
+    the warp-instruction rate (``inst_rate``) and the access patterns (``patterns``) where counted."""
+    labels = labels or work_labels(work_for("flops"))
     cols = [
         {"key": "rank", "label": "#", "num": True},
         {"key": "kernel_name", "label": "kernel", "num": False},
@@ -175,9 +211,14 @@ def _table_columns(levels: Sequence[str]) -> list[dict[str, Any]]:
         {"key": "launches", "label": "launches", "num": True},
         {"key": "time_s", "label": "time", "num": True},
         {"key": "time_share", "label": "share", "num": True},
-        {"key": "flop_rate", "label": "FLOP/s", "num": True},
+        {"key": "flop_rate", "label": labels.rate, "num": True},
     ]
-    cols += [{"key": f"ai_{lv}", "label": f"AI {lv.upper()}", "num": True} for lv in levels]
+    cols += [{"key": f"ai_{lv}", "label": f"{labels.intensity} {level_label(lv)}", "num": True} for lv in levels]
+    if inst_rate:
+        cols.append({"key": "inst_rate", "label": "warp inst/s", "num": True})
+    if patterns:
+        cols += [{"key": "global_ii", "label": "global pattern", "num": True},
+                 {"key": "shared_ii", "label": "shared pattern", "num": True}]
     cols += [
         {"key": "bound", "label": "bound", "num": False},
         {"key": "limiter_label", "label": "limited by", "num": False},
@@ -187,7 +228,19 @@ def _table_columns(levels: Sequence[str]) -> list[dict[str, Any]]:
     return cols
 
 
-def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str]) -> list[dict[str, Any]]:
+def _intensity_text(value: float | None, *, infinite: bool = False) -> str:
+    return "∞" if infinite else format_number(value)
+
+
+def _pattern_text(pattern: Any, per_transaction: float | None) -> str:
+    """'random (0.0312)': the pattern and its LD/ST instructions per transaction; '-' when unknown."""
+    name = _str(pattern)
+    return "-" if name is None else f"{name} ({format_number(per_transaction)})"
+
+
+def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str],
+                 labels: WorkLabels | None = None) -> list[dict[str, Any]]:
+    labels = labels or work_labels(work_for("flops"))
     frame = analysis.frame
     rows = []
     for _, a in advice.iterrows():
@@ -199,16 +252,23 @@ def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str]) -> 
             "flop_rate": _num(src.get("flop_rate")), "bound": _str(a["bound"]), "limiter": _str(a["limiter_label"]),
             "limiter_label": _str(a["limiter_label"]), "pct_of_roofline": _num(a["pct_of_roofline"]),
             "savable_time_s": _num(a["savable_time_s"]),
+            "inst_rate": _num(src.get("inst_rate")), "global_ii": _num(src.get("global_ii")),
+            "shared_ii": _num(src.get("shared_ii")),
         }
         for lv in levels:
-            row[f"ai_{lv}"] = _num(src.get(f"ai_{lv}"))
-            row[f"ai_{lv}__text"] = format_number(row[f"ai_{lv}"])
+            raw = src.get(f"ai_{lv}")
+            row[f"ai_{lv}"] = _num(raw)
+            infinite = row[f"ai_{lv}"] is None and isinstance(raw, float) and math.isinf(raw) and raw > 0
+            row[f"ai_{lv}__text"] = _intensity_text(row[f"ai_{lv}"], infinite=infinite)
         row["launches__text"] = "-" if row["launches"] is None else f"{row['launches']:,.0f}"
         row["time_s__text"] = format_time(row["time_s"])
         row["savable_time_s__text"] = format_time(row["savable_time_s"])
         row["time_share__text"] = _pct(row["time_share"])
         row["pct_of_roofline__text"] = _pct(row["pct_of_roofline"])
-        row["flop_rate__text"] = format_si(row["flop_rate"], "FLOP/s")
+        row["flop_rate__text"] = format_si(row["flop_rate"], labels.rate_unit)
+        row["inst_rate__text"] = format_si(row["inst_rate"], "inst/s")
+        row["global_ii__text"] = _pattern_text(src.get("global_pattern"), row["global_ii"])
+        row["shared_ii__text"] = _pattern_text(src.get("shared_pattern"), row["shared_ii"])
         rows.append(row)
     return rows
 
@@ -264,23 +324,89 @@ def _diagnosis(d: KernelDiagnosis, rank: int, label: str, row: pd.Series, anchor
     return f"<details id='{_e(anchor)}'>{head}{''.join(body)}</details>"
 
 
-def _default_figures(analysis: Any) -> list[tuple[str, Any]]:
-    from roofline.views.chart_interactive import roofline_plotly
+def instruction_analysis(analysis: Any, instructions: Any = None) -> Analysis | None:
+    """The analysis the instruction roofline is drawn from: ``analysis`` itself under
+    ``work="instructions"``, else ``instructions`` (the same table and machine analysed with
+    ``work="instructions"``) when some kernel in it has warp-instruction counts; else None."""
+    candidate = analysis if getattr(analysis, "work", "flops") == "instructions" else instructions
+    if not isinstance(candidate, Analysis) or not _has_instructions(candidate.frame):
+        return None
+    return candidate
 
-    return [("Hover a point for the kernel; click a legend entry to hide or show a level. "
-             "Each kernel appears once per memory level, at that level's arithmetic intensity.",
-             roofline_plotly(analysis))]
+
+def _default_figures(analysis: Any, instructions: Analysis | None) -> list[tuple[str, Any]]:
+    """The hierarchical roofline of the analysis' work (unless that work is instructions: the
+    instruction figure's first panel is that chart), then the instruction roofline when given."""
+    figs: list[tuple[str, Any]] = []
+    if getattr(analysis, "work", "flops") != "instructions":
+        from roofline.views.chart_interactive import roofline_plotly
+
+        labels = work_labels(work_for(getattr(analysis, "work", "flops")))
+        what = "arithmetic intensity" if labels.kind == "flops" else f"intensity ({labels.intensity_unit})"
+        figs.append((f"The {labels.roofline}. Hover a point for the kernel; click a legend entry to hide or show a "
+                     f"level. Each kernel appears once per memory level, at that level's {what}.",
+                     roofline_plotly(analysis)))
+    if instructions is not None:
+        from roofline.views.chart_instructions_interactive import instruction_plotly
+
+        figs.append(("The instruction roofline (Ding and Williams, PMBS 2019): warp instructions per second "
+                     "against warp instructions per transaction (32 B sectors at L1, L2 and DRAM; 128 B "
+                     "wavefronts in shared memory), one marker per level per kernel; and the memory-access "
+                     "walls: global loads and stores per sector at 1 (stride-0), 1/4 (unit stride) and 1/32 "
+                     "(random), shared ones per wavefront at 1 (no bank conflict) and 1/32 (32-way).",
+                     instruction_plotly(instructions)))
+    return figs
+
+
+#: Kernels listed per chart under "not on the charts"; the rest are counted.
+UNDRAWN_LISTED = 20
+
+
+def _undrawn_section(charts: Sequence[tuple[str, list[UndrawnKernel]]]) -> str:
+    """The kernels each chart cannot place, longest first, with their share of the time and why."""
+    charts = [(name, undrawn) for name, undrawn in charts if undrawn]
+    if not charts:
+        return "<p class='notes'>Every kernel is on the charts.</p>"
+    out = ["<h3>Not on the charts</h3>", "<table id='undrawn'><thead><tr><th>chart</th><th>kernel</th>"
+           "<th class='num'>share</th><th>why</th></tr></thead><tbody>"]
+    for chart, undrawn in charts:
+        names = short_names([u.kernel for u in undrawn[:UNDRAWN_LISTED]])
+        for name, u in zip(names, undrawn):
+            phase = f" <span class='pill'>{_e(u.phase)}</span>" if u.phase else ""
+            out.append(f"<tr><td>{_e(chart)}</td><td class='name' title='{_e(u.kernel)}'>{_e(name)}{phase}</td>"
+                       f"<td class='num'>{_e(_pct(u.time_share))}</td><td class='why'>{_e(u.reason)}</td></tr>")
+        if len(undrawn) > UNDRAWN_LISTED:
+            rest = undrawn[UNDRAWN_LISTED:]
+            share = sum(u.time_share for u in rest if u.time_share == u.time_share)
+            out.append(f"<tr><td>{_e(chart)}</td><td colspan='3' class='notes'>and "
+                       f"{_e(counted(len(rest), 'more kernel'))} ({share:.1%} of time)</td></tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _undrawn_charts(analysis: Any, instructions: Analysis | None) -> list[tuple[str, list[UndrawnKernel]]]:
+    charts: list[tuple[str, list[UndrawnKernel]]] = []
+    if isinstance(analysis, Analysis) and analysis.work != "instructions":
+        charts.append((work_labels(analysis.work_spec).roofline, undrawn_kernels(analysis)))
+    if instructions is not None:
+        charts.append(("instruction roofline", undrawn_kernels(instructions)))
+        charts.append(("memory-access walls", undrawn_kernels(instructions, chart="patterns")))
+    return charts
 
 
 def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str | None = None,
-                figures: Sequence[tuple[str, Any]] | None = None) -> str:
+                figures: Sequence[tuple[str, Any]] | None = None, instructions: Analysis | None = None) -> str:
     """The report as one HTML document (a str).
 
-    ``analysis`` is a ``roofline.analysis.Analysis``. ``diagnoses`` is a :class:`Diagnoses`,
-    or the KernelTable the analysis came from (diagnosed here), or None (only the
-    roofline rules run). ``figures`` are (caption, plotly Figure) pairs; by default the
-    interactive hierarchical roofline of :mod:`roofline.views.chart_interactive` (its
-    phase buttons give the roofline per phase).
+    ``analysis`` is a ``roofline.analysis.Analysis`` (any work). ``diagnoses`` is a :class:`Diagnoses`,
+    or the KernelTable the analysis came from (diagnosed here), or None (only the roofline rules run).
+    ``instructions``: the same table and machine analysed with ``work="instructions"``
+    (``roofline.analysis.analyze(table, machine, by=analysis.by, work="instructions")``); when it (or
+    ``analysis`` itself) has warp-instruction counts, the instruction roofline is drawn beside the
+    hierarchical one and the ceilings panel gives each level's transaction rate. ``figures`` are
+    (caption, plotly Figure) pairs replacing the default charts: the interactive hierarchical roofline
+    of :mod:`roofline.views.chart_interactive` (its phase buttons give the roofline per phase) and the
+    instruction roofline.
     """
     import plotly.io as pio
     from plotly.offline import get_plotlyjs
@@ -290,7 +416,9 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     levels = list(getattr(analysis, "levels", []) or [])
     machine = getattr(analysis, "machine", None)
     title = title or "Roofline report" + (f": {machine.name}" if machine is not None else "")
-    figs = list(figures) if figures is not None else _default_figures(analysis)
+    instr = instruction_analysis(analysis, instructions)
+    figs = list(figures) if figures is not None else _default_figures(analysis, instr)
+    labels = work_labels(work_for(getattr(analysis, "work", "flops")))
 
     anchors: dict[Any, str] = {}
     diag_html = []
@@ -301,8 +429,10 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
                                     analysis.frame.loc[r["row"]], anchor))
     more = len(advice) - len(diag_html)
 
-    columns = _table_columns(levels)
-    data = {"columns": columns, "rows": _kernel_rows(analysis, advice, levels)}
+    frame = analysis.frame
+    columns = _table_columns(levels, labels, inst_rate=labels.kind != "instructions" and _has_instructions(frame),
+                             patterns=_has_patterns(frame))
+    data = {"columns": columns, "rows": _kernel_rows(analysis, advice, levels, labels)}
 
     fig_divs, fig_scripts = [], []
     for i, (caption, fig) in enumerate(figs):
@@ -322,11 +452,13 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
         f"<script>{get_plotlyjs()}</script>",
         "</head><body><main>",
         f"<h1>{_e(title)}</h1><p class='sub'>{_e(sub)}</p>",
-        "<section id='summary'><h2>Summary</h2>", _summary(analysis, advice), "</section>",
+        "<section id='summary'><h2>Summary</h2>", _summary(analysis, advice, transactions=instr is not None),
+        "</section>",
         "<section id='advice'><h2>What to work on</h2>",
         "<p class='notes'>Kernels ranked by the time they would save running at their roofline.</p>",
         _advice_section(advice, anchors), "</section>",
-        "<section id='chart'><h2>Hierarchical roofline</h2>", *fig_divs, "</section>",
+        f"<section id='chart'><h2>{'Hierarchical roofline' if len(figs) <= 1 else 'Roofline charts'}</h2>", *fig_divs,
+        _undrawn_section(_undrawn_charts(analysis, instr)), "</section>",
         "<section id='table'><h2>Kernels</h2>", _kernel_table(columns), "</section>",
         "<section id='diagnoses'><h2>Diagnosis per kernel</h2>", *diag_html,
         (f"<p class='notes'>{more} more kernels are in the table above.</p>" if more > 0 else ""), "</section>",
