@@ -88,13 +88,16 @@ def access_bytes(v: RowValues) -> float:
     return sum(size * c for size, c in counts) / total if total > 0 else math.nan
 
 
-def load_bytes_per_sector(v: RowValues) -> float:
-    """Useful bytes per 32-byte sector of global loads (0..32), from ncu's ``.ratio`` or ``.pct`` form; NaN
-    when neither was collected."""
-    ratio = v.get(m.GLOBAL_LD_BYTES_PER_SECTOR)
+def used_bytes_per_sector(v: RowValues, op: str = "ld") -> float:
+    """Useful bytes per 32-byte sector of global loads (``op="ld"``) or stores (``"st"``), 0..32, from
+    ncu's ``.ratio`` or ``.pct`` form; NaN when neither was collected. Unique bytes: a 4-byte broadcast
+    uses 4 of its sector."""
+    ratio_name, pct_name = ((m.GLOBAL_LD_BYTES_PER_SECTOR, m.GLOBAL_LD_BYTES_PER_SECTOR_PCT) if op == "ld" else
+                            (m.GLOBAL_ST_BYTES_PER_SECTOR, m.GLOBAL_ST_BYTES_PER_SECTOR_PCT))
+    ratio = v.get(ratio_name)
     if math.isfinite(ratio):
         return ratio
-    return v.get(m.GLOBAL_LD_BYTES_PER_SECTOR_PCT) / 100.0 * SECTOR_BYTES
+    return v.get(pct_name) / 100.0 * SECTOR_BYTES
 
 
 def _global_counts(v: RowValues) -> tuple[float, float, float]:
@@ -114,7 +117,7 @@ def check_broadcast(v: RowValues, r: Rule) -> Finding:
     assumed = r.t("assumed_word_bytes")
     unit = size if math.isfinite(size) else assumed
     below = r.t("stride0_below") * math.sqrt(unit / assumed)  # sqrt(unit): between the walls 1 and unit
-    used = load_bytes_per_sector(v)
+    used = used_bytes_per_sector(v, "ld")
     share = v.get("time_share")
     vals = {"sectors_per_instruction": per, "unit_stride_sectors": unit, "stride0_below": below,
             "load_bytes_per_sector": used, "time_share": share}
@@ -244,10 +247,10 @@ def check_issue(v: RowValues, r: Rule) -> Finding:
                  f"(SMs x 4 schedulers x 1 instruction per clock)")
     else:
         use = v.get(m.INST_EXECUTED_PCT) / 100.0
-        where = f"{use:.0%} of the issue peak (ncu's {m.INST_EXECUTED_PCT})"
+        where = f"at {use:.0%} of the issue peak (ncu's {m.INST_EXECUTED_PCT})"
     vals = {"inst_rate": rate, "warp_inst_peak": peak, "issue_use": use}
     if use >= r.t("issue_use"):
-        return r.finding("fired", f"Instruction-issue bound: {where}.{_share(v)} {FIX_ISSUE}.",
+        return r.finding("fired", f"Instruction-issue bound: issues {where}.{_share(v)} {FIX_ISSUE}.",
                          severity="high" if use >= r.t("high_use") else "medium", limiter="issue", values=vals,
                          brief=f"issues at {use:.0%} of the warp-instruction peak")
     return r.finding("ok", f"Issues {where}.", values=vals)

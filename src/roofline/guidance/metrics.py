@@ -56,10 +56,11 @@ SHARED_ST_BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st
 # -- Instruction issue (ncu section ComputeWorkloadAnalysis) ---------------------------
 #: Warp instructions executed per SM, in percent of the peak of 1 per scheduler per cycle (4 per SM).
 INST_EXECUTED_PCT = "sm__inst_executed.avg.pct_of_peak_sustained_elapsed"
-#: Useful bytes per 32-byte sector of global loads, in bytes (0..32): the ``.ratio`` form of
+#: Useful bytes per 32-byte sector of global loads and stores, in bytes (0..32): the ``.ratio`` form of
 #: :data:`GLOBAL_LD_BYTES_PER_SECTOR_PCT` that ``--set full`` reports hold. Read where present,
 #: not collected (``roofline profile`` collects the ``.pct`` form).
 GLOBAL_LD_BYTES_PER_SECTOR = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
+GLOBAL_ST_BYTES_PER_SECTOR = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"
 
 #: Bytes per sector: the unit of every L1TEX/L2 transfer.
 SECTOR_BYTES = 32.0
@@ -76,7 +77,7 @@ ALL_METRICS: tuple[str, ...] = (
 )
 #: Metrics a rule reads where a profile has them but that ``roofline profile`` does not collect (other
 #: spellings of collected ones).
-ALSO_READ: tuple[str, ...] = (GLOBAL_LD_BYTES_PER_SECTOR,)
+ALSO_READ: tuple[str, ...] = (GLOBAL_LD_BYTES_PER_SECTOR, GLOBAL_ST_BYTES_PER_SECTOR)
 
 #: The ncu metrics that supply each kernel-table or analysis column a rule needs (named when the
 #: column is unknown; the formulas are in :mod:`roofline.counting`).

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from roofline.guidance import metrics as m
-from roofline.guidance.memory_patterns import PATTERN_RULES
+from roofline.guidance.memory_patterns import PATTERN_RULES, used_bytes_per_sector
 from roofline.guidance.rule_types import (
     BPG_BANDWIDTH, BPG_COALESCING, HEURISTIC, NCU_MEMORY_TABLES, NCU_SOL, NCU_UNCOALESCED, PAPER, Check, Finding,
     Limiter, RowValues, Rule, Threshold,
@@ -127,6 +127,11 @@ def _coalescing(v: RowValues, r: Rule, sectors_name: str, requests_name: str, wh
     vals = {"sectors_per_request": spr, "ideal_sectors_per_request": ideal, "excess_sectors": excess,
             "excess_bytes": excess * m.SECTOR_BYTES, "excess_share": excess / sectors if sectors > 0 else math.nan}
     basis = "measured access size" if measured else "assuming 32-bit words"
+    used = used_bytes_per_sector(v, "ld" if what == "load" else "st")
+    vals["used_bytes_per_sector"] = used
+    if not measured and spr > ideal and used >= r.t("full_use_bytes"):
+        return r.finding("ok", f"Global {what}s use {spr:.1f} sectors per request and {used:.1f} of every 32 bytes "
+                         f"fetched: wider words than 32 bits (e.g. float4), coalesced.", values=vals)
     if spr > ideal * r.t("tolerance"):
         high = spr > ideal * r.t("high_factor")
         return r.finding("fired", f"Global {what}s use {spr:.1f} sectors per request where {ideal:.0f} would do "
@@ -167,12 +172,12 @@ def check_uncoalesced_source(v: RowValues, r: Rule) -> Finding:
 def check_sector_use(v: RowValues, r: Rule) -> Finding:
     """Useful bytes per 32-byte sector for global loads and stores."""
     parts, vals, low = [], {}, False
-    for what, name in (("loads", m.GLOBAL_LD_BYTES_PER_SECTOR_PCT), ("stores", m.GLOBAL_ST_BYTES_PER_SECTOR_PCT)):
-        pct = v.get(name)
-        if math.isfinite(pct):
-            vals[f"{what}_bytes_per_sector"] = pct / 100.0 * m.SECTOR_BYTES
-            parts.append(f"{what} {pct / 100.0 * m.SECTOR_BYTES:.1f} of 32 B")
-            low = low or pct < r.t("low_pct")
+    for what, op in (("loads", "ld"), ("stores", "st")):
+        used = used_bytes_per_sector(v, op)
+        if math.isfinite(used):
+            vals[f"{what}_bytes_per_sector"] = used
+            parts.append(f"{what} {used:.1f} of 32 B")
+            low = low or used / m.SECTOR_BYTES * 100.0 < r.t("low_pct")
     text = "Bytes used per sector: " + ", ".join(parts) + "."
     if low:
         return r.finding("fired", text + f" Under {r.t('low_pct'):.0f}% of each sector fetched is used.",
@@ -314,13 +319,17 @@ RULES: tuple[Rule, ...] = (
          thresholds={"ideal_sectors_per_request": _th(4.0, "sector/request", "32 threads x 4 B = 128 B = 4 sectors "
                                                       "(used when the access size is not collected)"),
                      "tolerance": _th(1.0, "x ideal", "fires above ideal x this (ncu fires above ideal)"),
-                     "high_factor": _th(2.0, "x ideal", "severe above ideal x this (as ncu)")},
+                     "high_factor": _th(2.0, "x ideal", "severe above ideal x this (as ncu)"),
+                     "full_use_bytes": _th(0.95 * 32, "B", "without the access size: more sectors than 32-bit words need "
+                                           "but at least this many of 32 bytes used is wide words, not waste")},
          check=check_load_coalescing),
     Rule("global-store-coalescing", "Global store coalescing", f"{BPG_COALESCING}; {NCU_MEMORY_TABLES}",
          needs=((m.GLOBAL_ST_SECTORS, m.GLOBAL_ST_REQUESTS),),
          thresholds={"ideal_sectors_per_request": _th(4.0, "sector/request", "32 threads x 4 B = 4 sectors"),
                      "tolerance": _th(1.0, "x ideal", "fires above ideal x this"),
-                     "high_factor": _th(2.0, "x ideal", "severe above ideal x this")},
+                     "high_factor": _th(2.0, "x ideal", "severe above ideal x this"),
+                     "full_use_bytes": _th(0.95 * 32, "B", "without the access size: at least this many of 32 bytes "
+                                           "used per sector is wide words, not waste")},
          check=check_store_coalescing),
     Rule("uncoalesced-global", "Uncoalesced global accesses (source counters)", NCU_UNCOALESCED,
          needs=((m.L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,),
@@ -329,7 +338,8 @@ RULES: tuple[Rule, ...] = (
                      "high_share": _th(0.5, "", f"severe when this share of sectors is excess ({HEURISTIC})")},
          check=check_uncoalesced_source),
     Rule("sector-use", "Bytes used per sector", NCU_MEMORY_TABLES,
-         needs=((m.GLOBAL_LD_BYTES_PER_SECTOR_PCT,), (m.GLOBAL_ST_BYTES_PER_SECTOR_PCT,)),
+         needs=((m.GLOBAL_LD_BYTES_PER_SECTOR_PCT,), (m.GLOBAL_ST_BYTES_PER_SECTOR_PCT,), (m.GLOBAL_LD_BYTES_PER_SECTOR,),
+                (m.GLOBAL_ST_BYTES_PER_SECTOR,)),
          thresholds={"low_pct": _th(50.0, "%", f"fewer of the 32 bytes used than this fires ({HEURISTIC})")},
          check=check_sector_use),
     Rule("hit-rates", "Cache hit rates", NCU_MEMORY_TABLES,
