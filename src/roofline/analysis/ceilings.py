@@ -26,7 +26,26 @@ l2             lts__t_bytes.sum.peak_sustained (or 32 x lts__t_sectors.sum.peak_
 l1             l1tex__t_bytes.sum.peak_sustained x l1tex__cycles_elapsed.avg.per_second (alternatives:
                128 x l1tex__lsu_writeback_active_mem_lgds (SM >= 9.0) / _mem_lg (SM 7.5-8.9) /
                l1tex__lsu_writeback_active (SM <= 7.2) .sum.peak_sustained x the same clock)
+shared         128 B (a wavefront: 32 banks x 4 B) x l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+               .peak_sustained x l1tex clock; else the peak Nsight Compute's own "% of peak" implies
+               (below); else 128 B x 1 wavefront per SM per cycle x SMs x l1tex clock
+warp_inst      sm__inst_executed.sum.peak_sustained (warp instructions per cycle) x SM clock; else
+               the peak its "% of peak" implies; else 4 x SMs x SM clock (four schedulers per SM,
+               each issuing one warp instruction per cycle: Ding and Williams, PMBS 2019)
+int32          sm__sass_thread_inst_executed_op_integer_pred_on.sum.peak_sustained x SM clock (OP/s)
+conversion     sm__sass_thread_inst_executed_op_conversion_pred_on.sum.peak_sustained x SM clock
+sfu            sm__thread_inst_executed_pipe_xu_pred_on.sum.peak_sustained x SM clock
 =============  =======================================================================================
+
+``--set full`` holds no peak for shared wavefronts or warp instructions, but their "% of peak"
+(``l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed``,
+``sm__inst_executed.sum.pct_of_peak_sustained_elapsed``) = achieved per cycle / peak per cycle:
+the peak is the achieved count / elapsed cycles of its unit / (% / 100), median over launches at
+1 % or more (a CSV prints two decimals: 0.5 % error at most). In the H100 PCIe, GH200, T4 and
+GTX 1660 SUPER reports of tests/data this gives 1.000 wavefront and 4.000 warp instructions per
+SM per cycle (H100: 524,288 / 1.468485 % / 313,181 l1tex cycles = 114.0 = its SMs), the constants
+of the last alternatives; those (from the SM count, ``device__attribute_multiprocessor_count``,
+else ``launch__sm_count``) are taken only beside other ceilings from the profile's peaks.
 
 Where a memory peak is there only per instance (``--set full`` writes
 ``lts__t_sectors.avg.peak_sustained``, per L2 slice), it is multiplied by the instance count,
@@ -44,11 +63,14 @@ marked theoretical in ``metadata['ceiling_sources']``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from roofline.counting import arch_family
+from roofline.counting import Counter, Reader, arch_family
+from roofline.counting.flops import launch_time
+from roofline.counting.forms import one, smsp
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import Machine, combine
 from roofline.machine.theoretical import theoretical_from_spec
@@ -106,12 +128,51 @@ MEMORY_PEAKS: dict[str, tuple[tuple[tuple[float, str], ...], str]] = {
 }
 
 
+#: compute key -> per-cycle peak metrics (thread instructions = OPs per cycle), x SM clock.
+OP_PEAKS: dict[str, tuple[str, ...]] = {
+    "int32": (f"{_SASS}integer_pred_on{_PEAK}",),
+    "conversion": (f"{_SASS}conversion_pred_on{_PEAK}",),
+    "sfu": ("sm__thread_inst_executed_pipe_xu_pred_on" + _PEAK, "smsp__thread_inst_executed_pipe_xu_pred_on" + _PEAK),
+}
+
+
+@dataclass(frozen=True)
+class IssuePeak:
+    """A ceiling of units per cycle x a clock: its peak metrics, the achieved count and the "% of peak"
+    that imply the peak where no peak metric was collected, and the architectural rate per SM."""
+
+    peaks: tuple[str, ...]
+    achieved: Counter
+    unit: str  # whose elapsed cycles the % of peak refers to
+    pct: tuple[str, ...]
+    per_sm: float
+    bytes_per_unit: float  # 128 B per shared wavefront; 1 for warp instructions
+    clock: str
+
+
+ISSUE_PEAKS: dict[str, IssuePeak] = {
+    "warp_inst": IssuePeak(("sm__inst_executed" + _PEAK, "smsp__inst_executed" + _PEAK), smsp("inst_executed.sum"),
+                           "sm", tuple(f"{u}__inst_executed.{s}.pct_of_peak_sustained_elapsed"
+                                       for u in ("sm", "smsp") for s in ("sum", "avg")), 4.0, 1.0, SM_CLOCK[0]),
+    "shared": IssuePeak(("l1tex__data_pipe_lsu_wavefronts_mem_shared" + _PEAK,),
+                        one("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"), "l1tex",
+                        tuple(f"l1tex__data_pipe_lsu_wavefronts_mem_shared.{s}.pct_of_peak_sustained_elapsed"
+                              for s in ("sum", "avg")), 1.0,
+                        128.0, "l1tex__cycles_elapsed.avg.per_second"),
+}
+#: The SM count: the device's, else the launch's.
+SM_COUNT = ("device__attribute_multiprocessor_count", "launch__sm_count")
+#: The smallest "% of peak" an implied peak is read from.
+MIN_PCT = 1.0
+
+
 def peak_metrics(compute_capability: str) -> list[str]:
     """The peak and clock metrics ``roofline profile`` collects for ceilings on this architecture."""
     family = arch_family(compute_capability)
     names = [*SM_CLOCK[:1], f"{_SASS}dfma_pred_on{_PEAK}", f"{_SASS}ffma_pred_on{_PEAK}", f"{_SASS}hfma_pred_on{_PEAK}",
              TENSOR_V100, "dram__bytes" + _PEAK, "dram__cycles_elapsed.avg.per_second", "lts__t_bytes" + _PEAK,
-             "lts__cycles_elapsed.avg.per_second", "l1tex__t_bytes" + _PEAK, "l1tex__cycles_elapsed.avg.per_second"]
+             "lts__cycles_elapsed.avg.per_second", "l1tex__t_bytes" + _PEAK, "l1tex__cycles_elapsed.avg.per_second",
+             *(p.peaks[0] for p in ISSUE_PEAKS.values()), *(names[0] for names in OP_PEAKS.values())]
     if compute_capability == "7.5":  # Volta: 512 x the tensor-pipe peak above
         names.append(f"{_OPS}fp16_bf16_tf32_dst_fp32{_PEAK}")
     elif family == "8":
@@ -181,6 +242,49 @@ def _unit_clock(metrics: pd.DataFrame, clock_metric: str) -> tuple[float, str] |
     return (float(np.median(rate)), f"{cycles} / gpu__time_duration.sum") if rate.size else None
 
 
+def _implied_peak(metrics: pd.DataFrame, peak: IssuePeak) -> tuple[float, str] | None:
+    """The per-cycle peak that ncu's "% of peak" implies: achieved per cycle / (% / 100), median over
+    the launches at :data:`MIN_PCT` or more."""
+    pct_name = next((p for p in peak.pct if p in metrics.columns and metrics[p].dtype.kind in "iuf"), None)
+    if pct_name is None:
+        return None
+    reader = Reader(metrics)
+    reader.time = launch_time(reader)
+    achieved, cycles = reader.read(peak.achieved), reader.cycles(peak.unit)
+    if achieved is None or cycles is None:
+        return None
+    pct = metrics[pct_name].to_numpy(dtype=np.float64, na_value=np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        implied = achieved / cycles / (pct / 100)
+    implied = implied[np.isfinite(implied) & (pct >= MIN_PCT) & (implied > 0)]
+    if not implied.size:
+        return None
+    return float(np.median(implied)), f"({peak.achieved.name} / {peak.unit} cycles / {pct_name})"
+
+
+def _issue_ceilings(metrics: pd.DataFrame, sm_clock: tuple[float, str] | None
+                    ) -> tuple[dict[str, float], dict[str, float], dict[str, str]]:
+    """Warp-instruction (compute) and shared-memory (memory) ceilings: from a peak metric or ncu's
+    "% of peak" (first dict pair), and from the SM count (the second: used only beside other ceilings)."""
+    found: dict[str, float] = {}
+    by_count: dict[str, float] = {}
+    used: dict[str, str] = {}
+    sms = _median(metrics, SM_COUNT)
+    for key, peak in ISSUE_PEAKS.items():
+        clock = sm_clock if peak.clock == SM_CLOCK[0] else _unit_clock(metrics, peak.clock)
+        if clock is None:
+            continue
+        per_cycle = next((p for p in (_unit_peak(metrics, m) for m in peak.peaks) if p is not None), None)
+        per_cycle = per_cycle or _implied_peak(metrics, peak)
+        if per_cycle is not None:
+            found[key] = peak.bytes_per_unit * per_cycle[0] * clock[0]
+            used[key] = f"{peak.bytes_per_unit:g} x {per_cycle[1]} x {clock[1]}"
+        elif sms is not None:
+            by_count[key] = peak.bytes_per_unit * peak.per_sm * sms[0] * clock[0]
+            used[key] = f"{peak.bytes_per_unit:g} x {peak.per_sm:g} per SM per cycle x {sms[1]} x {clock[1]}"
+    return found, by_count, used
+
+
 def device_names(metrics: pd.DataFrame) -> list[str]:
     """The distinct GPUs the profile names (``device__attribute_display_name``), most launches first."""
     if DEVICE_NAME not in metrics.columns:
@@ -232,6 +336,11 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
             if peak is not None:
                 compute["tensor_fp16"] = 512 * peak[0] * clock
                 used["tensor_fp16"] = f"512 x {TENSOR_V100} x {clock_name}"
+        for key, names in OP_PEAKS.items():
+            peak = _median(metrics, names)
+            if peak is not None:
+                compute[key] = peak[0] * clock
+                used[key] = f"{peak[1]} x {clock_name}"
     for level, (alternatives, clock_metric) in MEMORY_PEAKS.items():
         level_clock = _unit_clock(metrics, clock_metric)
         if level_clock is None:
@@ -242,6 +351,11 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
                 memory[level] = factor * peak[0] * level_clock[0]
                 used[level] = f"{factor:g} x {peak[1]} x {level_clock[1]}"
                 break
+    issue, by_count, issue_used = _issue_ceilings(metrics, sm_clock)
+    if compute or memory or issue:  # SM-count constants only beside ceilings from the profile's peaks
+        for key, value in {**issue, **by_count}.items():
+            (memory if key == "shared" else compute)[key] = value
+            used[key] = issue_used[key]
     gpu = device_name(metrics)
     label = name or gpu or "from-profile"
     spec_machine = _spec_machine(gpu) if fill_from_spec else None

@@ -5,9 +5,13 @@ guidance need, collected in ONE ncu run, derived from the tables that use them:
 
 - time, FLOPs per precision, tensor operations and bytes per level: what the formula
   table counts (:func:`roofline.counting.required_metrics`), e.g. the Hopper FP16 tensor
-  total ``sm__ops_path_tensor_src_fp16`` (gh100 has no destination split);
+  total ``sm__ops_path_tensor_src_fp16`` (gh100 has no destination split); and, from the same
+  table, the work beyond FLOPs: integer, conversion and SFU thread instructions, INT8/INT4 tensor
+  operations, warp instructions, global/local/shared load-store instructions, L1 sectors, shared
+  wavefronts, L2 and DRAM sectors (the instruction roofline) and shared-memory wavefronts;
 - peaks (``*.peak_sustained`` per cycle, ``*__cycles_elapsed.avg.per_second``) for the
-  ceilings taken from the profile itself, dense (sparsity-off) tensor peaks included
+  ceilings taken from the profile itself, dense (sparsity-off) tensor peaks included, and the
+  warp-instruction, shared-wavefront, integer, conversion and XU peaks, with the SM count
   (:func:`roofline.analysis.ceilings.peak_metrics`);
 - Speed-of-Light and memory-workload metrics for guidance (throughput percentages,
   waves, global load/store sectors and requests, L1 and L2 hit rates, launch shape),
@@ -36,8 +40,9 @@ def _guidance_metrics() -> list[str]:
 
 
 GUIDANCE = _guidance_metrics()
-#: Identity of the GPU, for naming the machine the profile's ceilings describe.
-DEVICE = ["device__attribute_display_name"]
+#: Identity of the GPU, for naming the machine the profile's ceilings describe, and its SM count
+#: (the warp-instruction and shared-memory ceilings where a peak metric is missing).
+DEVICE = ["device__attribute_display_name", "device__attribute_multiprocessor_count"]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""The formula table's FLOP, byte and time rows (architecture-independent unless said).
+
+* FP64/FP32: add + mul + 2 fma thread instructions (Nsight Compute's Double/Single
+  roofline sections: ``derived__..._ffma_pred_on_x2`` and the add/mul rates).
+* FP16 (non-tensor), two conventions, recorded in the table:
+  ``fp16="ncu"`` (default) = 2 hadd + 2 hmul + 4 hfma: each half instruction works on a
+  ``half2`` pair, as Nsight Compute 2025+ counts it (``derived__smsp__..._hadd_pred_on_x2``,
+  ``..._hmul_pred_on_x2``, ``..._hfma_pred_on_x4``, and the peak ``derived__sm__..._hfma_pred_on_x4``);
+  ``fp16="paper"`` = hadd + hmul + 2 hfma, as Yang et al. (arXiv 2009.05257) and Nsight Compute
+  2024.1's Half roofline section (``..._hfma_pred_on_x2`` for achieved and peak alike).
+  The profile's own FP16 ceiling (:mod:`roofline.analysis.ceilings`) follows the same convention.
+  Half instructions run on the fp16 pipe where there is one (SM 7.x, 8.0): a utilization of exactly
+  0 % of that pipe (``sm__inst_executed_pipe_fp16.sum.pct_of_peak_sustained_active``, what
+  ``--set full`` holds where it has no Half roofline section) proves the half counts are 0. (A CSV
+  prints these percentages to two decimals: there, "0" bounds the work below 0.005 % of the pipe's peak.)
+* Bytes: L1 ``l1tex__t_bytes.sum`` or 32 x ``l1tex__t_sectors.sum``; L2 ``lts__t_bytes.sum`` or
+  32 x ``lts__t_sectors.sum``; DRAM ``dram__bytes.sum``, else read + write, else 32 x
+  ``dram__sectors.sum`` (or its read + write), as in the paper (32-byte sectors).
+* Time: ``gpu__time_duration.sum``, else ``.avg`` (what application-range replay writes), else
+  ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second`` (the paper's formula), else
+  the Speed-of-Light section's ``gpc__cycles_elapsed.max / gpc__cycles_elapsed.avg.per_second``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from roofline.counting.forms import ALL, Counter, Formula, Reader, Terms, idle_columns, sass, sm, terms
+
+#: Time and clock (alternatives in order of preference are handled in :func:`launch_time`).
+GPU_TIME = Counter(("gpu__time_duration.sum",))
+GPU_TIME_AVG = Counter(("gpu__time_duration.avg",))
+SM_CYCLES = sm("cycles_elapsed.avg")
+SM_CLOCK = sm("cycles_elapsed.avg.per_second")
+#: The Speed-of-Light section's "Elapsed Cycles" and "SM Frequency".
+GPC_CYCLES = Counter(("gpc__cycles_elapsed.max",))
+GPC_CLOCK = Counter(("gpc__cycles_elapsed.avg.per_second",))
+
+
+def _bytes(unit: str, *, read_write: bool = False) -> tuple[Terms, ...]:
+    total = Counter((f"{unit}__bytes.sum",) if unit == "dram" else (f"{unit}__t_bytes.sum",))
+    sectors = Counter((f"{unit}__sectors.sum",) if unit == "dram" else (f"{unit}__t_sectors.sum",))
+    alts: list[Terms] = [((1.0, total),)]
+    if read_write:
+        alts.append(((1.0, Counter(("dram__bytes_read.sum",))), (1.0, Counter(("dram__bytes_write.sum",)))))
+    alts.append(((32.0, sectors),))
+    if read_write:
+        alts.append(((32.0, Counter(("dram__sectors_read.sum",))), (32.0, Counter(("dram__sectors_write.sum",)))))
+    return tuple(alts)
+
+
+_H = "derived__smsp__sass_thread_inst_executed_op_"
+#: Half instructions (HADD2/HMUL2/HFMA2) run on the fp16 pipe where there is one (SM 7.x and 8.0,
+#: Nsight Compute's pipeline documentation): that pipe idle means none ran. Not the fma pipe's fp16
+#: type of SM 8.6+: an H100 PCIe --set full report (tests/data) shows it at 0 % beside
+#: 214 HFMA per cycle.
+_HALF_IDLE = idle_columns("inst_executed_pipe_fp16")
+HADD = replace(sass("hadd", 2), idle=_HALF_IDLE)
+HMUL = replace(sass("hmul", 2), idle=_HALF_IDLE)
+HFMA = replace(sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0)), idle=_HALF_IDLE)  # 2025+ write x4, 2024.1 x2
+
+FORMULAS: tuple[Formula, ...] = (
+    Formula("fp64_flops", ALL, terms((1, sass("dadd")), (1, sass("dmul")), (2, sass("dfma", 2))),
+            "FP64: dadd + dmul + 2 dfma"),
+    Formula("fp32_flops", ALL, terms((1, sass("fadd")), (1, sass("fmul")), (2, sass("ffma", 2))),
+            "FP32: fadd + fmul + 2 ffma"),
+    Formula("fp16_flops", ALL, terms((2, HADD), (2, HMUL), (4, HFMA)),
+            "FP16, Nsight Compute 2025+ (half2 pairs): 2 hadd + 2 hmul + 4 hfma", convention="ncu"),
+    Formula("fp16_flops", ALL, terms((1, HADD), (1, HMUL), (2, HFMA)),
+            "FP16, the paper's and Nsight Compute 2024.1's: hadd + hmul + 2 hfma", convention="paper"),
+    Formula("l1_bytes", ALL, _bytes("l1tex"), "bytes through L1/TEX (or 32 x its sectors)"),
+    Formula("l2_bytes", ALL, _bytes("lts"), "bytes through L2 (or 32 x its sectors)"),
+    Formula("dram_bytes", ALL, _bytes("dram", read_write=True), "bytes to/from DRAM (else read + write, else 32 x sectors)"),
+)
+
+
+def launch_time(reader: Reader) -> np.ndarray:
+    """Launch time (s): gpu__time_duration.sum, .avg, SM cycles / SM clock, SOL's cycles / clock."""
+    time = np.full(reader.n, np.nan)
+    candidates: list[np.ndarray | None] = [reader.read(GPU_TIME), reader.read(GPU_TIME_AVG)]
+    for cycles, clock in ((SM_CYCLES, SM_CLOCK), (GPC_CYCLES, GPC_CLOCK)):
+        c = next((reader.column(n) for n in cycles.names if reader.has(n)), None)
+        f = next((reader.column(n) for n in clock.names if reader.has(n)), None)
+        candidates.append(c / f if c is not None and f is not None else None)
+    for values in candidates:
+        if values is not None:
+            time = np.where(np.isnan(time), values, time)
+    return time
+
+
+def sm_clock(reader: Reader) -> np.ndarray | None:
+    """The SM clock (Hz): sm/smsp__cycles_elapsed.avg.per_second, else the SOL section's GPC clock."""
+    out: np.ndarray | None = None
+    for name in (*SM_CLOCK.names, *GPC_CLOCK.names):
+        values = reader.column(name)
+        if values is not None:
+            out = values if out is None else np.where(np.isnan(out), values, out)
+    return out

@@ -1,0 +1,271 @@
+"""The machinery of the formula table: one counter read in every form ncu writes, and formulas.
+
+A counter total (say the predicated-on thread FFMA instructions of a launch) is read from the first
+form present, launch by launch (:class:`Counter`, :meth:`Reader.read`):
+
+1. the total itself, ``sm__X.sum`` or ``smsp__X.sum`` (the same total for ``.sum``);
+2. its rate per elapsed cycle, ``<unit>__X.sum.per_cycle_elapsed`` x that unit's
+   ``<unit>__cycles_elapsed.avg`` (or, when only the clock was collected,
+   ``<unit>__cycles_elapsed.avg.per_second`` x the launch's time). This is how
+   Nsight Compute's own roofline sections compute achieved work (``ValuePerCycleMetrics``
+   x ``smsp__cycles_elapsed.avg.per_second``), and what ``--set full`` exports hold;
+3. its rate per second, ``<unit>__X.sum.per_second`` x the launch's time;
+4. the sections' derived per-cycle metrics (``derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2``
+   = FFMA per cycle x 2), divided by their factor, x cycles as in 2.
+5. where a counter names them, pipe utilizations (``% of peak``) of exactly 0 prove the count is 0
+   (see :mod:`roofline.counting.flops`).
+
+A :class:`Formula` is ``column = sum(weight x counter)``, from the first alternative whose counters
+are all known; counters it names ``optional`` (local-memory parts of a load/store sum) make the
+alternative without them a lower bound, used only when no complete alternative is known
+(:func:`formula_value`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: Compute-capability majors the table has rules for (others are read with the general rules).
+ARCHS = ("7", "8", "9", "10")
+#: Formulas that hold on every architecture.
+ALL = ("*",)
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One counter total, read from the first form present (see the module docstring).
+
+    ``names``: the totals (``sm__X.sum``, ``smsp__X.sum``), best first.
+    ``derived``: (column, factor) of per-cycle derived metrics: column / factor = the per-cycle
+    rate of the total, on the unit the column names (``derived__smsp__...`` -> smsp).
+    """
+
+    names: tuple[str, ...]
+    derived: tuple[tuple[str, float], ...] = ()
+    #: Utilization columns (``% of peak``) whose value of exactly 0 proves the total is 0 where no
+    #: other form is present (a ``--set full`` export has the tensor pipe's utilization only).
+    idle: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+    def forms(self) -> list[str]:
+        """Every column this counter can be read from."""
+        out: list[str] = []
+        for n in self.names:
+            out += [n, f"{n}.per_cycle_elapsed", f"{n}.per_second"]
+        return out + [d for d, _ in self.derived]
+
+
+def sm(metric: str, derived: tuple[tuple[str, float], ...] = ()) -> Counter:
+    """A counter available as ``sm__<metric>`` or ``smsp__<metric>``."""
+    return Counter((f"sm__{metric}", f"smsp__{metric}"), derived)
+
+
+def smsp(metric: str) -> Counter:
+    """A counter available as ``smsp__<metric>`` or ``sm__<metric>`` (the SM-partition name first)."""
+    return Counter((f"smsp__{metric}", f"sm__{metric}"))
+
+
+def one(name: str) -> Counter:
+    """A counter with one name (an L1TEX, LTS or DRAM metric)."""
+    return Counter((name,))
+
+
+def sass(op: str, derived_factor: float | None = None, *more: tuple[str, float]) -> Counter:
+    """Predicated-on thread instructions of one SASS opcode class (dadd, ffma, hmul...), with the
+    roofline sections' ``derived__smsp__..._x<factor>`` per-cycle form where one exists."""
+    base = f"sass_thread_inst_executed_op_{op}_pred_on"
+    derived = ((f"derived__smsp__{base}_x{derived_factor:g}", derived_factor),) if derived_factor else ()
+    return sm(f"{base}.sum", derived + tuple(more))
+
+
+def idle_columns(*pipes: str) -> tuple[str, ...]:
+    """The utilization columns of ``pipes`` whose 0 % proves their instructions' count is 0."""
+    return tuple(f"{unit}__{what}.{stat}.pct_of_peak_sustained_{when}"
+                 for unit in ("sm", "smsp") for what in pipes
+                 for stat in ("sum", "avg", "max") for when in ("active", "elapsed"))
+
+
+def _unit(column: str) -> str:
+    """The hardware unit a metric counts on: ``smsp`` for ``smsp__x`` and ``derived__smsp__x``."""
+    parts = column.split("__")
+    return parts[1] if parts[0] == "derived" and len(parts) > 2 else parts[0]
+
+
+#: Units that run on one clock (an SM and its four sub-partitions).
+_SAME_CLOCK = {"sm": ("smsp",), "smsp": ("sm",)}
+
+
+class Reader:
+    """Reads counters from one metrics frame (SI units), launch by launch."""
+
+    def __init__(self, metrics: pd.DataFrame) -> None:
+        self.metrics = metrics
+        self.n = len(metrics)
+        self.time = np.full(self.n, np.nan)  # set by count() once time is known
+
+    def column(self, name: str) -> np.ndarray | None:
+        m = self.metrics
+        if name in m.columns and m[name].dtype.kind in "iuf":
+            return m[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        return None
+
+    def has(self, name: str) -> bool:
+        return self.column(name) is not None
+
+    def cycles(self, unit: str) -> np.ndarray | None:
+        """Elapsed cycles of ``unit``: ``<unit>__cycles_elapsed.avg``, else its clock x time. An SM and
+        its sub-partitions (``sm``, ``smsp``) share one clock, so either unit's figures serve both."""
+        out: np.ndarray | None = None
+        for u in (unit, *_SAME_CLOCK.get(unit, ())):
+            for values in (self.column(f"{u}__cycles_elapsed.avg"), self._by_clock(u)):
+                if values is not None:
+                    out = values if out is None else np.where(np.isnan(out), values, out)
+        return out
+
+    def _by_clock(self, unit: str) -> np.ndarray | None:
+        rate = self.column(f"{unit}__cycles_elapsed.avg.per_second")
+        return rate * self.time if rate is not None else None
+
+    def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
+        """The counter's total per launch, from the first form present (row by row); None if none is.
+        ``totals_only``: the totals themselves, no rate."""
+        out: np.ndarray | None = None
+        for name in counter.names:
+            out = self._fill(out, name, None, 1.0)
+        if totals_only:
+            return out
+        for name in counter.names:
+            for form, per in ((f"{name}.per_cycle_elapsed", "cycle"), (f"{name}.per_second", "second")):
+                out = self._fill(out, form, per, 1.0)
+        for column, factor in counter.derived:
+            out = self._fill(out, column, "cycle", factor)
+        for column in counter.idle:
+            values = self.column(column)
+            if values is not None:
+                zero = np.where(values == 0, 0.0, np.nan)
+                out = zero if out is None else np.where(np.isnan(out), zero, out)
+        return out
+
+    def _fill(self, out: np.ndarray | None, column: str, per: str | None, factor: float) -> np.ndarray | None:
+        values = self.column(column)
+        if values is None:
+            return out
+        if per == "cycle":
+            cycles = self.cycles(_unit(column))
+            if cycles is None:
+                return out
+            values = values / factor * cycles
+        elif per == "second":
+            values = values * self.time
+        if out is None:
+            return values
+        return np.where(np.isnan(out), values, out)
+
+
+Terms = tuple[tuple[float, Counter], ...]
+
+
+@dataclass(frozen=True)
+class Formula:
+    """``column = sum(weight * counter)``, from the first alternative whose counters are all known.
+
+    ``optional``: names of counters (their first name) that an alternative may lack: the sum without
+    them is a lower bound, taken only where no complete alternative is known (see :func:`formula_value`).
+    """
+
+    column: str
+    archs: tuple[str, ...]
+    alternatives: tuple[Terms, ...]
+    doc: str
+    convention: str | None = None  # fp16 only: "ncu" or "paper"
+    optional: tuple[str, ...] = field(default=())
+
+    @property
+    def terms(self) -> Terms:
+        """The preferred alternative."""
+        return self.alternatives[0]
+
+
+def terms(*pairs: tuple[float, Counter]) -> tuple[Terms, ...]:
+    """One alternative."""
+    return (tuple(pairs),)
+
+
+def unknown(values: np.ndarray | None) -> bool:
+    """Not collected: no column, or a column of empty cells (a derived metric whose inputs were not)."""
+    return values is None or bool(np.isnan(values).all())
+
+
+@dataclass
+class FormulaValue:
+    """A formula's values per launch, and what a lower bound lacked (optional counters not collected)."""
+
+    values: np.ndarray
+    lower_bound: np.ndarray  # bool per launch: the value lacks an optional part
+    lacking: list[str]  # the optional counters not collected, where lower_bound is set
+    missing: list[str]  # the preferred alternative's counters not collected, where every value is unknown
+
+
+def _sum(reader: Reader, alternative: Terms, totals_only: bool) -> np.ndarray | None:
+    values = [reader.read(c, totals_only=totals_only) for _, c in alternative]
+    if any(v is None for v in values):
+        return None
+    total = np.zeros(reader.n)
+    for (w, _), v in zip(alternative, values):
+        assert v is not None
+        total = total + w * v
+    return total
+
+
+def _absent(values: np.ndarray | None, rows: np.ndarray) -> bool:
+    return values is None or bool(np.isnan(values[rows]).any())
+
+
+def formula_value(reader: Reader, f: Formula) -> FormulaValue:
+    """Per launch, the first complete alternative known as totals, else the first known through rates
+    (dram read + write counted beat dram__bytes.sum.per_second x time); then, where none is, the first
+    alternative without its optional counters (a lower bound); NaN where nothing is known."""
+    out = np.full(reader.n, np.nan)
+    lower = np.zeros(reader.n, dtype=bool)
+    lacking: list[str] = []
+    reduced = [tuple(t for t in alt if t[1].name not in f.optional) for alt in f.alternatives]
+    for is_lower, alternatives in ((False, f.alternatives), (True, reduced)):
+        for totals_only in (True, False):
+            for full, alternative in zip(f.alternatives, alternatives):
+                if is_lower and len(alternative) == len(full):
+                    continue  # no optional part: already tried as a complete alternative
+                total = _sum(reader, alternative, totals_only)
+                if total is None:
+                    continue
+                fill = np.isnan(out) & ~np.isnan(total)
+                out = np.where(fill, total, out)
+                if is_lower and fill.any():
+                    lower |= fill
+                    lacking += [c.name for _, c in full if c.name in f.optional and _absent(reader.read(c), fill)]
+    missing = [c.name for _, c in f.terms if unknown(reader.read(c))] if np.isnan(out).all() else []
+    return FormulaValue(out, lower, list(dict.fromkeys(lacking)), missing)
+
+
+def arch_family(cc: str | None) -> str | None:
+    """``'7.0'`` -> ``'7'``; None for unknown."""
+    if cc is None or cc is pd.NA or not isinstance(cc, str) or not cc.strip():
+        return None
+    return cc.strip().split(".")[0]
+
+
+def applies(archs: Iterable[str], cc: str | None) -> bool:
+    """True when a formula for ``archs`` holds on compute capability ``cc``."""
+    archs = tuple(archs)
+    return "*" in archs or (cc is not None and (cc in archs or arch_family(cc) in archs))
+
+
+def ncu_hint(metrics: Iterable[str]) -> str:
+    """The command-line hint that collects ``metrics``."""
+    return "collect with: ncu --metrics " + ",".join(dict.fromkeys(metrics))

@@ -1,0 +1,125 @@
+"""The formula table's rows beyond FLOPs: operations, warp instructions, transactions, shared memory.
+
+Every row holds on every architecture (the names exist for gv100, tu102, ga100, ga102, ad102 and
+gh100 in ``ncu --query-metrics --chip``, Nsight Compute 2024.1.1), and each counter is read in every
+form ncu writes (:mod:`roofline.counting.forms`: total, per-cycle rate x cycles, per-second rate x time).
+
+===================  ==========================================================================
+column               formula (the first alternative known wins; {a,b} = the sum over a and b)
+===================  ==========================================================================
+int_ops              sm__sass_thread_inst_executed_op_integer_pred_on.sum (one OP per thread
+                     instruction: IADD3, IMAD, LOP3, shifts, ISETP...; nvprof's inst_integer)
+conversion_ops       sm__sass_thread_inst_executed_op_conversion_pred_on.sum (F2F, F2I, I2F, I2I;
+                     nvprof's inst_bit_convert)
+sfu_ops              smsp__thread_inst_executed_pipe_xu_pred_on.sum (thread instructions on the XU
+                     pipe: MUFU transcendentals, and some conversions and integer instructions)
+warp_inst            smsp__inst_executed.sum (= sm__inst_executed.sum; ``--set full`` holds
+                     sm__inst_executed.sum.per_cycle_elapsed, x sm__cycles_elapsed.avg); the
+                     instruction roofline's work (Ding and Williams, PMBS 2019; nvprof's inst_executed)
+global_inst          smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum, else the hardware
+                     counters smsp__inst_executed_op_{global,local}_{ld,st}.sum, else
+                     l1tex__t_requests_pipe_lsu_mem_{global,local}_op_{ld,st}.sum (one request per
+                     warp-level LDG/STG: 524,288 instructions and requests alike in the H100 report
+                     in tests/data)
+shared_inst          smsp__sass_inst_executed_op_shared_{ld,st}.sum, else
+                     smsp__inst_executed_op_shared_{ld,st}.sum
+l1_transactions      l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum (32 B sectors;
+                     nvprof's gld/gst/local_load/local_store_transactions)
+shared_transactions  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum (wavefronts of LDS,
+                     LDSM, STS, STSM; nvprof's shared_load/store_transactions)
+shared_bytes         128 B x sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum (every instruction
+                     that moves data through shared memory: LDS, STS, ATOMS, LDSM, STSM, LDGSTS,
+                     GMMA), else 128 B x l1tex__data_pipe_lsu_wavefronts_mem_shared.sum (the same
+                     and the data stage's "Misc" wavefronts), else sm__sass_data_bytes_mem_shared.sum
+                     (the bytes the instructions ask for, fewer than their wavefronts move when
+                     they conflict)
+l2_transactions      lts__t_sectors.sum (32 B sectors), else lts__t_bytes.sum / 32
+dram_transactions    dram__sectors_read.sum + dram__sectors_write.sum, else dram__sectors.sum,
+                     else dram__bytes.sum / 32, else (dram__bytes_read.sum + _write.sum) / 32
+===================  ==========================================================================
+
+The metric names follow Nsight Compute's own metric descriptions (``ncu --query-metrics --csv``)
+and its CLI documentation's table of nvprof metrics and their ncu equivalents.
+
+Local memory: a sum with local-memory parts (global_inst, l1_transactions) takes its complete
+alternative first; where only the global parts were collected, it is their sum, a lower bound
+(:attr:`roofline.counting.Counted.lower_bounds` names what it lacks). ``--set full`` collects both.
+
+The "Misc" wavefronts of ``l1tex__data_pipe_lsu_wavefronts_mem_shared.sum`` (its description) are
+not shared-memory instructions: kernels without any (``smsp__sass_inst_executed_op_shared.sum`` 0)
+have 1 to 3 per warp in the ``--set full`` reports in tests/data (H100 silu: 524,288 for 524,288
+warps; T4 matrix addition: 63,504 for 31,752 warps; GTX 1660 SUPER GEMM: 65,536 for 32,768 warps).
+From such an export shared_bytes is therefore a small upper bound for kernels that use little
+shared memory; ``roofline profile`` collects the SASS count, which has no Misc part.
+
+These columns are wanted only for ``--work ops`` or ``--work instructions`` (and the shared level):
+a FLOP/byte export that lacks them is not warned about; :attr:`roofline.counting.Counted.missing_hints`
+names the metrics for the analysis that needs them.
+"""
+
+from __future__ import annotations
+
+from roofline.counting.forms import ALL, Formula, Terms, one, sm, smsp, terms
+
+
+def _per_op(counter: str, ops: tuple[str, ...], spaces: tuple[str, ...]) -> Terms:
+    """``counter`` formatted for each memory space and operation, summed with weight 1."""
+    return tuple((1.0, one(counter.format(space=s, op=o))) for s in spaces for o in ops)
+
+
+def _smsp_per_op(counter: str, ops: tuple[str, ...], spaces: tuple[str, ...]) -> Terms:
+    """As :func:`_per_op`, for an SM counter that ncu also writes per SM sub-partition."""
+    return tuple((1.0, smsp(counter.format(space=s, op=o))) for s in spaces for o in ops)
+
+
+LD_ST = ("ld", "st")
+GLOBAL_LOCAL = ("global", "local")
+#: The local-memory parts of a load/store sum: without them, the sum is a lower bound.
+LOCAL_PARTS = tuple(
+    f"{prefix}{op}{suffix}" for op in LD_ST for prefix, suffix in (
+        ("smsp__sass_inst_executed_op_local_", ".sum"), ("smsp__inst_executed_op_local_", ".sum"),
+        ("l1tex__t_requests_pipe_lsu_mem_local_op_", ".sum"), ("l1tex__t_sectors_pipe_lsu_mem_local_op_", ".sum")))
+
+WAVEFRONT_BYTES = 128.0  # a shared-memory wavefront: 32 banks x 4 B
+SECTOR_BYTES = 32.0
+
+FORMULAS: tuple[Formula, ...] = (
+    Formula("int_ops", ALL, terms((1, sm("sass_thread_inst_executed_op_integer_pred_on.sum"))),
+            "integer thread instructions, one OP each"),
+    Formula("conversion_ops", ALL, terms((1, sm("sass_thread_inst_executed_op_conversion_pred_on.sum"))),
+            "conversion thread instructions"),
+    Formula("sfu_ops", ALL, terms((1, smsp("thread_inst_executed_pipe_xu_pred_on.sum"))),
+            "thread instructions on the XU (special-function) pipe"),
+    Formula("warp_inst", ALL, terms((1, smsp("inst_executed.sum"))), "warp instructions executed"),
+    Formula("global_inst", ALL, (
+        _smsp_per_op("sass_inst_executed_op_{space}_{op}.sum", LD_ST, GLOBAL_LOCAL),
+        _smsp_per_op("inst_executed_op_{space}_{op}.sum", LD_ST, GLOBAL_LOCAL),
+        _per_op("l1tex__t_requests_pipe_lsu_mem_{space}_op_{op}.sum", LD_ST, GLOBAL_LOCAL),
+    ), "global and local load/store warp instructions (else L1 requests)", optional=LOCAL_PARTS),
+    Formula("shared_inst", ALL, (
+        _smsp_per_op("sass_inst_executed_op_{space}_{op}.sum", LD_ST, ("shared",)),
+        _smsp_per_op("inst_executed_op_{space}_{op}.sum", LD_ST, ("shared",)),
+    ), "shared-memory load/store warp instructions"),
+    Formula("l1_transactions", ALL, (_per_op("l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}.sum", LD_ST, GLOBAL_LOCAL),),
+            "L1 sectors of global and local loads and stores", optional=LOCAL_PARTS),
+    Formula("shared_transactions", ALL, (_per_op("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", LD_ST, ("",)),),
+            "shared-memory load/store wavefronts"),
+    Formula("shared_bytes", ALL, (
+        ((WAVEFRONT_BYTES, sm("sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum")),),
+        ((WAVEFRONT_BYTES, one("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")),),
+        ((1.0, sm("sass_data_bytes_mem_shared.sum")),),
+    ), "bytes through shared memory: 128 B x wavefronts (else the bytes the instructions ask for)"),
+    Formula("l2_transactions", ALL, (
+        ((1.0, one("lts__t_sectors.sum")),),
+        ((1 / SECTOR_BYTES, one("lts__t_bytes.sum")),),
+    ), "L2 sectors (else bytes / 32)"),
+    Formula("dram_transactions", ALL, (
+        ((1.0, one("dram__sectors_read.sum")), (1.0, one("dram__sectors_write.sum"))),
+        ((1.0, one("dram__sectors.sum")),),
+        ((1 / SECTOR_BYTES, one("dram__bytes.sum")),),
+        ((1 / SECTOR_BYTES, one("dram__bytes_read.sum")), (1 / SECTOR_BYTES, one("dram__bytes_write.sum"))),
+    ), "DRAM sectors: read + write (else the total, else bytes / 32)"),
+)
+
+#: Columns whose missing counters are hinted (``Counted.missing_hints``), never warned about.
+HINTED_COLUMNS = (*(f.column for f in FORMULAS), "tensor_int_ops")

@@ -1,0 +1,316 @@
+"""The formula table's tensor-core rows: floating-point tensor FLOPs and integer tensor operations.
+
+* The ``sm__ops_path_tensor_*`` operation counters count math operations (= FLOPs for float
+  types), per input type (:data:`TENSOR_PATHS`): the per-type totals (``src_fp16`` on Hopper,
+  ``src_fp16_dst_fp16`` + ``src_fp16_dst_fp32`` before it), else their ``_sparsity_off`` +
+  ``_sparsity_on`` parts, else Hopper's per-instruction-kind counters
+  (``op_hgmma``/``op_hmma``/``op_igmma``/``op_imma``, each total or its sparsity parts). One
+  alternative per type, so nothing is counted twice. ``_sparsity_on`` parts that were not
+  collected are taken as no 2:4-sparse work (collecting only ``_sparsity_off`` is common practice).
+* ``tensor_flops`` sums the floating-point types (fp64, tf32, fp16, bf16, fp8); ``tensor_int_ops``
+  the integer ones: INT8 (``src_int8``, Turing on; Hopper's ``op_igmma``/``op_imma``) and INT4
+  (``src_int4``: tu102, ga100, ga102, ad102 in ``ncu --query-metrics``; gh100 has none). The INT1
+  (binary) path is not counted. ``tensor_precision`` names the dominant floating-point type, or the
+  dominant integer type when a launch's only tensor work is integer.
+* SM 7.0/7.2 (V100, Xavier) without ops counters: 512 FLOPs per ``sm__inst_executed_pipe_tensor``
+  instruction (the Tensor section's ``derived__sm__inst_executed_pipe_tensor_x512``; exact on V100:
+  2MNK / instructions = 512 for a 20480^3 GEMM in tests/data), every instruction taken as FP16 HMMA
+  (so no integer tensor work there).
+* Every other SM: FLOPs per tensor instruction depend on the shape, so with only instruction
+  counts tensor FLOPs are NaN with a warning, except an instruction count of exactly 0 (exactly
+  0 FLOPs and 0 integer operations). An SM the table does not list (SM 12.x today) is read all the
+  same: only that rule needs the architecture.
+* Where every tensor instruction runs on the one tensor pipe (SM 7.x, 8.x), a pipe utilization of
+  exactly 0 % (``sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active``: what ``--set full``
+  holds where it has no tensor roofline section) proves the instruction count is 0.
+
+A launch that executed tensor instructions (``sm__inst_executed_pipe_tensor`` > 0) while the
+collected types add up to 0 did work in a type not collected: its tensor FLOPs and integer
+operations are unknown, with a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from roofline.counting.forms import ARCHS, Counter, Formula, Reader, arch_family, idle_columns, ncu_hint, terms
+from roofline.units import counted
+
+#: Architectures with the 512-FLOPs-per-tensor-instruction rule.
+V100_TENSOR = ("7.0", "7.2")
+
+PIPE_TENSOR = Counter(
+    ("sm__inst_executed_pipe_tensor.sum", "smsp__inst_executed_pipe_tensor.sum"),
+    (("derived__smsp__inst_executed_pipe_tensor_x512", 512.0),),
+)
+#: Where every tensor instruction runs on the one tensor pipe (SM 7.x, 8.x: HMMA, IMMA, DMMA), an
+#: idle pipe proves no tensor work. Not on SM 9.0+, whose GMMA / tcgen05 work we could not check
+#: against that pipe's utilization.
+PIPE_TENSOR_OR_IDLE = replace(PIPE_TENSOR, idle=idle_columns("pipe_tensor_cycles_active", "inst_executed_pipe_tensor"))
+IDLE_TENSOR_ARCHS = ("7", "8")
+
+FORMULAS: tuple[Formula, ...] = (
+    Formula("tensor_flops", V100_TENSOR, terms((512, PIPE_TENSOR)),
+            "tensor, V100/Xavier without ops counters: 512 x tensor-pipe instructions"),
+)
+
+
+@dataclass(frozen=True)
+class TensorPath:
+    """Tensor-core operations of one input type.
+
+    ``alternatives``: sets of counters that each give the whole total, best first; one set
+    is used per launch, never two. Counters named ``*_sparsity_on*`` are optional.
+    ``requested``: what :func:`roofline.counting.required_metrics` asks ncu for, per architecture family.
+    """
+
+    precision: str
+    alternatives: tuple[tuple[str, ...], ...]
+    requested: dict[str, tuple[str, ...]]
+
+    @property
+    def integer(self) -> bool:
+        """True for integer types (their work goes to ``tensor_int_ops``)."""
+        return self.precision.startswith("int")
+
+
+_OPS = "sm__ops_path_tensor_src_"
+_KIND = "sm__ops_path_tensor_op_"
+
+
+def _sparse(*names: str) -> tuple[str, ...]:
+    """Each ``x`` as its ``x_sparsity_off`` + ``x_sparsity_on`` parts."""
+    return tuple(f"{n}_sparsity_{s}.sum" for n in names for s in ("off", "on"))
+
+
+def _sums(*names: str) -> tuple[str, ...]:
+    return tuple(f"{n}.sum" for n in names)
+
+
+TENSOR_PATHS: tuple[TensorPath, ...] = (
+    TensorPath("fp16", (
+        _sums(f"{_OPS}fp16"),
+        _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"),
+        _sparse(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"),
+        _sums(f"{_KIND}hgmma_src_fp16", f"{_KIND}hmma_src_fp16"),
+        _sparse(f"{_KIND}hgmma_src_fp16", f"{_KIND}hmma_src_fp16_dst_fp16", f"{_KIND}hmma_src_fp16_dst_fp32"),
+        # Turing: its FP32-accumulate path is named after the types Ampere added later (Turing has
+        # only FP16 tensor inputs among them).
+        _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
+    ), {"7.5": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
+        "8": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"), "9": _sums(f"{_OPS}fp16")}),
+    TensorPath("bf16", (
+        _sums(f"{_OPS}bf16_dst_fp32"),
+        _sparse(f"{_OPS}bf16_dst_fp32"),
+        _sums(f"{_KIND}hgmma_src_bf16_dst_fp32", f"{_KIND}hmma_src_bf16_dst_fp32"),
+        _sparse(f"{_KIND}hgmma_src_bf16_dst_fp32", f"{_KIND}hmma_src_bf16_dst_fp32"),
+    ), {"8": _sums(f"{_OPS}bf16_dst_fp32"), "9": _sums(f"{_OPS}bf16_dst_fp32")}),
+    TensorPath("tf32", (
+        _sums(f"{_OPS}tf32_dst_fp32"),
+        _sparse(f"{_OPS}tf32_dst_fp32"),
+        _sums(f"{_KIND}hgmma_src_tf32_dst_fp32", f"{_KIND}hmma_src_tf32_dst_fp32"),
+        _sparse(f"{_KIND}hgmma_src_tf32_dst_fp32", f"{_KIND}hmma_src_tf32_dst_fp32"),
+    ), {"8": _sums(f"{_OPS}tf32_dst_fp32"), "9": _sums(f"{_OPS}tf32_dst_fp32")}),
+    TensorPath("fp64", (_sums(f"{_OPS}fp64"),), {"8.0": _sums(f"{_OPS}fp64"), "9": _sums(f"{_OPS}fp64")}),
+    TensorPath("fp8", (
+        _sums(f"{_OPS}fp8"),
+        _sparse(f"{_OPS}fp8"),
+        _sums(f"{_KIND}qgmma_src_fp8", f"{_KIND}qmma_src_fp8"),
+        _sparse(f"{_KIND}qgmma_src_fp8", f"{_KIND}qmma_src_fp8"),
+    ), {"8.9": _sums(f"{_OPS}fp8"), "9": _sums(f"{_OPS}fp8")}),
+    TensorPath("int8", (
+        _sums(f"{_OPS}int8"),
+        _sparse(f"{_OPS}int8"),
+        _sums(f"{_KIND}igmma_src_int8", f"{_KIND}imma_src_int8"),
+        _sparse(f"{_KIND}igmma_src_int8", f"{_KIND}imma_src_int8"),
+    ), {"7.5": _sums(f"{_OPS}int8"), "8": _sums(f"{_OPS}int8"), "9": _sums(f"{_OPS}int8")}),
+    TensorPath("int4", (
+        _sums(f"{_OPS}int4"),
+        _sparse(f"{_OPS}int4"),
+    ), {"7.5": _sums(f"{_OPS}int4"), "8": _sums(f"{_OPS}int4")}),
+)
+TENSOR_PRECISIONS = tuple(p.precision for p in TENSOR_PATHS)
+FLOAT_PRECISIONS = tuple(p.precision for p in TENSOR_PATHS if not p.integer)
+INT_PRECISIONS = tuple(p.precision for p in TENSOR_PATHS if p.integer)
+
+
+def requested(path: TensorPath, cc: str) -> tuple[str, ...]:
+    """The counters of ``path`` that ``required_metrics`` asks for on ``cc`` (exact cc first)."""
+    if cc in path.requested:
+        return path.requested[cc]
+    family = arch_family(cc)
+    if family in path.requested:
+        return path.requested[family]
+    if family in ("10", "12"):  # Blackwell: the Hopper names, not checkable with ncu 2024.1 (no gb100/gb202)
+        return path.requested.get("9", ())
+    return ()
+
+
+def tensor_metrics_requested(precisions: Iterable[str] = TENSOR_PRECISIONS) -> list[str]:
+    """Every tensor counter ``required_metrics`` may ask for on some architecture (for hints)."""
+    wanted = set(precisions)
+    return list(dict.fromkeys(n for p in TENSOR_PATHS if p.precision in wanted
+                              for names in p.requested.values() for n in names))
+
+
+def hint_for(precisions: Iterable[str], cc: str | None) -> list[str]:
+    """The counters that collect ``precisions`` on ``cc`` (each type's first counter where ``cc`` asks none)."""
+    wanted = set(precisions)
+    names: list[str] = []
+    for path in TENSOR_PATHS:
+        if path.precision in wanted:
+            names += list(requested(path, cc) if cc else ()) or [path.alternatives[0][0]]
+    return names
+
+
+def _alternative(reader: Reader, path: TensorPath, rows: np.ndarray, warnings: list[str]) -> np.ndarray | None:
+    """Operations of one tensor type on ``rows``: the first alternative with a counter present."""
+    for alternative in path.alternatives:
+        present = [m for m in alternative if reader.has(m)]
+        if not present:
+            continue
+        absent = [m for m in alternative if m not in present and "_sparsity_on" not in m]
+        if absent:
+            what = "operations" if path.integer else "FLOPs"
+            warnings.append(f"tensor {path.precision} {what} may be a lower bound: {', '.join(absent)} not collected")
+        total = np.zeros(int(rows.sum()))
+        for m in present:
+            v = reader.read(Counter((m,)))
+            assert v is not None
+            total = total + np.nan_to_num(v[rows], nan=0.0) if "_sparsity_on" in m else total + v[rows]
+        return total
+    return None
+
+
+def _dominant(per_precision: dict[str, np.ndarray], n: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """The sum over the types present (None when none is), and the largest type per launch (None where 0)."""
+    precision = np.full(n, None, dtype=object)
+    if not per_precision:
+        return None, precision
+    stacked = np.vstack(list(per_precision.values()))
+    total = stacked.sum(axis=0)
+    names = np.array(list(per_precision))
+    precision = names[np.argmax(np.where(np.isnan(stacked), -1.0, stacked), axis=0)].astype(object)
+    precision[~(total > 0)] = None
+    return total, precision
+
+
+@dataclass
+class _Group:
+    """Tensor work of the launches of one architecture, from the ops counters."""
+
+    flops: np.ndarray | None  # the float types present, summed (None when none is present)
+    int_ops: np.ndarray | None  # the integer types present, summed
+    precision: np.ndarray  # dominant float type, else dominant integer type, else None
+    absent: list[str]  # types not collected that the architecture has (float and integer)
+
+
+def _group(reader: Reader, rows: np.ndarray, cc: str | None, warnings: list[str]) -> _Group:
+    n = int(rows.sum())
+    floats: dict[str, np.ndarray] = {}
+    ints: dict[str, np.ndarray] = {}
+    absent: list[str] = []
+    for path in TENSOR_PATHS:
+        value = _alternative(reader, path, rows, warnings)
+        if value is not None:
+            (ints if path.integer else floats)[path.precision] = value
+        elif cc is None or requested(path, cc) or arch_family(cc) not in ARCHS:
+            absent.append(path.precision)
+    flops, float_precision = _dominant(floats, n)
+    int_ops, int_precision = _dominant(ints, n)
+    precision = np.where(float_precision == None, int_precision, float_precision).astype(object)  # noqa: E711
+    return _Group(flops, int_ops, precision, absent)
+
+
+@dataclass
+class TensorWork:
+    """``tensor_flops``, ``tensor_int_ops`` and ``tensor_precision`` per launch, and the metrics that
+    would make tensor_flops (``missing``: every launch unknown) or tensor_int_ops known."""
+
+    flops: np.ndarray
+    int_ops: np.ndarray
+    precision: np.ndarray
+    missing: list[str]
+    int_missing: list[str]
+
+
+def tensor_work(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None],
+                warnings: list[str]) -> TensorWork:
+    """Tensor FLOPs and integer operations per launch, architecture by architecture (module docstring)."""
+    n = reader.n
+    tensor = np.full(n, np.nan)
+    tensor_int = np.full(n, np.nan)
+    precision = np.full(n, None, dtype=object)
+    inst_counted = reader.read(PIPE_TENSOR)
+    inst_or_idle = reader.read(PIPE_TENSOR_OR_IDLE)
+    tensor_missing: str | None = None  # an architecture whose launches lack every tensor counter
+    int_missing: list[str] = []
+    for cc in distinct:
+        rows = (cc_series == cc).fillna(False).to_numpy(dtype=bool) if cc is not None else cc_series.isna().to_numpy()
+        what = f"SM {cc}" if cc is not None else "an unknown architecture"
+        inst = inst_or_idle if arch_family(cc) in IDLE_TENSOR_ARCHS else inst_counted
+        g = _group(reader, rows, cc, warnings)
+        volta = cc is not None and cc in V100_TENSOR
+        if g.flops is None and g.int_ops is None:
+            if volta and inst is not None:
+                tensor[rows] = 512 * inst[rows]
+                tensor_int[rows] = 0.0
+                precision[rows] = np.where(inst[rows] > 0, np.array("fp16", dtype=object), np.array(None, dtype=object))
+            elif inst is None:
+                tensor_missing = cc or "?"
+                int_missing += hint_for(INT_PRECISIONS, cc) if cc else tensor_metrics_requested(INT_PRECISIONS)
+            else:
+                _instructions_only(inst[rows], rows, cc, what, tensor, tensor_int, warnings)
+            continue
+        flops = g.flops if g.flops is not None else np.zeros(int(rows.sum()))
+        prec = g.precision
+        if volta and inst is not None:  # launches without ops counts
+            by_inst = np.isnan(flops)
+            flops = np.where(by_inst, 512 * inst[rows], flops)
+            prec = np.where(by_inst & (inst[rows] > 0), "fp16", prec).astype(object)
+        int_ops = g.int_ops
+        if int_ops is None:  # no integer counter: 0 where no tensor instruction ran, else unknown
+            zero = (inst[rows] == 0) if inst is not None else np.zeros(int(rows.sum()), dtype=bool)
+            int_ops = np.where(zero | volta, 0.0, np.nan)
+            if not (zero | volta).all():
+                int_missing += hint_for(INT_PRECISIONS, cc)
+        absent_float = [p for p in g.absent if p in FLOAT_PRECISIONS]
+        if inst is not None:  # work in a type that was not collected: unknown, never 0
+            hidden = (np.nan_to_num(flops) + np.nan_to_num(int_ops) == 0) & (inst[rows] > 0)
+            if hidden.any():
+                flops = np.where(hidden, np.nan, flops)
+                int_ops = np.where(hidden, np.nan, int_ops)
+                warnings.append(
+                    f"tensor_flops unknown for {counted(int(hidden.sum()), 'launch', 'launches')} on {what}: they executed tensor "
+                    f"instructions that no collected tensor counter counted (not collected: "
+                    f"{', '.join(g.absent) or 'none'}); {ncu_hint(hint_for(g.absent or TENSOR_PRECISIONS, cc))}")
+        elif absent_float:
+            warnings.append(f"tensor FLOPs count only the tensor types collected; {', '.join(absent_float)} tensor work "
+                            f"is not counted on {what} ({ncu_hint(hint_for(absent_float, cc))})")
+        tensor[rows] = flops
+        tensor_int[rows] = int_ops
+        precision[rows] = prec
+    missing: list[str] = []
+    if tensor_missing is not None:
+        cc = None if tensor_missing == "?" else tensor_missing
+        names = hint_for(TENSOR_PRECISIONS, cc) if cc is not None else []
+        missing = [PIPE_TENSOR.name, *(names or tensor_metrics_requested())]
+    return TensorWork(tensor, tensor_int, precision, missing, list(dict.fromkeys(int_missing)))
+
+
+def _instructions_only(inst: np.ndarray, rows: np.ndarray, cc: str | None, what: str, tensor: np.ndarray,
+                       tensor_int: np.ndarray, warnings: list[str]) -> None:
+    """Only tensor instruction counts: 0 work where none ran, unknown elsewhere (with a warning)."""
+    zero = inst == 0
+    part = np.where(zero, 0.0, np.nan)
+    tensor[rows] = part
+    tensor_int[rows] = part
+    if not zero.all():
+        why = ("FLOPs per tensor instruction depend on the instruction shape" if arch_family(cc) in ARCHS
+               else f"{what} is not in the formula table, and FLOPs per tensor instruction depend on the shape")
+        warnings.append(f"tensor_flops unknown for {counted(int((~zero).sum()), 'launch', 'launches')} on {what}: {why}; "
+                        f"{ncu_hint(hint_for(TENSOR_PRECISIONS, cc))}")
