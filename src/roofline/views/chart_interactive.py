@@ -2,8 +2,8 @@
 
 One trace per memory level (and per phase, when the analysis has phases), grouped
 in the legend by level, so that a click on a level hides or shows it; buttons pick
-a phase. Hover shows the kernel, its time, FLOP/s, intensities, limiter, region and
-% of roofline. Kernel names are C++ templates full of ``<``, ``>`` and ``&``, and
+a phase. Hover shows the kernel, its time, rate, intensities, limiter, region and
+% of roofline, in the analysis's work (FLOPs, operations or warp instructions). Kernel names are C++ templates full of ``<``, ``>`` and ``&``, and
 plotly renders hover text as HTML: every name is escaped before it reaches plotly.
 """
 
@@ -17,10 +17,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from roofline.analysis.result import Analysis
+from roofline.analysis.work import FLOPS, Work
 from roofline.units import format_number, format_si
 from roofline.views.names import short_name
 from roofline.views.style import (
     SOURCE_WORDS,
+    axis_texts,
     ceiling_source,
     ceilings_caption,
     chart_compute_ceilings,
@@ -28,11 +30,19 @@ from roofline.views.style import (
     compute_ceiling_label,
     level_color,
     level_label,
+    level_marker,
     memory_ceiling_label,
+    memory_ceilings,
     merge_equal_ceilings,
     not_shown_note,
     select_rows,
 )
+
+#: plotly symbols of the matplotlib markers of :data:`roofline.views.style.LEVEL_MARKERS`.
+PLOTLY_MARKERS = {"o": "circle", "s": "square", "D": "diamond"}
+#: Chart titles per work.
+TITLES = {"flops": "Hierarchical roofline", "ops": "Hierarchical roofline of operations",
+          "instructions": "Hierarchical instruction roofline"}
 
 #: Marker diameter (px) of the longest kernel; marker area is proportional to time.
 MAX_MARKER_PX = 40.0
@@ -51,16 +61,19 @@ def _text(value: object) -> str:
     return "-" if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)) else str(value)
 
 
-def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str] | None) -> list[str]:
+def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str] | None,
+           work: Work = FLOPS) -> list[str]:
     """Hover text per row, HTML-escaped (kernel names are untrusted text)."""
+    texts = axis_texts(work)
+    intensity = "AI" if work.kind == "flops" else "intensity"
     out = []
     for r in rows.itertuples(index=False):
         d = r._asdict()
         name = html.escape(str(d["kernel_name"]))
         ais = ", ".join(f"{html.escape(level_label(lv, level_labels))} {_fmt_ai(d[f'ai_{lv}'])}" for lv in levels)
         flags = []
-        if d["flops_partial"] is True:
-            flags.append("FLOPs are a lower bound")
+        if work.partial and d.get(work.partial) is True:
+            flags.append(f"{work.unit}s are a lower bound")
         if d["estimated"] is True:
             flags.append("estimated counts")
         lines = [
@@ -70,8 +83,8 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
             + (f"; launch id: {_text(d['launch_id'])}" if d.get("launch_id") is not None
                and d["launch_id"] is not pd.NA else ""),
             f"time: {format_si(d['time_s'], 's')} ({_fmt_ratio(d['time_share'])} of total)",
-            f"performance: {format_si(d['flop_rate'], 'FLOP/s')}",
-            f"AI (FLOP/B): {ais}",
+            f"performance: {format_si(d['flop_rate'], texts.rate_unit)}",
+            f"{intensity} ({texts.intensity_unit}): {ais}",
             f"bound: {html.escape(_text(d['bound']))}; region: {html.escape(_text(d['region']))}",
             f"% of roofline: {_fmt_ratio(d['pct_of_roofline'])}; savable: {format_si(d['savable_time_s'], 's')}",
         ]
@@ -95,9 +108,11 @@ def roofline_plotly(
     the machine's memory levels are all drawn (an L3 without byte counts too).
     """
     draw_levels = chart_levels(analysis, levels)
-    rows = select_rows(analysis)
+    rows = select_rows(analysis, None, draw_levels)
     shown = rows.shown
     machine = analysis.machine
+    work = analysis.work_spec
+    texts = axis_texts(work)
     fig = go.Figure()
 
     phases: list[str | None] = [None]
@@ -108,16 +123,17 @@ def roofline_plotly(
     t = shown["time_s"].to_numpy(dtype=float)
     t_max = float(np.nanmax(t)) if t.size else 1.0
     diam = np.maximum(MIN_MARKER_PX, MAX_MARKER_PX * np.sqrt(np.nan_to_num(t) / t_max)) if t.size else t
-    partial = shown["flops_partial"].fillna(False).to_numpy(dtype=bool)
+    partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
+               else np.zeros(len(shown), dtype=bool))
     estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
-    symbols = np.where(estimated, "diamond", "circle")
-    symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
-    hover = np.array(_hover(shown, draw_levels, level_labels), dtype=object)
+    hover = np.array(_hover(shown, draw_levels, level_labels, work), dtype=object)
     rates = shown["flop_rate"].to_numpy(dtype=float)
 
     trace_phase: list[str | None] = []
     for lv in draw_levels:
         x = shown[f"ai_{lv}"].to_numpy(dtype=float)
+        symbols = np.where(estimated, "diamond", PLOTLY_MARKERS.get(level_marker(lv), "circle"))
+        symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
         for ph in phases:
             m = np.isfinite(x) & (x > 0)
             if ph is not None:
@@ -133,16 +149,17 @@ def roofline_plotly(
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
     ais = ais[np.isfinite(ais) & (ais > 0)]
-    comp = chart_compute_ceilings(machine, shown, ceilings)
-    mem_levels = list(machine.levels) if machine is not None and levels is None else draw_levels
-    mem = {lv: machine.memory[lv] for lv in mem_levels} if machine is not None else {}
+    comp = chart_compute_ceilings(machine, shown, ceilings, work)
+    mem_levels = ([lv for lv in machine.levels if lv != "shared" or lv in draw_levels]
+                  if machine is not None and levels is None else draw_levels)
+    mem = memory_ceilings(machine, mem_levels, work)
     if machine is not None and comp and mem:
         top_peak = max(comp.values())
         bw_max = max(mem.values())
         x_lo = min([*ais, min(comp.values()) / bw_max]) / 10
         x_hi = max([*ais, top_peak / min(mem.values())]) * 10
         for lv, bw in mem.items():
-            label = html.escape(memory_ceiling_label(lv, bw, level_labels))
+            label = html.escape(memory_ceiling_label(lv, bw, level_labels, texts.traffic_rate_unit))
             src = html.escape(SOURCE_WORDS.get(ceiling_source(machine, lv), ""))
             fig.add_trace(go.Scatter(x=[x_lo, top_peak / bw], y=[bw * x_lo, top_peak], mode="lines+text",
                                      line={"color": level_color(lv), "width": 2}, name=label,
@@ -169,7 +186,8 @@ def roofline_plotly(
                                         "x": 0.0, "y": 1.12, "xanchor": "left", "yanchor": "top"}])
 
     notes = [html.escape(not_shown_note(rows))] if not_shown_note(rows) else []
-    notes.append("marker area ∝ kernel time; open markers: FLOPs are a lower bound; diamonds: estimated counts")
+    notes.append(f"marker area ∝ kernel time; open markers: {work.unit}s are a lower bound; diamonds: estimated counts"
+                 + ("; squares: shared memory" if "shared" in draw_levels else ""))
     if machine is not None:
         notes.append(html.escape(ceilings_caption(machine, [*mem, *comp], level_labels)))
     else:
@@ -177,9 +195,9 @@ def roofline_plotly(
     fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.16, showarrow=False,
                        xanchor="left", yanchor="top", align="left", font={"size": 11, "color": "#555"})
     fig.update_layout(
-        title={"text": html.escape(title) if title else "Hierarchical roofline"},
-        xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}, "exponentformat": "none"},
-        yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": "~s"},
+        title={"text": html.escape(title) if title else TITLES.get(work.kind, "Hierarchical roofline")},
+        xaxis={"type": "log", "title": {"text": texts.x_label}, "exponentformat": "none"},
+        yaxis={"type": "log", "title": {"text": texts.y_label}, "tickformat": "~s"},
         template="simple_white", legend={"groupclick": "togglegroup"}, height=650,
         margin={"b": 140}, hoverlabel={"align": "left"},
     )

@@ -148,18 +148,62 @@ def _inside(box: Bbox, frame: Bbox) -> bool:
     return box.x0 >= frame.x0 - 0.5 and box.x1 <= frame.x1 + 0.5 and box.y0 >= frame.y0 - 0.5 and box.y1 <= frame.y1 + 0.5
 
 
-def place_labels(ax: Axes, specs: Sequence[LabelSpec], *, placed: list[Bbox] | None = None,
-                 avoid: Sequence[Bbox] = ()) -> list[Text]:
+def text_outline(text: Text, renderer: Any, pad: float = 0.5) -> np.ndarray:
+    """The four corners (display coordinates) of a text's rotated box, ``pad`` pixels wider: for a
+    rotated label far tighter than its window extent, the axis-aligned box around the rotated one.
+    Exact for ``rotation_mode='anchor'``: the box at rotation 0 turned about the alignment point."""
+    rotation = text.get_rotation()
+    text.set_rotation(0.0)
+    box = text.get_window_extent(renderer).padded(pad)
+    text.set_rotation(rotation)
+    ha, va = text.get_horizontalalignment(), text.get_verticalalignment()
+    ax_ = {"left": box.x0 + pad, "right": box.x1 - pad}.get(ha, (box.x0 + box.x1) / 2)
+    ay_ = {"bottom": box.y0 + pad, "top": box.y1 - pad}.get(va, (box.y0 + box.y1) / 2)
+    corners = np.array([(box.x0, box.y0), (box.x1, box.y0), (box.x1, box.y1), (box.x0, box.y1)]) - (ax_, ay_)
+    if text.get_rotation_mode() != "anchor":
+        return np.asarray(text.get_window_extent(renderer).padded(pad).corners())[[0, 2, 3, 1]]
+    a = math.radians(rotation)
+    turn = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    return np.asarray(corners @ turn.T + (ax_, ay_))
+
+
+def _corners(shape: Bbox | np.ndarray) -> np.ndarray:
+    if isinstance(shape, Bbox):
+        return np.array([(shape.x0, shape.y0), (shape.x1, shape.y0), (shape.x1, shape.y1), (shape.x0, shape.y1)])
+    return np.asarray(shape, dtype=float)
+
+
+def shapes_overlap(a: Bbox | np.ndarray, b: Bbox | np.ndarray) -> bool:
+    """True when two convex shapes (Bboxes, or corner arrays from :func:`text_outline`) overlap, by
+    the separating-axis test: they are apart exactly when some edge normal separates them."""
+    p, q = _corners(a), _corners(b)
+    for poly in (p, q):
+        edges = np.roll(poly, -1, axis=0) - poly
+        for nx, ny in np.column_stack([-edges[:, 1], edges[:, 0]]):
+            if nx == 0 and ny == 0:
+                continue
+            pp, qq = p @ (nx, ny), q @ (nx, ny)
+            if pp.max() <= qq.min() or qq.max() <= pp.min():
+                return False
+    return True
+
+
+def place_labels(ax: Axes, specs: Sequence[LabelSpec], *, placed: list[Any] | None = None,
+                 avoid: Sequence[Bbox] = (), precise: bool = False) -> list[Text]:
     """Put each label at its first candidate inside the axes that overlaps no label placed
     before it (``placed`` grows), preferring ones that cover nothing in ``avoid`` (markers).
     A label that fits nowhere at its size is tried 1 and 2 pt smaller, then put where it
-    overlaps least (never outside the axes when any candidate is inside)."""
+    overlaps least (never outside the axes when any candidate is inside).
+
+    ``precise``: compare rotated labels by their rotated boxes (:func:`text_outline`), not by the
+    axis-aligned boxes around them, which for a label at 45 degrees cover twice its area; ``placed``
+    then holds corner arrays as well as Bboxes."""
     renderer = attach_canvas(ax.figure)  # type: ignore[arg-type]
     frame = ax.get_window_extent(renderer)
     placed = [] if placed is None else placed
     out: list[Text] = []
     for spec in specs:
-        best: tuple[tuple[int, int, int, int], Text, Bbox] | None = None
+        best: tuple[tuple[int, int, int, int], Text, Any] | None = None
         base = float(spec.style.get("fontsize", 8.0))
         for shrink, size in enumerate((base, base - 1.0, base - 2.0)):
             for i, (x, y, offset, ha, va, rot) in enumerate(spec.candidates):
@@ -167,12 +211,19 @@ def place_labels(ax: Axes, specs: Sequence[LabelSpec], *, placed: list[Bbox] | N
                                 rotation=rot, rotation_mode="anchor", annotation_clip=False,
                                 **{**spec.style, "fontsize": size})
                 box = t.get_window_extent(renderer).padded(0.5)
-                score = (int(not _inside(box, frame)), sum(box.overlaps(p) for p in placed), shrink,
-                         sum(box.overlaps(a) for a in avoid))
+                if precise:
+                    shape: Any = text_outline(t, renderer)
+                    score = (int(not _inside(box, frame)), sum(shapes_overlap(shape, p) for p in placed), shrink,
+                             sum(shapes_overlap(shape, a) for a in avoid))
+                else:
+                    shape = box
+                    score = (int(not _inside(box, frame)),
+                             sum(box.overlaps(p) if isinstance(p, Bbox) else shapes_overlap(box, p) for p in placed), shrink,
+                             sum(box.overlaps(a) for a in avoid))
                 if best is None or score < best[0]:
                     if best is not None:
                         best[1].remove()
-                    best = (score, t, box)
+                    best = (score, t, shape)
                 else:
                     t.remove()
                 if score == (0, 0, 0, 0):
@@ -225,20 +276,22 @@ def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Ma
         return specs
     top = max(compute.values())
     bw_max = max(mem.values()) if mem else None
-    for lv, bw in mem.items():
+    for group, bw in merge_equal_ceilings(mem):  # levels of one ceiling: one label, lines dashed over each other
         x_end = top / bw
-        ax.plot([x_lo, x_end], [bw * x_lo, top], color=level_color(lv), linewidth=1.2, zorder=2,
-                linestyle=linestyle or "-", gid=f"{GID_MEMORY}:{lv}{gid_suffix}")
+        for j, lv in enumerate(group):
+            style = linestyle or ("-" if j == 0 else (3 * (j - 1), (3, 3 * (len(group) - 1))))
+            ax.plot([x_lo, x_end], [bw * x_lo, top], color=level_color(lv), linewidth=1.2, zorder=2 + 0.01 * j,
+                    linestyle=style, gid=f"{GID_MEMORY}:{lv}{gid_suffix}")
         a, b = max(x_lo, y_lo / bw), min(x_hi, x_end)  # the visible part
         if b <= a * 1.05:
             continue
         ang = angle_of(ax, a, bw * a, b, bw * b)
         off = (-3 * math.sin(math.radians(ang)), 3 * math.cos(math.radians(ang)))
         xs = np.geomspace(a * 1.15, b / 1.3, 14) if b / a > 1.5 else np.array([a])
-        specs.append(LabelSpec(memory_ceiling_label(lv, bw, level_labels, traffic_unit),
+        specs.append(LabelSpec(memory_ceiling_label(group, bw, level_labels, traffic_unit),
                                [(float(x), bw * float(x), off, "left", "bottom", ang) for x in xs],
-                               {"fontsize": fs - 0.5, "color": level_color(lv), "zorder": 3,
-                                "gid": f"{GID_MEMORY}-label:{lv}{gid_suffix}"}))
+                               {"fontsize": fs - 0.5, "color": level_color(group[0]) if len(group) == 1 else "0.25",
+                                "zorder": 3, "gid": f"{GID_MEMORY}-label:{'+'.join(group)}{gid_suffix}"}))
     for i, (keys, peak) in enumerate(merge_equal_ceilings(compute)):
         x_start = peak / bw_max if bw_max else x_lo
         style = linestyle or ("-" if i == 0 else "--")

@@ -67,7 +67,8 @@ class UndrawnKernel:
 @dataclass(frozen=True)
 class ChartRows:
     """The rows a chart draws (``shown``, longest first) and those it cannot (``undrawn``: the
-    analysis rows with ``reason`` and ``category`` columns added), and the total time (s)."""
+    analysis rows with ``reason`` and ``category`` columns added), and the total time (s). Both
+    carry ``rank``, the row's place in :attr:`Analysis.ranked`."""
 
     shown: pd.DataFrame
     undrawn: pd.DataFrame
@@ -84,6 +85,14 @@ class ChartRows:
     def unknown(self) -> pd.DataFrame:
         """Rows not drawn for another reason (work or time unknown, no traffic)."""
         return self.undrawn[self.undrawn["category"] != ZERO].reset_index(drop=True)
+
+
+def _ranked(analysis: Analysis) -> pd.DataFrame:
+    """The analysis rows longest first, with ``rank``: the row's place in that order (0 first), so
+    that two panels of one chart can number a kernel alike."""
+    frame = analysis.ranked
+    frame["rank"] = np.arange(len(frame))
+    return frame
 
 
 def _hint(metrics: str) -> str:
@@ -104,7 +113,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     intensity at one of ``levels`` (default: the analysed levels).
     """
     work = analysis.work_spec
-    frame = analysis.ranked
+    frame = _ranked(analysis)
     if phase is not None:
         if analysis.by == "name":
             raise ValueError("phase= needs an analysis by 'phase' or 'launch' (by 'name' sums over phases)")
@@ -134,7 +143,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
 def pattern_rows(analysis: Analysis) -> ChartRows:
     """Rows for the memory-access-pattern panel: kernels with a known time and ``global_ii`` or
     ``shared_ii``; the others with why (no load/store instruction or transaction counts)."""
-    frame = analysis.ranked
+    frame = _ranked(analysis)
     time = frame["time_s"].to_numpy(dtype=float)
     g = frame["global_ii"].to_numpy(dtype=float)
     s = frame["shared_ii"].to_numpy(dtype=float)

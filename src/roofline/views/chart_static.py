@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from roofline.views.chart_layout import (
     draw_ceilings,
     marker_boxes,
     number_label,
+    LabelSpec,
     place_labels,
     setup_log_axes,
     wrap,
@@ -119,10 +121,13 @@ def hierarchical_panel(analysis: Analysis, shown: pd.DataFrame, *, levels: Seque
 
 
 def draw_hierarchical(ax: Axes, analysis: Analysis, panel: Panel, *, top: int, fs: float,
-                      level_labels: Mapping[str, str] | None = None, title: str | None = None) -> list[Line2D]:
+                      level_labels: Mapping[str, str] | None = None, title: str | None = None,
+                      numbers: Sequence[int | None] | None = None, precise: bool = False) -> list[Line2D]:
     """Draw ``panel`` on ``ax``: log axes in the work's units, the ceilings, one marker per level per
     kernel (area by time; hollow: work a lower bound; diamonds: estimated counts), the ``top`` kernels
-    numbered, every label placed clear of the others. Returns the legend handles."""
+    numbered (or row k as ``numbers[k]``, None for none), every label placed clear of the others
+    (``precise``: rotated labels by their rotated boxes, :func:`~roofline.views.chart_layout.place_labels`).
+    Returns the legend handles."""
     work = analysis.work_spec
     machine = analysis.machine
     shown = panel.shown
@@ -152,9 +157,11 @@ def draw_hierarchical(ax: Axes, analysis: Analysis, panel: Panel, *, top: int, f
                 ax.scatter(x[m], rates[m], s=area[m], marker=marker, linewidths=1.0, zorder=4,
                            facecolors="none" if hollow else color, edgecolors=color, alpha=0.85,
                            gid=f"{GID_POINTS}:{lv}")
-    placed: list[Bbox] = []
-    place_labels(ax, specs, placed=placed, avoid=avoid)
-    _number_kernels(ax, shown.head(top), ais, rates, area, fs, placed, avoid)
+    placed: list[Any] = []
+    place_labels(ax, specs, placed=placed, avoid=avoid, precise=precise)
+    numbers = list(range(1, top + 1)) if numbers is None else list(numbers)
+    numbers = [numbers[k] if k < len(numbers) else None for k in range(len(shown))]
+    number_kernels(ax, ais, [rates] * len(ais), area, numbers, fs, placed, avoid)
 
     handles = [Line2D([], [], marker=level_marker(lv), linestyle="", color=level_color(lv), markersize=6,
                       label=level_label(lv, level_labels)) for lv in panel.levels]
@@ -281,39 +288,38 @@ def roofline_figure(
     return fig
 
 
-def _number_kernels(ax: object, labelled: pd.DataFrame, ais: list[np.ndarray], rates: np.ndarray,
-                    area: np.ndarray, fs: float, placed: list[Bbox], avoid: list[Bbox]) -> None:
-    """Number the labelled kernels next to their rightmost marker; kernels at nearly the
-    same place share one label ('1-3', '1,3,5+10'), which stays inside the axes."""
-    from matplotlib.axes import Axes
-
-    from roofline.views.chart_layout import LabelSpec
-
-    assert isinstance(ax, Axes)
+def number_kernels(ax: Axes, xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], area: np.ndarray,
+                   numbers: Sequence[int | None], fs: float, placed: list[Any], avoid: list[Bbox]) -> None:
+    """Number kernels next to their rightmost marker: row k has a marker at (xs[j][k], ys[j][k])
+    for each series j where both are finite and positive, and the label ``numbers[k]`` (None: no
+    label). Kernels at nearly the same place share one label ('1-3', '1,3,5+10'), inside the axes."""
     to_pt = 72.0 / ax.figure.dpi  # type: ignore[union-attr]
     anchors: list[list] = []  # x, y (display), radius pt, numbers
-    for k in range(len(labelled)):
-        xs = [x for x in (a[k] for a in ais) if np.isfinite(x) and x > 0]
-        if not xs:
+    for k, number in enumerate(numbers):
+        if number is None:
+            continue
+        pts = [(float(x[k]), float(y[k])) for x, y in zip(xs, ys)
+               if np.isfinite(x[k]) and x[k] > 0 and np.isfinite(y[k]) and y[k] > 0]
+        if not pts:
             continue
         r = math.sqrt(area[k] / math.pi)
-        px, py = ax.transData.transform((max(xs), rates[k]))
+        px, py = ax.transData.transform(max(pts))
         for a in anchors:
             if abs(a[0] - px) * to_pt < fs * 2.5 and abs(a[1] - py) * to_pt < fs * 1.2:
-                a[3].append(k + 1)
+                a[3].append(number)
                 a[2] = max(a[2], r)
                 break
         else:
-            anchors.append([px, py, r, [k + 1]])
+            anchors.append([px, py, r, [number]])
     inverse = ax.transData.inverted()
     specs = []
-    for px, py, r, numbers in anchors:
+    for px, py, r, shared in anchors:
         x, y = inverse.transform((px, py))
         d = r + 2
         cands = [(x, y, (d, 0), "left", "center", 0.0), (x, y, (-d, 0), "right", "center", 0.0),
                  (x, y, (0, d), "center", "bottom", 0.0), (x, y, (0, -d), "center", "top", 0.0),
                  (x, y, (d * 0.8, d * 0.8), "left", "bottom", 0.0), (x, y, (d * 0.8, -d * 0.8), "left", "top", 0.0)]
-        specs.append(LabelSpec(number_label(numbers), cands,
+        specs.append(LabelSpec(number_label(shared), cands,
                                {"fontsize": fs - 0.5, "fontweight": "bold", "zorder": 5, "gid": GID_LABEL}))
     place_labels(ax, specs, placed=placed, avoid=avoid)
 

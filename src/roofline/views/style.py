@@ -100,10 +100,12 @@ def compute_unit(key: str) -> str:
     return model_compute_unit(key)
 
 
-def memory_ceiling_label(level: str, bandwidth: float, labels: Mapping[str, str] | None = None,
+def memory_ceiling_label(level: str | Sequence[str], bandwidth: float, labels: Mapping[str, str] | None = None,
                          unit: str = "B/s") -> str:
-    """e.g. 'HBM 829 GB/s'; with ``unit='txn/s'`` (a transaction rate): 'L1 800 Gtxn/s'."""
-    return f"{level_label(level, labels)} {format_si(bandwidth, unit)}"
+    """e.g. 'HBM 829 GB/s'; with ``unit='txn/s'`` (a transaction rate): 'L1 800 Gtxn/s'; levels of one
+    ceiling: 'Shared, DRAM 100 Gtxn/s'."""
+    levels = [level] if isinstance(level, str) else list(level)
+    return f"{', '.join(level_label(lv, labels) for lv in levels)} {format_si(bandwidth, unit)}"
 
 
 def compute_ceiling_label(key: str | Sequence[str], peak: float) -> str:
