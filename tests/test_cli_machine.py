@@ -42,6 +42,25 @@ def test_spec_prints_and_writes_theoretical_ceilings(tmp_path, capsys):
     assert Machine.load(path).compute["tensor_fp16"] == pytest.approx(312e12, rel=1e-3)
 
 
+def test_spec_prints_shared_integer_and_warp_instruction_ceilings(capsys):
+    assert main(["machine", "--spec", "h100-sxm"]) == 0
+    rows = {line.split("│")[1].strip(): line for line in capsys.readouterr().out.splitlines() if line.startswith("│")}
+    # 128 B/clk/SM x 132 x 1.98 GHz = 33.45 TB/s; 64 x 132 x 1.98 GHz = 16.7 TOP/s; 16 x ... = 4.18 TOP/s;
+    # 4 x 132 x 1.98 GHz = 1.05 T warp inst/s.
+    assert "33.5 TB/s" in rows["shared"] and "16.7 TOP/s" in rows["int32"]
+    assert "4.18 TOP/s" in rows["conversion"] and "4.18 TOP/s" in rows["sfu"]
+    assert "1.05 Tinst/s" in rows["warp_inst"] and "1.98 GHz" in rows["warp_inst"]
+
+
+def test_spec_says_once_why_blackwell_has_no_integer_rates(capsys):
+    assert main(["machine", "--spec", "b200"]) == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if line.startswith("note: ")]
+    assert [n for n in notes if "stop at compute capability 9.0" in n] == [
+        next(n for n in notes if n.startswith("note: int32, conversion, sfu: no sourced INT32"))]
+    assert "int32" not in captured.out and "│ shared" in captured.out
+
+
 def test_spec_at_another_clock(tmp_path):
     path = tmp_path / "m.json"
     assert main(["machine", "--spec", "h100-sxm", "--clock-mhz", "1755", "-o", str(path)]) == 0
@@ -145,8 +164,16 @@ def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, cap
     dram_line = next(line for line in out.splitlines() if line.startswith("│ dram "))
     ratio = float(re.findall(r"(\d+\.\d)%", dram_line)[-1])  # the last column
     assert 87.0 < ratio < 92.0
+    # Shared memory: 97 % of 128 B/clk/SM at the observed 1.755 GHz, against the spec at 1.98 GHz: 86.0 %.
+    # INT32: 1.8 x 64 OP/clk/SM at 1.755 GHz against 64 at 1.98 GHz: 159.5 %.
+    for key, low, high in (("shared", 84.0, 88.0), ("int32", 155.0, 164.0)):
+        line = next(line for line in out.splitlines() if line.startswith(f"│ {key} "))
+        assert low < float(re.findall(r"(\d+\.\d)%", line)[-1]) < high, line
+    assert "shared_vs_theoretical_at_observed_clock = 0.9" in out
     m = Machine.load(out_json)
     assert m.source == "measured" and m.memory["dram"] == pytest.approx(3.0e12, rel=0.03)
+    assert m.memory["shared"] == pytest.approx(0.97 * 128 * 132 * 1.755e9, rel=0.03)
+    assert m.compute["int32"] == pytest.approx(1.8 * 64 * 132 * 1.755e9, rel=0.03)
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 

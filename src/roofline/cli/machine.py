@@ -102,6 +102,14 @@ def _specs_table() -> Any:
     return table
 
 
+def _absent_notes(absent: dict[str, str]) -> list[tuple[list[str], str]]:
+    """Absent ceilings grouped by their reason, in order: one note for int32, conversion and sfu alike."""
+    grouped: dict[str, list[str]] = {}
+    for key, why in absent.items():
+        grouped.setdefault(why, []).append(key)
+    return [(keys, why) for why, keys in grouped.items()]
+
+
 def _check_outputs(paths: list[Optional[Path]], force: bool) -> None:
     from roofline.io import check_writable
 
@@ -247,8 +255,8 @@ def register(app: typer.Typer) -> None:
             theory = theoretical(spec, sm_clock_hz=clock_mhz * 1e6 if clock_mhz else None)
             console.print(f"[bold]{theory.name}[/bold]: theoretical ceilings (dense)")
             console.print(ceilings_table(None, theory))
-            for level, why in theory.metadata.get("absent", {}).items():
-                messages.note(f"{level}: {why}")
+            for keys, why in _absent_notes(theory.metadata.get("absent", {})):
+                messages.note(f"{', '.join(keys)}: {why}")
             _write(theory, None, output, ert_json, force, messages)
             return
         if clock_mhz is not None:
