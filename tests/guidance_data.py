@@ -84,6 +84,11 @@ def analysis_row(**values: Any) -> dict[str, Any]:
         "pct_of_roofline": np.nan, "savable_time_s": np.nan, "bound": pd.NA, "region": pd.NA, "bw_use": np.nan,
         "locality": pd.NA, "time_share": np.nan,
     }
+    # instruction-roofline counts and columns (roofline.analysis.patterns): unknown unless given
+    for name in ("warp_inst", "global_inst", "shared_inst", "l1_transactions", "shared_transactions", "inst_rate",
+                 "ii_l1", "ii_shared", "ii_l2", "ii_dram", "global_ii", "shared_ii"):
+        row[name] = np.nan
+    row["global_pattern"] = row["shared_pattern"] = pd.NA
     for level in ("l1", "l2", "dram"):
         row[f"ai_{level}"] = np.nan
         row[f"bw_{level}"] = np.nan

@@ -87,3 +87,77 @@ def test_analyze_html_writes_the_full_report(tmp_path):
         assert f"<section id='{section}'>" in page
     assert "multi_tensor_apply_kernel&lt;LAMBStage1Functor&gt;" in page  # the label, escaped
     assert main(["analyze", *files, "--html", str(out)]) == 2  # exists: refused without --force
+
+
+# -- the instruction-roofline rules on real `--set full` exports --------------------------------------
+NCU = Path(__file__).parent / "data" / "ncu"
+
+
+def _setfull(case: str):
+    table = read_profile([next((NCU / case).glob("*.ncu-rep"))])
+    return table
+
+
+def test_h100_silu_strided_stores_are_uncoalesced_and_float4_loads_are_not():
+    # silu_kernel_vector loads a float4 per thread (16 sectors per warp instruction, all 32 bytes of each
+    # used) and stores its four results as four scalars 16 bytes apart (16 sectors each where 4 would do).
+    # Nsight Compute's Source Counters, per launch: 41,943,040 sectors requested, ideal 16,777,216
+    # (8,388,608 load + 2,097,152 stores x 4): 2.5x, 25,165,824 excess = 60%; x 3 launches = 75,497,472.
+    # So 'strided' on the 4-byte walls is real waste here, in the stores only.
+    table = _setfull("h100pcie_setfull_rep_silu_vector")
+    a = analyze(table, api.load_machine("h100-pcie"))
+    k = diagnose(a, table).kernels[0]
+    f = k.finding("global-access-pattern")
+    assert (f.status, f.severity, f.limiter) == ("fired", "medium", "uncoalesced")
+    assert f.values["sectors_over_ideal"] == pytest.approx(2.5)
+    assert f.values["excess_sectors"] == 3 * 25_165_824 and f.values["excess_share"] == pytest.approx(0.6)
+    assert k.finding("global-load-coalescing").status == "ok"  # float4 loads: 32 of 32 bytes used per sector
+    store = k.finding("global-store-coalescing")
+    assert store.status == "fired" and store.values["used_bytes_per_sector"] == 8.0  # 4 B of every 16 B apart
+    assert k.finding("global-broadcast").status == "ok" and k.finding("shared-bank-conflicts").status == "ok"
+    assert k.limiter == "uncoalesced"
+
+
+def test_h100_silu_issue_use_agrees_with_ncu():
+    # 3 x 53,477,446 warp instructions in 853,600 ns = 187.95 warp GIPS; the H100 PCIe spec's
+    # 114 SMs x 4 x clock, at the kernels' 1.09998 GHz: 501.6 warp GIPS -> 37.47%, which ncu measured
+    # as sm__inst_executed.avg.pct_of_peak_sustained_elapsed 37.446, 37.683, 37.284 (time-weighted 37.47)
+    table = _setfull("h100pcie_setfull_rep_silu_vector")
+    a = analyze(table, api.load_machine("h100-pcie"))
+    f = diagnose(a, table).kernels[0].finding("instruction-issue")
+    t = table.frame["time_s"].to_numpy(float)
+    ncu = (table.metrics[m.INST_EXECUTED_PCT].to_numpy(float) * t).sum() / t.sum() / 100
+    assert f.status == "ok" and f.values["issue_use"] == pytest.approx(ncu, rel=2e-3)
+    assert f.values["inst_rate"] == pytest.approx(3 * 53_477_446 / t.sum())
+
+
+def test_gtx1660s_naive_gemm_broadcast_mix_is_neither_broadcast_nor_uncoalesced():
+    # 2.50 sectors per global LD/ST: half the loads broadcast (1 sector), half coalesced (4). Above the
+    # stride-0 boundary of 2, and ncu's ideal equals what moved (168,034,304 per launch): no finding.
+    # No machine: the issue rule reads ncu's own 23.9% of the issue peak.
+    table = _setfull("gtx1660s_gemm_rep")
+    k = diagnose(analyze(table, None), table).kernels[0]
+    b = k.finding("global-broadcast")
+    assert b.status == "ok" and b.values["sectors_per_instruction"] == pytest.approx(168_034_304 / 67_174_400)
+    g = k.finding("global-access-pattern")
+    assert g.status == "ok" and g.values["sectors_over_ideal"] == 1.0 and g.values["excess_sectors"] == 0
+    issue = k.finding("instruction-issue")
+    assert issue.status == "ok" and issue.values["issue_use"] == pytest.approx(0.239, abs=1e-3)
+
+
+def test_t4_matrix_addition_is_clean_on_every_pattern_rule():
+    table = _setfull("t4_setfull_rep")
+    k = diagnose(analyze(table, None), table).kernels[0]
+    for rule in ("global-broadcast", "global-access-pattern", "shared-bank-conflicts", "instruction-issue"):
+        assert k.finding(rule).status == "ok", rule
+    # 375,000 sectors requested = ideal; 3.95 sectors per instruction (373,408 / 94,500)
+    assert k.finding("global-access-pattern").values["sectors_per_instruction"] == pytest.approx(373_408 / 94_500)
+
+
+def test_explain_shows_the_walls_and_the_pattern_finding(capsys):
+    path = str(next((NCU / "h100pcie_setfull_rep_silu_vector").glob("*.ncu-rep")))
+    assert main(["analyze", path, "--machine", "h100-pcie", "--work", "instructions", "--explain", "silu"]) == 0
+    out = capsys.readouterr().out
+    assert "16 sectors per instruction (strided)" in out and "warp GIPS" in out
+    assert "Uncoalesced global accesses (instruction roofline)" in out and "2.5x" in out
+    assert "inst/s" in out  # the achieved rate in the analysis's work

@@ -136,6 +136,21 @@ def test_ideal_from_access_sizes_when_collected():
     assert _run("global-load-coalescing", _with_loads(16001.0, 1000.0, **sizes)).status == "fired"
 
 
+def test_wide_words_with_every_fetched_byte_used_are_coalesced():
+    # H100 silu (launch 0): float4 loads, 16 sectors per request, 32.0 of 32 bytes used per sector (.ratio
+    # form); the access size not collected. Fully used sectors are wide words, not waste: ok.
+    f = _run("global-load-coalescing", _with_loads(8_388_608.0, 524_288.0, **{m.GLOBAL_LD_BYTES_PER_SECTOR: 32.0}))
+    assert f.status == "ok" and "float4" in f.message
+    # 30.4 of 32 bytes (95%) is the boundary; its strided stores use 8: 16 sectors where 4 would do
+    assert _run("global-load-coalescing", _with_loads(16000.0, 1000.0, **{m.GLOBAL_LD_BYTES_PER_SECTOR: 30.4})).status == "ok"
+    assert _run("global-load-coalescing", _with_loads(16000.0, 1000.0, **{m.GLOBAL_LD_BYTES_PER_SECTOR: 30.3})).status == "fired"
+    row = _b200_row(0) | {m.GLOBAL_ST_SECTORS: 33_551_588.0, m.GLOBAL_ST_REQUESTS: 2_097_152.0,
+                          m.GLOBAL_ST_BYTES_PER_SECTOR: 8.0}
+    f = _run("global-store-coalescing", row)
+    assert (f.status, f.severity) == ("fired", "high")  # 16.0 > 2 x 4
+    assert f.values["excess_sectors"] == pytest.approx(33_551_588 - 4 * 2_097_152)
+
+
 def test_store_coalescing_reads_store_metrics():
     row = _b200_row(0) | {m.GLOBAL_ST_SECTORS: 4000.0, m.GLOBAL_ST_REQUESTS: 500.0}  # 8 per request
     f = _run("global-store-coalescing", row)
@@ -161,6 +176,15 @@ def test_bytes_per_sector(pct, status):
     f = _run("sector-use", _b200_row(1) | {m.GLOBAL_LD_BYTES_PER_SECTOR_PCT: pct})
     assert f.status == status
     assert f.values["loads_bytes_per_sector"] == pytest.approx(pct / 100 * 32)
+
+
+def test_bytes_per_sector_in_the_ratio_form_of_set_full_reports():
+    # H100 silu: loads 32.0 bytes of 32 used, stores 8.0 (.ratio, in bytes): the stores fire
+    f = _run("sector-use", {m.GLOBAL_LD_BYTES_PER_SECTOR: 32.0, m.GLOBAL_ST_BYTES_PER_SECTOR: 8.0})
+    assert (f.status, f.limiter) == ("fired", "uncoalesced")
+    assert f.values == {"loads_bytes_per_sector": 32.0, "stores_bytes_per_sector": 8.0}
+    # GTX 1660 Super naive GEMM loads: 26.4 of 32 (a broadcast uses 4 of its sector, a coalesced load 32)
+    assert _run("sector-use", {m.GLOBAL_LD_BYTES_PER_SECTOR: 26.404371584699454}).status == "ok"
 
 
 @pytest.mark.parametrize("l2,bound,status", [(49.9, "dram", "fired"), (50.0, "dram", "ok"), (10.0, "l2", "ok")])
