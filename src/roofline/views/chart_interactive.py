@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from roofline.analysis.result import Analysis
 from roofline.analysis.work import FLOPS, Work
+from roofline.machine.model import Machine
 from roofline.units import format_number, format_si
 from roofline.views.names import short_name
 from roofline.views.style import (
@@ -94,6 +95,43 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
     return out
 
 
+def marker_diameters(time_s: np.ndarray, t_max: float) -> np.ndarray:
+    """Marker diameters (px): area proportional to time, the longest ``MAX_MARKER_PX`` across."""
+    t = np.nan_to_num(np.asarray(time_s, dtype=float))
+    return np.maximum(MIN_MARKER_PX, MAX_MARKER_PX * np.sqrt(t / t_max)) if t.size else t
+
+
+def level_traces(shown: pd.DataFrame, levels: Sequence[str], work: Work, level_labels: Mapping[str, str] | None,
+                 diam: np.ndarray, phases: Sequence[str | None] = (None,), phase_col: pd.Series | None = None
+                 ) -> tuple[list[go.Scatter], list[str | None]]:
+    """One marker trace per level (and phase) at (intensity at the level, rate), grouped in the
+    legend by level, with hover text; and the phase of each trace."""
+    partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
+               else np.zeros(len(shown), dtype=bool))
+    estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
+    hover = np.array(_hover(shown, list(levels), level_labels, work), dtype=object)
+    rates = shown["flop_rate"].to_numpy(dtype=float)
+    traces: list[go.Scatter] = []
+    trace_phase: list[str | None] = []
+    for lv in levels:
+        x = shown[f"ai_{lv}"].to_numpy(dtype=float)
+        symbols = np.where(estimated, "diamond", PLOTLY_MARKERS.get(level_marker(lv), "circle"))
+        symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
+        for ph in phases:
+            m = np.isfinite(x) & (x > 0)
+            if ph is not None and phase_col is not None:
+                m &= (phase_col == ph).to_numpy()
+            name = html.escape(level_label(lv, level_labels)) + (f" ({html.escape(ph)})" if ph else "")
+            traces.append(go.Scatter(
+                x=x[m], y=rates[m], mode="markers", name=name, legendgroup=lv,
+                marker={"size": diam[m], "color": level_color(lv), "symbol": symbols[m],
+                        "line": {"width": 1.5, "color": level_color(lv)}, "opacity": 0.8},
+                hovertext=hover[m], hovertemplate="%{hovertext}<extra></extra>",
+            ))
+            trace_phase.append(ph)
+    return traces, trace_phase
+
+
 def roofline_plotly(
     analysis: Analysis,
     *,
@@ -121,60 +159,18 @@ def roofline_plotly(
         phases = sorted(set(phase_col))
 
     t = shown["time_s"].to_numpy(dtype=float)
-    t_max = float(np.nanmax(t)) if t.size else 1.0
-    diam = np.maximum(MIN_MARKER_PX, MAX_MARKER_PX * np.sqrt(np.nan_to_num(t) / t_max)) if t.size else t
-    partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
-               else np.zeros(len(shown), dtype=bool))
-    estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
-    hover = np.array(_hover(shown, draw_levels, level_labels, work), dtype=object)
-    rates = shown["flop_rate"].to_numpy(dtype=float)
-
-    trace_phase: list[str | None] = []
-    for lv in draw_levels:
-        x = shown[f"ai_{lv}"].to_numpy(dtype=float)
-        symbols = np.where(estimated, "diamond", PLOTLY_MARKERS.get(level_marker(lv), "circle"))
-        symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
-        for ph in phases:
-            m = np.isfinite(x) & (x > 0)
-            if ph is not None:
-                m &= (phase_col == ph).to_numpy()
-            name = html.escape(level_label(lv, level_labels)) + (f" ({html.escape(ph)})" if ph else "")
-            fig.add_trace(go.Scatter(
-                x=x[m], y=rates[m], mode="markers", name=name, legendgroup=lv,
-                marker={"size": diam[m], "color": level_color(lv), "symbol": symbols[m],
-                        "line": {"width": 1.5, "color": level_color(lv)}, "opacity": 0.8},
-                hovertext=hover[m], hovertemplate="%{hovertext}<extra></extra>",
-            ))
-            trace_phase.append(ph)
+    traces, trace_phase = level_traces(shown, draw_levels, work, level_labels,
+                                       marker_diameters(t, float(np.nanmax(t)) if t.size else 1.0), phases, phase_col)
+    fig.add_traces(traces)
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
-    ais = ais[np.isfinite(ais) & (ais > 0)]
     comp = chart_compute_ceilings(machine, shown, ceilings, work)
     mem_levels = ([lv for lv in machine.levels if lv != "shared" or lv in draw_levels]
                   if machine is not None and levels is None else draw_levels)
     mem = memory_ceilings(machine, mem_levels, work)
-    if machine is not None and comp and mem:
-        top_peak = max(comp.values())
-        bw_max = max(mem.values())
-        x_lo = min([*ais, min(comp.values()) / bw_max]) / 10
-        x_hi = max([*ais, top_peak / min(mem.values())]) * 10
-        for lv, bw in mem.items():
-            label = html.escape(memory_ceiling_label(lv, bw, level_labels, texts.traffic_rate_unit))
-            src = html.escape(SOURCE_WORDS.get(ceiling_source(machine, lv), ""))
-            fig.add_trace(go.Scatter(x=[x_lo, top_peak / bw], y=[bw * x_lo, top_peak], mode="lines+text",
-                                     line={"color": level_color(lv), "width": 2}, name=label,
-                                     legendgroup=f"ceiling-{lv}", text=[label, ""], textposition="top right",
-                                     textfont={"color": level_color(lv)}, hovertext=f"{label} ({src})",
-                                     hoverinfo="text"))
-            trace_phase.append("ceiling")
-        for i, (keys, peak) in enumerate(merge_equal_ceilings(comp)):
-            label = html.escape(compute_ceiling_label(keys, peak))
-            src = html.escape(", ".join(sorted({SOURCE_WORDS.get(ceiling_source(machine, k), "") for k in keys})))
-            fig.add_trace(go.Scatter(x=[peak / bw_max, x_hi], y=[peak, peak], mode="lines+text",
-                                     line={"color": "#262626", "width": 2, "dash": "solid" if i == 0 else "dash"},
-                                     name=label, legendgroup=f"ceiling-{'+'.join(keys)}", text=["", label],
-                                     textposition="top left", hovertext=f"{label} ({src})", hoverinfo="text"))
-            trace_phase.append("ceiling")
+    for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit):
+        fig.add_trace(trace)
+        trace_phase.append("ceiling")
 
     if len(phases) > 1:
         buttons = [{"label": "all phases", "method": "update",
@@ -202,6 +198,39 @@ def roofline_plotly(
         margin={"b": 140}, hoverlabel={"align": "left"},
     )
     return fig
+
+
+def ceiling_traces(machine: Machine | None, mem: Mapping[str, float], comp: Mapping[str, float], xs: np.ndarray,
+                   level_labels: Mapping[str, str] | None = None, traffic_unit: str = "B/s") -> list[go.Scatter]:
+    """Labelled lines of the memory ceilings ``mem`` (diagonals up to the highest compute ceiling;
+    levels of one value share one label) and of the compute ceilings ``comp`` (equal ones merged),
+    over an x range holding ``xs`` (intensities) and the ridge points; none without both kinds."""
+    if machine is None or not comp or not mem:
+        return []
+    xs = xs[np.isfinite(xs) & (xs > 0)]
+    top_peak = max(comp.values())
+    bw_max = max(mem.values())
+    x_lo = min([*xs, min(comp.values()) / bw_max]) / 10
+    x_hi = max([*xs, top_peak / min(mem.values())]) * 10
+    traces = []
+    for group, bw in merge_equal_ceilings(mem):
+        label = html.escape(memory_ceiling_label(group, bw, level_labels, traffic_unit))
+        for j, lv in enumerate(group):
+            src = html.escape(SOURCE_WORDS.get(ceiling_source(machine, lv), ""))
+            own = html.escape(memory_ceiling_label(lv, bw, level_labels, traffic_unit))
+            traces.append(go.Scatter(x=[x_lo, top_peak / bw], y=[bw * x_lo, top_peak], mode="lines+text",
+                                     line={"color": level_color(lv), "width": 2, "dash": "solid" if j == 0 else "dash"},
+                                     name=own, legendgroup=f"ceiling-{lv}", text=[label if j == 0 else "", ""],
+                                     textposition="top right", textfont={"color": level_color(group[0])},
+                                     hovertext=f"{own} ({src})", hoverinfo="text"))
+    for i, (keys, peak) in enumerate(merge_equal_ceilings(comp)):
+        label = html.escape(compute_ceiling_label(keys, peak))
+        src = html.escape(", ".join(sorted({SOURCE_WORDS.get(ceiling_source(machine, k), "") for k in keys})))
+        traces.append(go.Scatter(x=[peak / bw_max, x_hi], y=[peak, peak], mode="lines+text",
+                                 line={"color": "#262626", "width": 2, "dash": "solid" if i == 0 else "dash"},
+                                 name=label, legendgroup=f"ceiling-{'+'.join(keys)}", text=["", label],
+                                 textposition="top left", hovertext=f"{label} ({src})", hoverinfo="text"))
+    return traces
 
 
 def roofline_html(analysis: Analysis, **kwargs: object) -> str:
