@@ -99,3 +99,64 @@ def test_profiles_without_peaks_give_none():
                 DATA / "v100_cutlass_gemm" / "v100pcie_details_cutlass_gemm_ncu2022.csv"):
         assert machine_from_profile(read_profile(csv).metrics, fill_from_spec=False) is None
     assert machine_from_profile(pd.DataFrame()) is None
+
+
+def test_instruction_operation_and_shared_ceilings_from_peak_metrics():
+    """V100-like: 80 SMs x 4 warp instructions, 1 shared wavefront (128 B), 64 integer, 16 conversion and
+    16 XU thread instructions per SM per cycle."""
+    f = _frame(**{"sm__inst_executed.sum.peak_sustained": 320.0,
+                  "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained": 80.0,
+                  "sm__sass_thread_inst_executed_op_integer_pred_on.sum.peak_sustained": 5120.0,
+                  "sm__sass_thread_inst_executed_op_conversion_pred_on.sum.peak_sustained": 1280.0,
+                  "sm__thread_inst_executed_pipe_xu_pred_on.sum.peak_sustained": 1280.0})
+    m = machine_from_profile(f, compute_capability="7.0", fill_from_spec=False)
+    clk = 1.53e9  # SM and L1 clock alike in _frame
+    assert m.compute["warp_inst"] == pytest.approx(320 * clk)  # 489.6 G warp instructions/s
+    assert m.memory["shared"] == pytest.approx(128 * 80 * clk)  # 15.7 TB/s
+    assert m.compute["int32"] == pytest.approx(5120 * clk)
+    assert m.compute["conversion"] == pytest.approx(1280 * clk)
+    assert m.compute["sfu"] == pytest.approx(1280 * clk)
+    assert "sm__inst_executed.sum.peak_sustained" in m.metadata["formulas"]["warp_inst"]
+    assert "from-profile" in m.metadata["ceiling_sources"]["shared"]
+
+
+def test_peaks_implied_by_ncus_percent_of_peak():
+    """--set full: no peak metric, but achieved counts and their % of peak. 91,200 warp instructions in
+    1,000 SM cycles at 20 % of peak -> 456 per cycle; 11,400 wavefronts in 1,000 l1tex cycles at 10 %
+    -> 114 per cycle; launches under 1 % of peak (two-decimal percentages) are not read."""
+    base = _frame(clocks=(1.1e9, 1.1e9, 1.1e9))
+    f = base.assign(**{"smsp__inst_executed.sum": [91_200.0, 91_200.0, 10.0],
+                       "sm__cycles_elapsed.avg": [1000.0, 1000.0, 1000.0],
+                       "sm__inst_executed.sum.pct_of_peak_sustained_elapsed": [20.0, 20.0, 0.01],
+                       "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": [11_400.0, 11_400.0, 11_400.0],
+                       "l1tex__cycles_elapsed.avg": [1000.0, 1000.0, 1000.0],
+                       "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed": [10.0, 10.0, 0.5]})
+    m = machine_from_profile(f, fill_from_spec=False)
+    assert m.compute["warp_inst"] == pytest.approx(456 * 1.1e9)
+    assert m.memory["shared"] == pytest.approx(128 * 114 * 1.53e9)  # x the l1tex clock of _frame
+    assert "pct_of_peak_sustained_elapsed" in m.metadata["formulas"]["shared"]
+
+
+def test_sm_count_constants_only_beside_the_profiles_peaks():
+    """Without a peak metric or a usable % of peak: 4 warp instructions and one 128 B wavefront per SM per
+    cycle x the SM count, but only where the profile gives other ceilings from its own peaks."""
+    f = _frame().assign(device__attribute_multiprocessor_count=80.0)
+    m = machine_from_profile(f, fill_from_spec=False)
+    assert m.compute["warp_inst"] == pytest.approx(4 * 80 * 1.53e9)
+    assert m.memory["shared"] == pytest.approx(128 * 80 * 1.53e9)
+    assert "device__attribute_multiprocessor_count" in m.metadata["formulas"]["warp_inst"]
+    bare = pd.DataFrame({"sm__cycles_elapsed.avg.per_second": [1.5e9], "launch__sm_count": [80.0],
+                         "l1tex__cycles_elapsed.avg.per_second": [1.5e9]})
+    assert machine_from_profile(bare, fill_from_spec=False) is None
+
+
+def test_peak_metrics_ask_for_the_new_peaks():
+    from roofline.analysis.ceilings import peak_metrics
+
+    for cc in ("7.0", "8.0", "9.0"):
+        names = peak_metrics(cc)
+        for peak in ("sm__inst_executed.sum.peak_sustained", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
+                     "sm__sass_thread_inst_executed_op_integer_pred_on.sum.peak_sustained",
+                     "sm__sass_thread_inst_executed_op_conversion_pred_on.sum.peak_sustained",
+                     "sm__thread_inst_executed_pipe_xu_pred_on.sum.peak_sustained"):
+            assert peak in names, (cc, peak)

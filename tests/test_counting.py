@@ -236,3 +236,51 @@ def test_bad_fp16_convention():
 ])
 def test_ncu_units_to_si(unit, factor):
     assert si_factor(unit) == pytest.approx(factor, rel=1e-15)
+
+
+def test_integer_tensor_work_is_its_own_column():
+    """INT8 (and INT4) tensor operations go to tensor_int_ops, not tensor_flops; tensor_precision names
+    the dominant floating-point type, or the integer type when a launch's only tensor work is integer."""
+    m = pd.DataFrame({
+        f"{OPS}fp16_dst_fp32.sum": [4096.0, 0.0, 0.0, 0.0],
+        f"{OPS}int8.sum": [8192.0, 2048.0, 0.0, 0.0],
+        f"{OPS}int4.sum": [0.0, 1024.0, 512.0, 0.0],
+        "sm__inst_executed_pipe_tensor.sum": [6.0, 2.0, 1.0, 0.0],
+    })
+    out = counting.count(m, _cc(4, "8.6"))
+    assert out.columns["tensor_flops"].tolist() == [4096.0, 0.0, 0.0, 0.0]
+    assert out.columns["tensor_int_ops"].tolist() == [8192.0, 2048 + 1024.0, 512.0, 0.0]
+    # launch 0 did more INT8 than FP16 work, but the precision names the floating-point type
+    assert list(out.columns["tensor_precision"]) == ["fp16", "int8", "int4", None]
+    # Hopper's IGMMA/IMMA counters are integer work too
+    k = "sm__ops_path_tensor_op_"
+    h = pd.DataFrame({f"{k}igmma_src_int8.sum": [1000.0], f"{k}imma_src_int8.sum": [24.0],
+                      f"{OPS}fp16.sum": [0.0], "sm__inst_executed_pipe_tensor.sum": [3.0]})
+    out = counting.count(h, _cc(1, "9.0"))
+    assert out.columns["tensor_int_ops"].tolist() == [1024.0] and out.columns["tensor_flops"].tolist() == [0.0]
+    assert list(out.columns["tensor_precision"]) == ["int8"]
+
+
+def test_integer_tensor_work_not_collected_is_a_hint_not_a_warning():
+    """FP16 tensor counters only: integer tensor work is 0 where no tensor instruction ran, unknown
+    where one did (the FP16 count does not say whether INT8 work ran too), named in missing_hints."""
+    m = pd.DataFrame({f"{OPS}fp16_dst_fp32.sum": [4096.0, 0.0], f"{OPS}fp16_dst_fp16.sum": [0.0, 0.0],
+                      f"{OPS}bf16_dst_fp32.sum": [0.0, 0.0], f"{OPS}tf32_dst_fp32.sum": [0.0, 0.0],
+                      "sm__inst_executed_pipe_tensor.sum": [2.0, 0.0]})
+    out = counting.count(m, _cc(2, "8.6"))
+    assert out.columns["tensor_flops"].tolist() == [4096.0, 0.0]
+    t = out.columns["tensor_int_ops"]
+    assert np.isnan(t[0]) and t[1] == 0.0
+    assert out.missing_hints["tensor_int_ops"] == [f"{OPS}int8.sum", f"{OPS}int4.sum"]
+    assert not any("tensor_int_ops" in w or "int8" in w for w in out.warnings)
+    # V100 (no ops counters, every tensor instruction an FP16 HMMA): no integer tensor work
+    v = counting.count(pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0, 5.0]}), _cc(2, "7.0"))
+    assert v.columns["tensor_int_ops"].tolist() == [0.0, 0.0] and "tensor_int_ops" not in v.missing_hints
+
+
+def test_int4_counters_only_where_the_chip_has_them():
+    """ncu 2024.1.1 --query-metrics: sm__ops_path_tensor_src_int4 on tu102, ga100, ga102, ad102; not gh100, gv100."""
+    for cc in ("7.5", "8.0", "8.6", "8.9"):
+        assert f"{OPS}int4.sum" in counting.required_metrics(cc) and f"{OPS}int8.sum" in counting.required_metrics(cc)
+    for cc in ("7.0", "9.0"):
+        assert f"{OPS}int4.sum" not in counting.required_metrics(cc)

@@ -232,3 +232,25 @@ def test_set_full_matches_nsight_computes_own_roofline_formulas(report):
             if per_cycle:
                 intensity = per_cycle * clock / value("dram__bytes.sum.per_second")
                 assert ours[column] / ours["dram_bytes"] == pytest.approx(intensity, rel=1e-3)
+
+
+@pytest.mark.parametrize("report,sms", [(H100_SILU, 114), (GH200_RMS, 132)], ids=["h100pcie", "gh200"])
+def test_set_full_instruction_and_shared_ceilings(report, sms):
+    """--set full has no peak for warp instructions or shared wavefronts, but their % of peak: H100 launch 0,
+    53,477,446 warp instructions / 313,181.19 SM cycles / 37.446406 % = 456.0 = 4 x 114 SMs; and
+    524,288 shared wavefronts / 313,181.19 l1tex cycles / 1.468485 % = 114.0 = 1 per SM (GH200: 2,324,480 /
+    10,161.35 / 43.325197 % = 528 = 4 x 132; 26,400 / 10,161.35 / 1.968243 % = 132). The ceilings are those
+    peaks x the median clock over launches."""
+    assert 53_477_446 / 313_181.1929824561 / 0.3744640594806168 == pytest.approx(4 * 114, rel=1e-9)
+    assert 524_288 / 313_181.1929824561 / 0.014684845855725692 == pytest.approx(114, rel=1e-9)
+    assert 2_324_480 / 10_161.348485 / 0.43325197 == pytest.approx(4 * 132, rel=1e-6)
+    assert 26_400 / 10_161.348485 / 0.01968243 == pytest.approx(132, rel=1e-6)
+    metrics = read_profile(report).metrics
+    m = machine_from_profile(metrics, compute_capability="9.0", fill_from_spec=False)
+    sm_clock = float(np.median(metrics["sm__cycles_elapsed.avg.per_second"]))  # H100: 1.100024 GHz
+    l1_clock = float(np.median(metrics["l1tex__cycles_elapsed.avg.per_second"]))
+    assert m.compute["warp_inst"] == pytest.approx(4 * sms * sm_clock, rel=1e-9)  # H100: 501.6 G warp inst/s
+    assert m.memory["shared"] == pytest.approx(128 * sms * l1_clock, rel=1e-9)  # H100: 16.05 TB/s
+    assert "pct_of_peak_sustained_elapsed" in m.metadata["formulas"]["warp_inst"]
+    # no integer, conversion or XU peak in --set full
+    assert not {"int32", "conversion", "sfu"} & set(m.compute)

@@ -120,3 +120,28 @@ def test_runs_from_two_gpus_get_no_mixed_ceilings():
     assert any("2 GPUs (NVIDIA GeForce GTX 1660 SUPER, Tesla T4)" in n and "-m" in n for n in a.notes)
     # Each alone gets its own GPU's ceilings.
     assert roofline.analyze(T4).machine.name == "Tesla T4"
+
+
+def test_shared_and_instruction_ceilings_on_turing():
+    """T4: shared wavefronts at 5.586286 % of peak: 63,504 / 28,419.6 l1tex cycles / 5.586286 % = 40.0 = 1 per SM;
+    warp instructions 632,520 / 28,419.6 / 13.910294 % = 160.0 = 4 x 40 SMs. GTX 1660 SUPER: its shared
+    wavefronts run at 0.04 % of peak, under the 1 % an implied peak is read from, so the shared ceiling is
+    1 wavefront (128 B) per SM per cycle x its 22 SMs (device__attribute_multiprocessor_count) x the
+    l1tex clock, l1tex__cycles_elapsed.avg / gpu__time_duration.sum (the report has no l1tex clock)."""
+    from roofline.analysis.ceilings import machine_from_profile
+
+    assert 63_504 / 28_419.6 / 0.05586286 == pytest.approx(40, rel=1e-6)
+    assert 632_520 / 28_419.6 / 0.13910294 == pytest.approx(160, rel=1e-6)
+    t4 = machine_from_profile(read_profile(T4).metrics, compute_capability="7.5", fill_from_spec=False)
+    l1_clock = 28_419.6 / 52_576e-9  # l1tex cycles / duration: 540.5 MHz
+    assert t4.memory["shared"] == pytest.approx(128 * 40 * l1_clock, rel=1e-6)
+    assert t4.compute["warp_inst"] == pytest.approx(4 * 40 * 540_543_213.633597, rel=1e-6)
+
+    metrics = read_profile(GEMM).metrics
+    gemm = machine_from_profile(metrics, compute_capability="7.5", fill_from_spec=False)
+    clocks = metrics["l1tex__cycles_elapsed.avg"] / metrics["gpu__time_duration.sum"]
+    assert gemm.memory["shared"] == pytest.approx(128 * 22 * float(np.median(clocks)), rel=1e-12)
+    assert "device__attribute_multiprocessor_count" in gemm.metadata["formulas"]["shared"]
+    # its warp instructions run at 23.9 % of peak: 154,632,192 / 7,352,411.27 / 23.899425 % = 88.0 = 4 x 22
+    assert gemm.compute["warp_inst"] == pytest.approx(
+        4 * 22 * float(np.median(metrics["sm__cycles_elapsed.avg.per_second"])), rel=1e-9)

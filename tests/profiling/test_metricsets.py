@@ -50,6 +50,34 @@ def test_every_set_has_the_roofline_and_guidance_metrics(cc: str) -> None:
         assert needed in names, (cc, needed)
 
 
+#: What the instruction roofline, the operations and the shared level read (roofline.counting.instructions),
+#: and their ceilings' peaks (roofline.analysis.ceilings): one run collects them with the FLOP roofline's.
+BEYOND_FLOPS = (
+    "sm__sass_thread_inst_executed_op_integer_pred_on.sum", "sm__sass_thread_inst_executed_op_conversion_pred_on.sum",
+    "smsp__thread_inst_executed_pipe_xu_pred_on.sum", "smsp__inst_executed.sum",
+    *(f"smsp__sass_inst_executed_op_{s}_{o}.sum" for s in ("global", "local", "shared") for o in ("ld", "st")),
+    *(f"l1tex__t_sectors_pipe_lsu_mem_{s}_op_{o}.sum" for s in ("global", "local") for o in ("ld", "st")),
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum", "lts__t_sectors.sum", "dram__sectors_read.sum",
+    "dram__sectors_write.sum", "sm__inst_executed.sum.peak_sustained",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_integer_pred_on.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_conversion_pred_on.sum.peak_sustained",
+    "sm__thread_inst_executed_pipe_xu_pred_on.sum.peak_sustained", "device__attribute_multiprocessor_count",
+)
+
+
+@pytest.mark.parametrize("cc", list(ARCHITECTURES))
+def test_every_set_has_what_the_work_beyond_flops_needs(cc: str) -> None:
+    names = metric_set(cc)
+    missing = [m for m in BEYOND_FLOPS if m not in names]
+    assert not missing, (cc, missing)
+    int_tensor = {m for m in names if m.startswith("sm__ops_path_tensor_src_int") and m.endswith(".sum")}
+    expected = {"7.0": set(), "7.5": {"int8", "int4"}, "8.0": {"int8", "int4"}, "8.6": {"int8", "int4"},
+                "8.9": {"int8", "int4"}}.get(cc, {"int8"})  # gh100 (and the Blackwell sets' Hopper names): no int4
+    assert int_tensor == {f"sm__ops_path_tensor_src_{t}.sum" for t in expected}
+
+
 def test_tensor_operation_counters_only_from_turing_on() -> None:
     assert not [m for m in metric_set("7.0") if m.startswith("sm__ops_path_tensor")]
     for cc in ("8.0", "8.6", "8.9"):
