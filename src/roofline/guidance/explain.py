@@ -108,9 +108,10 @@ def _fmt_value(key: str, value: Any) -> str:
     return format_number(value, digits=4)
 
 
-def _pattern_rows(row: pd.Series) -> list[tuple[str, str]]:
+def _pattern_rows(row: pd.Series, rate: bool = True) -> list[tuple[str, str]]:
     """The instruction roofline's reading of the kernel (rows of the head panel), where known: warp GIPS
-    and where its global and shared loads and stores sit against the memory-pattern walls."""
+    (unless ``rate`` is False: the analysis counts instructions and shows their rate already) and where
+    its global and shared loads and stores sit against the memory-pattern walls."""
     def value(key: str) -> float:
         try:
             v = float(row[key]) if key in row.index else math.nan
@@ -123,9 +124,9 @@ def _pattern_rows(row: pd.Series) -> list[tuple[str, str]]:
         return f" ({v})" if isinstance(v, str) else ""
 
     rows = []
-    rate = value("inst_rate")
-    if math.isfinite(rate):
-        rows.append(("warp GIPS", format_number(rate / 1e9, digits=4)))
+    inst_rate = value("inst_rate")
+    if rate and math.isfinite(inst_rate):
+        rows.append(("warp GIPS", format_number(inst_rate / 1e9, digits=4)))
     g, s = value("global_ii"), value("shared_ii")
     if g > 0:
         rows.append(("global LD/ST", f"{format_number(1 / g, digits=3)} sectors per instruction{label('global_pattern')}"))
@@ -157,7 +158,7 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any, rate_unit: 
             v = row[key]
             text = (format_si(v, rate_unit) if key == "flop_rate" else _fmt_value(key, v)) if pd.notna(v) else "-"
             head.add_row(label, text)
-    for label, text in _pattern_rows(row):
+    for label, text in _pattern_rows(row, rate=rate_unit != "inst/s"):
         head.add_row(label, Text(text))
     head.add_row("limited by", Text(diag.limiter_label))
     head.add_row("what helps", Text(diag.sentence))

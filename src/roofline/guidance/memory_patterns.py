@@ -53,9 +53,8 @@ from roofline.units import format_si
 #: ceiling (``compute["warp_inst"]``, warp instructions/s, at the kernels' clock); NaN when it has none.
 WARP_INST_PEAK = "warp_inst_peak"
 
-#: Bytes per sector (the unit of L1 global traffic) and threads per warp.
+#: Bytes per sector, the unit of L1 global traffic.
 SECTOR_BYTES = m.SECTOR_BYTES
-WARP_THREADS = 32
 
 #: Wavefronts a conflict-free shared access of the widest words (16 bytes) takes: 512 B / 128 B.
 WIDEST_CONFLICT_FREE = 4.0

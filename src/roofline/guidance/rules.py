@@ -35,7 +35,7 @@ LIMITERS: dict[str, Limiter] = {
                           "launch more work at once (bigger grid, batching), fuse small kernels, or run them concurrently in streams"),
     "short-kernel": Limiter("launch overhead", "launches so short that launch overhead and ramp-up dominate",
                             "fuse small kernels or capture them in a CUDA Graph"),
-    "uncoalesced": Limiter("uncoalesced access", "uncoalesced global memory accesses move more sectors than the data needs",
+    "uncoalesced": Limiter("uncoalesced access", "uncoalesced global memory accesses, which move more sectors than the data needs",
                            "fix coalescing: make neighbouring threads touch neighbouring addresses (change the data layout or stage through shared memory)"),
     "bank-conflicts": Limiter("shared-memory bank conflicts", "shared-memory bank conflicts, which replay a warp's "
                               "shared accesses as several wavefronts",
