@@ -60,14 +60,16 @@ def global_pattern(sectors_per_instruction: np.ndarray) -> np.ndarray:
 
 
 def shared_pattern(wavefronts_per_instruction: np.ndarray) -> np.ndarray:
-    """'conflict-free' or '<n>-way conflicts' per value (None where unknown or NaN)."""
+    """'conflict-free' or '<n>-way conflicts' per value (None where unknown or NaN). By the 4-byte
+    walls: a conflict-free 8- or 16-byte access takes 2 or 4 wavefronts and reads as 2- or 4-way here;
+    guidance tells the two apart with Nsight Compute's ideal wavefronts or conflict counts."""
     w = np.asarray(wavefronts_per_instruction, dtype=float)
     out = np.full(w.shape, None, dtype=object)
     known = np.isfinite(w)
     free = known & (w < CONFLICT_FREE_BELOW)
     out[free] = "conflict-free"
-    for i in np.flatnonzero(known & ~free):
-        out[i] = f"{int(round(float(w[i])))}-way conflicts"
+    for i in np.flatnonzero(known & ~free):  # half up (Python's round() takes 2.5 to 2)
+        out[i] = f"{int(np.floor(float(w[i]) + 0.5))}-way conflicts"
     return out
 
 
