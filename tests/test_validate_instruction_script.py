@@ -125,7 +125,10 @@ def test_through_roofline_profile_with_the_fake_ncu_and_gpu(script, tmp_path: Pa
     int32 = next(r for r in summary["checks"] if r["check"].startswith("INT32"))
     assert int32["ratio"] == pytest.approx(1.8, rel=0.03) and int32["verdict"] == "PASS"
     assert summary["machine"]["shared_wavefronts_per_s"] == pytest.approx(shared["measured"] / 128)
-    assert (out / "machine.json").exists() and (out / "instr.kernels.json").exists()
+    # Seven files, so that a device run can bring them back with its log (eight at most).
+    assert sorted(f.name for f in out.iterdir()) == sorted([
+        "instr.ncu-rep", "instr.ncu.csv", "instr.kernels.json", "profile.log", "machine.json", "summary.json",
+        "summary.md"])
     assert "| wall_random: global_ii | 0.0625 | 0.03125 | 2 | strided | FAIL |" in (out / "summary.md").read_text()
 
 
