@@ -182,6 +182,14 @@ def test_ert_export(tmp_path, capsys):
     assert main(["machine", "--spec", "v100-sxm2", "--ert-json", str(path)]) == 0
     doc = json.loads(path.read_text())
     assert "empirical" in doc
+    # FLOP/s ceilings only: ERT readers take a name without a precision ('INT32 GFLOPs') for FP64.
+    names = [name for name, _ in doc["empirical"]["gflops"]["data"]]
+    assert names[:2] == ["FP64 GFLOPs", "FP32 GFLOPs"] and not any("INT32" in n or "WARP" in n for n in names)
+    from roofline.readers import read_machine
+
+    back = read_machine(path)
+    assert back.compute["fp64"] == pytest.approx(80 * 64 * 1.53e9)  # 7.83 TFLOP/s, not the 490 GIPS warp_inst
+    assert back.memory["shared"] == pytest.approx(80 * 128 * 1.53e9)
 
 
 def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypatch, fake_cpu_bench, capsys):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -291,5 +292,16 @@ def _write(machine: Any, measurement: Any, output: Optional[Path], ert_json: Opt
     if ert_json is not None:
         from roofline.io import write_text
 
-        doc = _ert_exporter()(machine, measurement)
+        doc = _ert_exporter()(_flops_only(machine), measurement and replace(
+            measurement, machine=_flops_only(measurement.machine),
+            theoretical=measurement.theoretical and _flops_only(measurement.theoretical)))
         messages.wrote(write_text(ert_json, json.dumps(doc, indent=2) + chr(10), force=force))
+
+
+def _flops_only(machine: Any) -> Any:
+    """``machine`` with its FLOP/s compute ceilings alone: ERT's ``gflops`` holds GFLOP/s, and its readers
+    (ours too) take a name without a precision for FP64, so 'INT32 GFLOPs' or 'WARP_INST GFLOPs' would
+    come back as FP64."""
+    compute = {k: v for k, v in machine.compute.items() if compute_unit(k) == "FLOP/s"}
+    sources = {k: v for k, v in machine.sources.items() if not k.startswith("compute.") or k[8:] in compute}
+    return replace(machine, compute=compute, sources=sources)
