@@ -112,7 +112,8 @@ def test_fallbacks_in_order():
         "l1tex__t_requests_pipe_lsu_mem_local_op_ld.sum": [99.0, 0.0],
         "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": [99.0, 1.0],
         "smsp__inst_executed_op_shared_ld.sum": [7.0, 8.0], "smsp__inst_executed_op_shared_st.sum": [1.0, 0.0],
-        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum": [4.0, np.nan],
+        f"{W}_op_ld.sum": [4.0, np.nan], f"{W}_op_st.sum": [2.0, np.nan], f"{W}_op_atom.sum": [1.0, np.nan],
+        f"{W}.sum": [999.0, 999.0],  # the data stage's total, Misc wavefronts and all: never read as bytes
         "sm__sass_data_bytes_mem_shared.sum": [1.0, 96.0],
         "lts__t_bytes.sum": [3200.0, 64.0],
         "dram__sectors.sum": [5.0, np.nan], "dram__bytes.sum": [999.0, 320.0],
@@ -120,12 +121,17 @@ def test_fallbacks_in_order():
     c = _count(m).columns
     assert c["global_inst"].tolist() == [10 + 1 + 2 + 3, 20 + 5 + 0 + 1]
     assert c["shared_inst"].tolist() == [8.0, 8.0]
-    assert c["shared_bytes"].tolist() == [128 * 4.0, 96.0]  # wavefronts x 128 B, else the bytes asked for
+    assert c["shared_bytes"].tolist() == [128 * (4 + 2 + 1.0), 96.0]  # wavefronts x 128 B, else the bytes asked for
     assert c["l2_transactions"].tolist() == [3200 / 32, 64 / 32]
     assert c["dram_transactions"].tolist() == [5.0, 320 / 32]
-    # the SASS count of every shared-memory instruction beats the hardware total (which has Misc wavefronts)
+    # the SASS count of every shared-memory instruction (LDGSTS and GMMA too) beats the per-operation ones
     m["sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum"] = [0.0, 2.0]
     assert _count(m).columns["shared_bytes"].tolist() == [0.0, 256.0]
+    # without the atomics' wavefronts: LDS + STS, a lower bound where no complete alternative is known
+    del m["sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum"], m[f"{W}_op_atom.sum"], m["sm__sass_data_bytes_mem_shared.sum"]
+    out = _count(m)
+    assert out.columns["shared_bytes"].tolist()[0] == 128 * (4 + 2) and np.isnan(out.columns["shared_bytes"][1])
+    assert out.lower_bounds["shared_bytes"] == [f"{W}_op_atom.sum"]
 
 
 def test_local_parts_are_optional_and_make_a_lower_bound():
@@ -215,9 +221,9 @@ def test_h100_pcie_set_full_by_hand():
     # + _op_st.sum 33,551,588 / 33,551,352 / 33,555,496, local 0
     assert f["l1_transactions"].tolist() == [8_388_608 + 33_551_588, 8_388_608 + 33_551_352, 8_388_608 + 33_555_496]
     assert f["shared_transactions"].tolist() == [0.0] * 3  # ..._wavefronts_mem_shared_op_{ld,st}.sum 0
-    # no shared-memory instruction, yet l1tex__data_pipe_lsu_wavefronts_mem_shared.sum 524,288: the
-    # data stage's Misc wavefronts, 1 per warp (16,777,216 threads / 32); x 128 B
-    assert f["shared_bytes"].tolist() == [128 * 524_288.0] * 3
+    # no shared-memory wavefront of LDS, STS or ATOMS (..._op_{ld,st,atom}.sum 0), though the data stage's
+    # total l1tex__data_pipe_lsu_wavefronts_mem_shared.sum is 524,288: Misc, 1 per warp (16,777,216 threads / 32)
+    assert f["shared_bytes"].tolist() == [0.0] * 3
     assert f["l2_transactions"].tolist() == [25_623_330.0, 25_730_564.0, 25_764_473.0]  # lts__t_sectors.sum
     # dram__sectors_read.sum + dram__sectors_write.sum
     assert f["dram_transactions"].tolist() == [8_389_472 + 7_768_832, 8_389_312 + 7_771_592, 8_389_232 + 7_774_552]
@@ -234,14 +240,15 @@ def test_h100_pcie_set_full_by_hand():
 
 @needs_reader
 def test_gh200_set_full_by_hand():
-    """Triton rms_norm (looping), 1 launch of 1,056 blocks x 256 threads."""
+    """The report's one launch: torch's randn kernel (distribution_elementwise_grid_stride_kernel), 1,056
+    blocks x 256 threads: stores only."""
     f, _ = _read(GH200)
     assert f.loc[0, "warp_inst"] == 2_324_480  # smsp__inst_executed.sum
     assert f.loc[0, "global_inst"] == 32_768  # global_st 32,768; global_ld, local 0
     # l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum 131,072 = 4 sectors per store: unit stride
     assert f.loc[0, "l1_transactions"] == 131_072
     assert f.loc[0, "shared_inst"] == 0 and f.loc[0, "shared_transactions"] == 0
-    assert f.loc[0, "shared_bytes"] == 128 * 26_400  # Misc wavefronts, 25 per block of 8 warps
+    assert f.loc[0, "shared_bytes"] == 0  # op_{ld,st,atom} 0; the total's 26,400 are Misc wavefronts
     assert f.loc[0, "l2_transactions"] == 222_303  # lts__t_sectors.sum
     assert f.loc[0, "dram_transactions"] == 264 + 0  # dram__sectors_read.sum + _write.sum
 
@@ -255,7 +262,7 @@ def test_t4_set_full_by_hand():
     # sectors: loads 248,408 (3.94 per instruction: unit stride, rows of 1,000 floats not 128 B aligned)
     # + stores 125,000
     assert f.loc[0, "l1_transactions"] == 248_408 + 125_000
-    assert f.loc[0, "shared_bytes"] == 128 * 63_504  # Misc: 2 per warp of 3,969 blocks x 8 warps
+    assert f.loc[0, "shared_bytes"] == 0  # the total's 63,504 are Misc: 2 per warp of 3,969 blocks x 8 warps
     assert f.loc[0, "l2_transactions"] == 376_813
     assert f.loc[0, "dram_transactions"] == 300_384 + 130_917
 
@@ -272,3 +279,26 @@ def test_gtx_1660_super_naive_gemm_by_hand():
     assert f["l1_transactions"].tolist() == [167_903_232 + 131_072.0] * 2
     assert f["l2_transactions"].tolist() == [8_758_972.0, 8_755_085.0]
     assert f["dram_transactions"].tolist() == [4_568_391 + 145_667.0, 4_577_346 + 149_412.0]
+
+
+DOT = DATA / "gtx1660s_dot_product_shared_rep" / "dot_product_gtx1660super.ncu-rep"
+
+
+@needs_reader
+def test_gtx_1660_super_shared_memory_reduction_by_hand():
+    """dot_prod_naive (atomics, no shared memory) and dot_prod (a shared-memory tree reduction), 4,096 blocks
+    x 256 threads; counts from the raw page, derivations in PROVENANCE.md."""
+    f, _ = _read(DOT)
+    assert f["warp_inst"].tolist() == [491_520.0, 3_362_816.0]  # smsp__inst_executed.sum
+    # global: 2 loads per warp (32,768 warps) in both; dot_prod stores once per block; atomics (RED) not counted
+    assert f["global_inst"].tolist() == [65_536.0, 65_536 + 4_096.0]
+    assert f["l1_transactions"].tolist() == [262_144.0, 262_144 + 4_096.0]  # 4 sectors per load, 1 per store
+    # shared: LDS 4,096 x 25 = 102,400 + STS 4,096 x 20 = 81,920, one wavefront each: conflict-free
+    assert f["shared_inst"].tolist() == [0.0, 102_400 + 81_920.0]
+    assert f["shared_transactions"].tolist() == [0.0, 102_400 + 81_920.0]
+    # 128 B x (op_ld + op_st + op_atom) wavefronts; not the data stage's 32,768 and 892,928 (Misc included)
+    assert f["shared_bytes"].tolist() == [0.0, 128 * 184_320.0]
+    assert f["l2_transactions"].tolist() == [1_323_302.0, 268_576.0]
+    assert f["dram_transactions"].tolist() == [288_047 + 18_204.0, 262_689 + 15_511.0]
+    # FP32 of dot_prod: FMUL 1,048,576 (one per element) + FADD 1,044,480 (4,096 blocks x 255 tree additions)
+    assert f.loc[1, "fp32_flops"] == pytest.approx(1_048_576 + 1_044_480, rel=1e-6)

@@ -145,3 +145,17 @@ def test_shared_and_instruction_ceilings_on_turing():
     # its warp instructions run at 23.9 % of peak: 154,632,192 / 7,352,411.27 / 23.899425 % = 88.0 = 4 x 22
     assert gemm.compute["warp_inst"] == pytest.approx(
         4 * 22 * float(np.median(metrics["sm__cycles_elapsed.avg.per_second"])), rel=1e-9)
+
+
+def test_shared_ceiling_of_a_shared_memory_kernel():
+    """GTX 1660 SUPER dot_prod (a shared-memory reduction): its data stage ran at 34.934886 % of peak,
+    892,928 wavefronts / 116,180.82 l1tex cycles / 0.34934886 = 22.0 per cycle = 1 per SM; the naive
+    launch (0.04 %) is not read. Shared ceiling = 128 B x 22 x the l1tex clock (cycles / duration, median)."""
+    from roofline.analysis.ceilings import machine_from_profile
+
+    assert 892_928 / 116_180.818182 / 0.34934886 == pytest.approx(22, rel=1e-6)
+    metrics = read_profile(DATA / "gtx1660s_dot_product_shared_rep" / "dot_product_gtx1660super.ncu-rep").metrics
+    m = machine_from_profile(metrics, compute_capability="7.5", fill_from_spec=False)
+    clocks = metrics["l1tex__cycles_elapsed.avg"] / metrics["gpu__time_duration.sum"]
+    assert m.memory["shared"] == pytest.approx(128 * 22 * float(np.median(clocks)), rel=1e-6)
+    assert "pct_of_peak_sustained_elapsed" in m.metadata["formulas"]["shared"]

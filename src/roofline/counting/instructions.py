@@ -29,10 +29,10 @@ shared_transactions  l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum (
                      LDSM, STS, STSM; nvprof's shared_load/store_transactions)
 shared_bytes         128 B x sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum (every instruction
                      that moves data through shared memory: LDS, STS, ATOMS, LDSM, STSM, LDGSTS,
-                     GMMA), else 128 B x l1tex__data_pipe_lsu_wavefronts_mem_shared.sum (the same
-                     and the data stage's "Misc" wavefronts), else sm__sass_data_bytes_mem_shared.sum
-                     (the bytes the instructions ask for, fewer than their wavefronts move when
-                     they conflict)
+                     GMMA), else 128 B x l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}
+                     .sum (LDS, LDSM, STS, STSM, ATOMS: not LDGSTS or GMMA), else
+                     sm__sass_data_bytes_mem_shared.sum (the bytes the instructions ask for, fewer
+                     than their wavefronts move when they conflict)
 l2_transactions      lts__t_sectors.sum (32 B sectors), else lts__t_bytes.sum / 32
 dram_transactions    dram__sectors_read.sum + dram__sectors_write.sum, else dram__sectors.sum,
                      else dram__bytes.sum / 32, else (dram__bytes_read.sum + _write.sum) / 32
@@ -41,16 +41,18 @@ dram_transactions    dram__sectors_read.sum + dram__sectors_write.sum, else dram
 The metric names follow Nsight Compute's own metric descriptions (``ncu --query-metrics --csv``)
 and its CLI documentation's table of nvprof metrics and their ncu equivalents.
 
-Local memory: a sum with local-memory parts (global_inst, l1_transactions) takes its complete
-alternative first; where only the global parts were collected, it is their sum, a lower bound
-(:attr:`roofline.counting.Counted.lower_bounds` names what it lacks). ``--set full`` collects both.
+Optional parts: a sum with local-memory parts (global_inst, l1_transactions), or shared_bytes
+with its atomics part, takes its complete alternative first; where only the other parts were
+collected, it is their sum, a lower bound (:attr:`roofline.counting.Counted.lower_bounds` names what
+it lacks). ``--set full`` collects them all.
 
-The "Misc" wavefronts of ``l1tex__data_pipe_lsu_wavefronts_mem_shared.sum`` (its description) are
-not shared-memory instructions: kernels without any (``smsp__sass_inst_executed_op_shared.sum`` 0)
-have 1 to 3 per warp in the ``--set full`` reports in tests/data (H100 silu: 524,288 for 524,288
-warps; T4 matrix addition: 63,504 for 31,752 warps; GTX 1660 SUPER GEMM: 65,536 for 32,768 warps).
-From such an export shared_bytes is therefore a small upper bound for kernels that use little
-shared memory; ``roofline profile`` collects the SASS count, which has no Misc part.
+Not read: ``l1tex__data_pipe_lsu_wavefronts_mem_shared.sum``, the data stage's total, which also
+counts "Misc" wavefronts (its description) that no shared-memory instruction asked for. In the
+reports in tests/data they are 1 to 3 per warp in kernels without any shared-memory instruction
+(H100 silu: 524,288 for 524,288 warps; T4 matrix addition: 63,504 for 31,752 warps) and 3.8 times the
+LDS/STS wavefronts in a shared-memory reduction (GTX 1660 SUPER dot_prod: 892,928 in all, 102,400 +
+81,920 of them LDS and STS): as bytes they would be wrong by that much. (Its peak and "% of peak"
+still give the data stage's rate, the shared ceiling: :mod:`roofline.analysis.ceilings`.)
 
 These columns are wanted only for ``--work ops`` or ``--work instructions`` (and the shared level):
 a FLOP/byte export that lacks them is not warned about; :attr:`roofline.counting.Counted.missing_hints`
@@ -80,6 +82,7 @@ LOCAL_PARTS = tuple(
         ("smsp__sass_inst_executed_op_local_", ".sum"), ("smsp__inst_executed_op_local_", ".sum"),
         ("l1tex__t_requests_pipe_lsu_mem_local_op_", ".sum"), ("l1tex__t_sectors_pipe_lsu_mem_local_op_", ".sum")))
 
+_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
 WAVEFRONT_BYTES = 128.0  # a shared-memory wavefront: 32 banks x 4 B
 SECTOR_BYTES = 32.0
 
@@ -102,13 +105,14 @@ FORMULAS: tuple[Formula, ...] = (
     ), "shared-memory load/store warp instructions"),
     Formula("l1_transactions", ALL, (_per_op("l1tex__t_sectors_pipe_lsu_mem_{space}_op_{op}.sum", LD_ST, GLOBAL_LOCAL),),
             "L1 sectors of global and local loads and stores", optional=LOCAL_PARTS),
-    Formula("shared_transactions", ALL, (_per_op("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", LD_ST, ("",)),),
+    Formula("shared_transactions", ALL, (_per_op(_WAVEFRONTS + "_op_{op}.sum", LD_ST, ("",)),),
             "shared-memory load/store wavefronts"),
     Formula("shared_bytes", ALL, (
         ((WAVEFRONT_BYTES, sm("sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum")),),
-        ((WAVEFRONT_BYTES, one("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")),),
+        tuple((WAVEFRONT_BYTES, one(f"{_WAVEFRONTS}_op_{op}.sum")) for op in ("ld", "st", "atom")),
         ((1.0, sm("sass_data_bytes_mem_shared.sum")),),
-    ), "bytes through shared memory: 128 B x wavefronts (else the bytes the instructions ask for)"),
+    ), "bytes through shared memory: 128 B x wavefronts (else the bytes the instructions ask for)",
+        optional=(f"{_WAVEFRONTS}_op_atom.sum",)),
     Formula("l2_transactions", ALL, (
         ((1.0, one("lts__t_sectors.sum")),),
         ((1 / SECTOR_BYTES, one("lts__t_bytes.sum")),),
