@@ -157,7 +157,11 @@ def test_ert_plus_spec_is_scaled_like_the_demo():
     for key in demo.machine.memory:
         assert combined.machine.memory[key] == pytest.approx(demo.machine.memory[key], rel=1e-12), key
     assert combined.machine.sources == {**{k: v for k, v in demo.machine.sources.items()},
-                                        "compute.fp64_no_fma": "measured", "compute.fp16": "theoretical"}
+                                        "compute.fp64_no_fma": "measured", "compute.fp16": "theoretical",
+                                        # the spec's ceilings beyond FLOPs (issue 11), datasheet figures
+                                        "memory.shared": "theoretical", "compute.int32": "theoretical",
+                                        "compute.conversion": "theoretical", "compute.sfu": "theoretical",
+                                        "compute.warp_inst": "theoretical"}
     cols = ["bound", "region", "compute_ceiling"]
     pd.testing.assert_frame_equal(combined.frame[cols], demo.frame[cols])
     for col in ("compute_peak", "attainable", "roofline_time_s", "pct_of_roofline", "savable_time_s"):
