@@ -23,7 +23,13 @@ from roofline.analysis.work import INSTRUCTIONS
 from roofline.units import format_number, format_si
 from roofline.views.chart_layout import wrap
 from roofline.views.chart_instructions import PATTERN_LEVELS, PATTERN_TEXTS, TITLE_A, TITLE_B, walls
-from roofline.views.chart_interactive import PLOTLY_MARKERS, ceiling_traces, level_traces, marker_diameters
+from roofline.views.chart_interactive import (
+    PLOTLY_MARKERS,
+    ceiling_traces,
+    level_traces,
+    marker_diameters,
+    shared_in_use,
+)
 from roofline.views.chart_rows import not_shown_note, pattern_rows, require_drawable, select_rows
 from roofline.views.names import short_name
 from roofline.views.style import (
@@ -89,8 +95,7 @@ def instruction_plotly(
     for trace in traces:
         fig.add_trace(trace, row=1, col=1)
     comp = chart_compute_ceilings(machine, shown, ceilings, INSTRUCTIONS)
-    mem_levels = ([lv for lv in machine.levels if lv != "shared" or lv in draw_levels]
-                  if machine is not None and levels is None else draw_levels)
+    mem_levels = shared_in_use(machine, draw_levels, levels, shown)
     mem = memory_ceilings(machine, mem_levels, INSTRUCTIONS)
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
     for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit):

@@ -95,6 +95,17 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
     return out
 
 
+def shared_in_use(machine: Machine | None, draw_levels: Sequence[str], levels: Sequence[str] | None,
+                  shown: pd.DataFrame) -> list[str]:
+    """The levels whose ceilings a chart draws: the machine's (``levels`` when given), shared memory
+    only where a kernel drawn has a shared intensity (its line would lie near L1's, unused)."""
+    if machine is None or levels is not None:
+        return list(draw_levels)
+    ai = shown["ai_shared"].to_numpy(dtype=float) if "ai_shared" in shown else np.zeros(0)
+    used = bool((np.isfinite(ai) & (ai > 0)).any())
+    return [lv for lv in machine.levels if lv != "shared" or (lv in draw_levels and used)]
+
+
 def marker_diameters(time_s: np.ndarray, t_max: float) -> np.ndarray:
     """Marker diameters (px): area proportional to time, the longest ``MAX_MARKER_PX`` across."""
     t = np.nan_to_num(np.asarray(time_s, dtype=float))
@@ -115,6 +126,8 @@ def level_traces(shown: pd.DataFrame, levels: Sequence[str], work: Work, level_l
     trace_phase: list[str | None] = []
     for lv in levels:
         x = shown[f"ai_{lv}"].to_numpy(dtype=float)
+        if not (np.isfinite(x) & (x > 0)).any():  # no kernel with traffic at the level: no empty legend entry
+            continue
         symbols = np.where(estimated, "diamond", PLOTLY_MARKERS.get(level_marker(lv), "circle"))
         symbols = np.where(partial, np.char.add(symbols.astype(str), "-open"), symbols)
         for ph in phases:
@@ -165,8 +178,7 @@ def roofline_plotly(
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
     comp = chart_compute_ceilings(machine, shown, ceilings, work)
-    mem_levels = ([lv for lv in machine.levels if lv != "shared" or lv in draw_levels]
-                  if machine is not None and levels is None else draw_levels)
+    mem_levels = shared_in_use(machine, draw_levels, levels, shown)
     mem = memory_ceilings(machine, mem_levels, work)
     for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit):
         fig.add_trace(trace)

@@ -90,7 +90,8 @@ def _machine_levels(analysis: Analysis, levels: Sequence[str] | None) -> list[st
 @dataclass(frozen=True)
 class Panel:
     """What one hierarchical roofline panel draws: the rows (longest first), the analysed levels whose
-    markers it draws, the machine levels whose ceilings it draws, the compute ceilings, the axis
+    markers it draws (those where some kernel has traffic), the machine levels whose ceilings it
+    draws (shared memory only where a kernel uses it, or asked for), the compute ceilings, the axis
     limits, and the marker areas (pt^2)."""
 
     shown: pd.DataFrame
@@ -108,16 +109,20 @@ def hierarchical_panel(analysis: Analysis, shown: pd.DataFrame, *, levels: Seque
     machine = analysis.machine
     draw_levels = chart_levels(analysis, levels)
     mem_levels = _machine_levels(analysis, levels)
-    mem = memory_ceilings(machine, mem_levels, work)
     comp = chart_compute_ceilings(machine, shown, ceilings, work)
     ais = [shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]
+    unmarked_shared = "shared" in draw_levels and levels is None and not any(
+        (np.isfinite(a) & (a > 0)).any() for lv, a in zip(draw_levels, ais) if lv == "shared")
+    mem = memory_ceilings(machine, [lv for lv in mem_levels if not (lv == "shared" and unmarked_shared)], work)
     rates = shown["flop_rate"].to_numpy(dtype=float)
     drawn_rates = np.concatenate([rates[np.isfinite(a) & (a > 0)] for a in ais]) if ais else rates[:0]
     limits = chart_limits(np.concatenate(ais) if ais else [], drawn_rates, mem, comp)
     t = shown["time_s"].to_numpy(dtype=float)
     t_max = float(np.nanmax(t)) if t.size else 1.0
     area = np.maximum(MIN_AREA, MAX_AREA_PER_INCH * width * np.nan_to_num(t) / t_max) if t.size else t
-    return Panel(shown, draw_levels, [lv for lv in mem_levels if lv in mem], comp, limits, area)
+    # levels without a marker (no kernel with traffic there) get no legend entry, and shared memory no line
+    marked = [lv for lv, a in zip(draw_levels, ais) if (np.isfinite(a) & (a > 0)).any()]
+    return Panel(shown, marked, list(mem), comp, limits, area)
 
 
 def draw_hierarchical(ax: Axes, analysis: Analysis, panel: Panel, *, top: int, fs: float,
@@ -279,7 +284,9 @@ def roofline_figure(
     fig = Figure(figsize=(width, fig_h))
     attach_canvas(fig)
     ax = fig.add_axes((left / width, 1 - (top_m + ax_h) / fig_h, 1 - (left + right) / width, ax_h / fig_h))
-    handles = draw_hierarchical(ax, analysis, panel, top=top, fs=fs, level_labels=level_labels, title=title)
+    # rotated labels by their rotated boxes on the newer charts (the FLOP chart keeps its layout)
+    handles = draw_hierarchical(ax, analysis, panel, top=top, fs=fs, level_labels=level_labels, title=title,
+                                precise=analysis.work != "flops")
     if handles:  # a row under the axes, where it hides no point or ceiling
         fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(left / width - 0.01, y_legend),
                    ncol=len(handles), fontsize=fs - 0.5, frameon=False,
