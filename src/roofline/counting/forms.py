@@ -239,8 +239,8 @@ def formula_value(reader: Reader, f: Formula) -> FormulaValue:
     for is_lower, alternatives in ((False, f.alternatives), (True, reduced)):
         for totals_only in (True, False):
             for full, alternative in zip(f.alternatives, alternatives):
-                if is_lower and len(alternative) == len(full):
-                    continue  # no optional part: already tried as a complete alternative
+                if (is_lower and len(alternative) == len(full)) or not np.isnan(out).any():
+                    continue  # no optional part (tried as a complete alternative), or every launch known
                 total = _sum(reader, alternative, totals_only)
                 if total is None:
                     continue

@@ -220,9 +220,11 @@ def _group(reader: Reader, rows: np.ndarray, cc: str | None, warnings: list[str]
             (ints if path.integer else floats)[path.precision] = value
         elif cc is None or requested(path, cc) or arch_family(cc) not in ARCHS:
             absent.append(path.precision)
-    flops, float_precision = _dominant(floats, n)
+    flops, precision = _dominant(floats, n)
     int_ops, int_precision = _dominant(ints, n)
-    precision = np.where(float_precision == None, int_precision, float_precision).astype(object)  # noqa: E711
+    if int_ops is not None:  # the integer type where no floating-point tensor work was done
+        no_float = ~(flops > 0) if flops is not None else np.ones(n, dtype=bool)
+        precision[no_float] = int_precision[no_float]
     return _Group(flops, int_ops, precision, absent)
 
 
