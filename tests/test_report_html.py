@@ -168,3 +168,36 @@ def test_report_under_work_instructions_names_its_units():
     assert rows["gather"]["flop_rate__text"] == "750 Minst/s" and rows["gather"]["ai_l1__text"] == "0.938"
     assert rows["broadcast"]["ai_shared__text"] == "∞"  # 2e6 warp instructions over 0 wavefronts
     assert "= 200 G wavefronts/s" in html  # 25.60896 TB/s / 128 B
+
+
+def test_report_draws_the_instruction_roofline_beside_the_flop_roofline():
+    """Default charts: the FLOP roofline, then the instruction roofline when the table counts warp
+    instructions; under work="instructions" the instruction chart alone (its panel (a) is that roofline)."""
+    import json
+
+    from report_data import V100
+    from roofline.analysis import analyze
+
+    flops, instructions, table = _h100_set_full()
+
+    def figure_titles(html: str) -> list[list[str]]:
+        figs = re.findall(r"<script type='application/json' data-figure='figure-\d'>(.*?)</script>", html, re.S)
+        return [[a.get("text", "") for a in json.loads(f)["layout"].get("annotations", [])] +
+                [json.loads(f)["layout"].get("title", {}).get("text", "")] for f in figs]
+
+    both = report_html(flops, table, instructions=instructions)
+    titles = figure_titles(both)
+    assert len(titles) == 2 and both.count("<script") == 5  # plotly.js, kernel data, 2 figures, the table script
+    assert not any("(a)" in t for t in titles[0]) and any("(b)" in t for t in titles[1])
+    assert "<h2>Roofline charts</h2>" in both and "The instruction roofline (Ding and Williams" in both
+    alone = report_html(instructions, table)
+    assert len(figure_titles(alone)) == 1 and any("(b)" in t for t in figure_titles(alone)[0])
+    assert "<h2>Hierarchical roofline</h2>" in alone
+    # an instruction analysis without any warp-instruction count draws nothing more
+    from roofline.kernels import KernelTable
+    from deepcam_data import deepcam_table
+
+    deepcam = KernelTable(frame=deepcam_table())
+    none = report_html(analyze(deepcam, V100), deepcam, instructions=analyze(deepcam, V100, work="instructions"))
+    assert len(figure_titles(none)) == 1 and not any("(b)" in t for t in figure_titles(none)[0])
+    assert "instruction roofline" not in none.split("<section id='chart'>", 1)[1].split("</section>", 1)[0]

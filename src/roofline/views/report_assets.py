@@ -50,7 +50,10 @@ summary .name { font-weight: 600; }
 .status-missing { color: var(--muted); }
 td.why { font-size: 13px; }
 #advice td.name { min-width: 260px; }
-#kernels td.name { min-width: 200px; }
+#kernels td.name { min-width: 160px; }
+#kernels th, #kernels td { padding: 4px 5px; }
+#kernels th.num { white-space: normal; }
+#undrawn td.name { min-width: 180px; }
 .src { color: var(--muted); font-size: 12px; }
 .notes { color: var(--muted); }
 .chart { border: 1px solid var(--line); border-radius: 6px; }

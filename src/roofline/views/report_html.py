@@ -27,6 +27,7 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.analysis.work import INSTRUCTIONS, work_for
+from roofline.errors import InputError
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.units import counted, format_number, format_si, format_time
@@ -217,8 +218,9 @@ def _table_columns(levels: Sequence[str], labels: WorkLabels | None = None, *, i
     if inst_rate:
         cols.append({"key": "inst_rate", "label": "warp inst/s", "num": True})
     if patterns:
-        cols += [{"key": "global_ii", "label": "global pattern", "num": True},
-                 {"key": "shared_ii", "label": "shared pattern", "num": True}]
+        # sorted by their numbers (LD/ST instructions per transaction), shown as text that may wrap
+        cols += [{"key": "global_ii", "label": "global pattern", "num": False},
+                 {"key": "shared_ii", "label": "shared pattern", "num": False}]
     cols += [
         {"key": "bound", "label": "bound", "num": False},
         {"key": "limiter_label", "label": "limited by", "num": False},
@@ -349,12 +351,16 @@ def _default_figures(analysis: Any, instructions: Analysis | None) -> list[tuple
     if instructions is not None:
         from roofline.views.chart_instructions_interactive import instruction_plotly
 
+        try:
+            instruction_chart = instruction_plotly(instructions)
+        except InputError:  # no kernel drawable: the list of kernels off the charts says why
+            return figs
         figs.append(("The instruction roofline (Ding and Williams, PMBS 2019): warp instructions per second "
                      "against warp instructions per transaction (32 B sectors at L1, L2 and DRAM; 128 B "
                      "wavefronts in shared memory), one marker per level per kernel; and the memory-access "
                      "walls: global loads and stores per sector at 1 (stride-0), 1/4 (unit stride) and 1/32 "
                      "(random), shared ones per wavefront at 1 (no bank conflict) and 1/32 (32-way).",
-                     instruction_plotly(instructions)))
+                     instruction_chart))
     return figs
 
 
