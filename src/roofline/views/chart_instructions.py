@@ -109,12 +109,15 @@ def _pattern_series(shown: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarr
     return out
 
 
-def _draw_walls(ax: Axes, ceilings: Mapping[str, float], peak: float | None, fs: float) -> list[LabelSpec]:
+def _draw_walls(ax: Axes, ceilings: Mapping[str, float], peak: float | None,
+                fs: float) -> tuple[list[LabelSpec], list[Bbox]]:
     """Draw each wall from the bottom up to its roof (the highest of its levels' ceilings at the wall,
-    capped by the peak; the top of the axes where unknown); returns their labels to place."""
+    capped by the peak; the top of the axes where unknown); returns their labels to place and the
+    walls' boxes (display coordinates), for other labels to keep off."""
     y_lo, y_hi = ax.get_ylim()
     x_lo, x_hi = ax.get_xlim()
     specs = []
+    boxes = []
     for wall in walls():
         if not x_lo < wall.x < x_hi:
             continue
@@ -124,13 +127,15 @@ def _draw_walls(ax: Axes, ceilings: Mapping[str, float], peak: float | None, fs:
         key = wall.label.replace("\n", "+")
         ax.plot([wall.x, wall.x], [y_lo, roof], color="0.35", linewidth=1.0, linestyle=(0, (4, 2)), zorder=2,
                 gid=f"{GID_WALL}:{key}")
+        (x0, y0), (x1, y1) = ax.transData.transform([(wall.x, y_lo), (wall.x, roof)])
+        boxes.append(Bbox.from_extents(x0 - 1, y0, x1 + 1, y1))
         # along the wall from the bottom, either side; then above its roof, where the line is not
         ys = [*np.geomspace(y_lo * 1.15, max(roof / 1.15, y_lo * 1.3), 6), *np.geomspace(roof, y_hi / 1.5, 6)[1:]]
         cands = [(wall.x, float(y), (dx, 0), "left", va, 90.0) for y in ys
                  for dx, va in ((-2.5, "bottom"), (2.5, "top"))]
         specs.append(LabelSpec(wall.label, cands, {"fontsize": fs - 1.0, "color": "0.25", "zorder": 3,
                                                    "gid": f"{GID_WALL}-label:{key}"}))
-    return specs
+    return specs, boxes
 
 
 def _pattern_panel(ax: Axes, analysis: Analysis, shown: pd.DataFrame, area: np.ndarray,
@@ -146,11 +151,11 @@ def _pattern_panel(ax: Axes, analysis: Analysis, shown: pd.DataFrame, area: np.n
     setup_log_axes(ax, chart_limits(xs, ys, ceilings, comp), fs, TITLE_B, PATTERN_TEXTS)
     specs = draw_ceilings(ax, machine, list(ceilings), comp, fs=fs, level_labels=level_labels,
                           work=INSTRUCTIONS) if machine is not None else []
-    specs += _draw_walls(ax, ceilings, peak, fs)
+    wall_specs, avoid = _draw_walls(ax, ceilings, peak, fs)
+    specs += wall_specs
     (gx, gy), (sx, sy) = series.values()
     for k in np.flatnonzero(np.isfinite(gx * gy * sx * sy) & (gx > 0) & (gy > 0) & (sx > 0) & (sy > 0)):
         ax.plot([gx[k], sx[k]], [gy[k], sy[k]], color="0.6", linewidth=0.5, zorder=3, gid="kernel-link")
-    avoid: list[Bbox] = []
     for (name, _, _, level), (x, y) in zip(PATTERN_LEVELS, series.values()):
         ok = np.isfinite(x) & (x > 0) & np.isfinite(y) & (y > 0)
         if not ok.any():
@@ -231,7 +236,7 @@ def instruction_figure(
         notes.append("no machine: ceilings not drawn")
     key = chart_key(labelled, analysis.by, notes, width=width, fs=fs, left=left, right=right)
     ax_h = panel_w * (0.92 if wide else 0.78)
-    top_m = (0.4 if title else 0.3)
+    top_m = 0.3 + (fs + 1.5) * 1.6 / 72 * (title.count("\n") + 1) if title else 0.3
     bottom = 0.45
     axes_h = ax_h if wide else 2 * ax_h + bottom + 0.3
     legend_h = key.line_h * 1.4
