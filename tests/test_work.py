@@ -180,3 +180,16 @@ def test_kernel_files_written_before_the_new_columns_read_back(tmp_path):
     frame = kernel_json.read(path).frame
     assert frame.loc[0, "ops"] == 2e9 and bool(frame.loc[0, "ops_partial"])
     assert np.isnan(frame.loc[0, "warp_inst"]) and np.isnan(frame.loc[0, "shared_bytes"])
+
+
+def test_notes_on_counts_beyond_flops_come_with_the_work_that_needs_them():
+    """A --set full report (T4) holds no integer or conversion counts: an operations analysis says
+    which metrics would supply them; a FLOP analysis of the same file does not mention them."""
+    rep = Path(__file__).parent / "data" / "ncu" / "t4_setfull_rep" / "matrix_addition2D_t4_setfull.ncu-rep"
+    table = api.read(rep)
+    assert "int_ops" in table.column_notes
+    ops = api.analyze(table, "T4", work="ops")
+    assert any(n.startswith("int_ops unknown") and "sm__sass_thread_inst_executed_op_integer_pred_on.sum" in n
+               for n in ops.notes)
+    flops = api.analyze(table, "T4")
+    assert not any("int_ops" in n for n in flops.notes)

@@ -48,7 +48,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
     Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs of floating-point types (integer types: tensor_int_ops)"),
     Column("tensor_precision", "string", "", "floating-point tensor input type when known: fp64, tf32, fp16, bf16, fp8 "
-           "(int8 when the only tensor work is integer)"),
+           "(int8 or int4 when the only tensor work is integer)"),
     Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
     Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
     Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...; "
@@ -58,13 +58,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("sfu_ops", "float64", "OP", "thread instructions on the XU pipe, the special-function units "
            "(MUFU transcendentals; smsp__thread_inst_executed_pipe_xu_pred_on.sum); not in ops: the XU also "
            "runs some conversions and integer instructions counted there"),
-    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8; sm__ops_path_tensor_src_int8...)"),
+    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8, INT4; sm__ops_path_tensor_src_int8..., "
+           "..._src_int4)"),
     Column("ops", "float64", "OP", "all counted operations: flops + int_ops + conversion_ops + tensor_int_ops "
            "(the known parts); NaN when none is known"),
     Column("ops_partial", "boolean", "", "True when a part of ops is unknown, so ops is a lower bound"),
     Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
-    Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x shared-memory wavefronts "
-           "(l1tex__data_pipe_lsu_wavefronts_mem_shared.sum), else sm__sass_data_bytes_mem_shared.sum"),
+    Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x the wavefronts of shared-memory "
+           "instructions (sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum, else "
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum), else sm__sass_data_bytes_mem_shared.sum"),
     Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
     Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
     Column("warp_inst", "float64", "inst", "warp instructions executed (smsp__inst_executed.sum)"),
@@ -119,6 +121,10 @@ class KernelTable:
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     fp16_convention: str = "ncu"
+    #: Notes on columns beyond FLOPs and bytes (operations, instructions, transactions) that are
+    #: unknown or lower bounds, naming the ncu metrics: given by the analyses that use those columns
+    #: (``--work ops|instructions``), not to every reader of a FLOP/byte profile.
+    column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -114,6 +114,10 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     if isinstance(table, KernelTable):
         frame = table.frame
         notes.extend(table.warnings)
+        if spec.kind != "flops":  # what the profile lacks for this work: unknown columns, lower bounds
+            wanted = [c for c, _ in spec.parts] + list(spec.traffic.values())
+            wanted += ["global_inst", "shared_inst"] if spec.kind == "instructions" else []
+            notes.extend(n for c in dict.fromkeys(wanted) for n in table.column_notes.get(c, ()))
     else:
         frame = validate(table)
 

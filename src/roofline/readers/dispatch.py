@@ -160,8 +160,11 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     metrics = profile.metrics.reset_index(drop=True)
     metrics.index = frame.index
     warnings = [f"{label}: {w}" for w in counted.warnings]
+    hinted = dict.fromkeys([*counted.missing_hints, *counted.lower_bounds])
+    column_notes = {c: tuple(counted.hints_for([c])) for c in hinted}
     return KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
-                       warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16)
+                       warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16,
+                       column_notes=column_notes)
 
 
 def _strings(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
