@@ -10,7 +10,7 @@ import pytest
 
 from deepcam_data import authors_csv, deepcam_table, v100_machine
 from roofline.analysis import Analysis, analyze
-from roofline.analysis.columns import COLUMNS, level_columns
+from roofline.analysis.columns import COLUMNS, INSTRUCTION_COLUMNS, level_columns
 from roofline.analysis.roofline import LOCALITY_GAP, POOR_BW_USE, POOR_COMPUTE_USE
 from roofline.kernels import KernelTable, from_records
 from roofline.machine import Machine
@@ -43,8 +43,9 @@ def one(rec: dict, machine: Machine | None = None, **kw) -> pd.Series:
 def test_adds_exactly_the_declared_columns():
     a = analyze(from_records([k("a", 1e-3, 1e9, 1e9, 1e9, 1e9)]), toy())
     added = [c for c in a.frame.columns if c not in from_records([]).columns]
-    assert added == [c.name for c in level_columns(["l1", "l2", "dram"])] + [c.name for c in COLUMNS]
-    for c in level_columns(["l1", "l2", "dram"]) + list(COLUMNS):
+    declared = level_columns(["l1", "l2", "dram"]) + list(COLUMNS) + list(INSTRUCTION_COLUMNS)
+    assert added == [c.name for c in declared]
+    for c in declared:
         assert str(a.frame[c.name].dtype) == c.dtype, c.name
     assert a.levels == ("l1", "l2", "dram") and a.by == "name"
 
