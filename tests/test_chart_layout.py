@@ -161,6 +161,19 @@ def test_used_ceilings_are_the_kernels_precisions_plus_the_highest(a100, v100):
     assert sorted(names) == ["FP16 42.3 TFLOP/s", "FP32 10.6 TFLOP/s", "Tensor FP16 169 TFLOP/s"]
 
 
+def test_flop_chart_draws_no_ceiling_of_the_other_works(a100):
+    # The A100 spec now carries shared memory, INT32, conversion, SFU and warp-instruction ceilings; the
+    # SGEMM has no shared-memory bytes, so its FLOP chart keeps L1, L2 and DRAM and FLOP/s ceilings only.
+    assert {"shared", "int32", "warp_inst"} <= set(a100.machine.memory) | set(a100.machine.compute)
+    fig = roofline_figure(a100, ceilings="all")
+    lines = {ln.get_gid() for ln in fig.axes[0].lines if (ln.get_gid() or "").startswith("ceiling-")}
+    assert {g for g in lines if g.startswith("ceiling-memory:")} == {"ceiling-memory:l1", "ceiling-memory:l2",
+                                                                    "ceiling-memory:dram"}
+    assert not any(k in g for g in lines for k in ("int32", "conversion", "sfu", "warp_inst"))
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "Shared" not in legend
+
+
 # -- 5: per-launch keys ---------------------------------------------------------------------------------
 
 def _launches(n: int = 27):
