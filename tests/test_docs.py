@@ -11,7 +11,7 @@ DOCS = Path(__file__).parents[1] / "docs"
 
 def test_kernel_table_doc_lists_every_declared_column():
     text = (DOCS / "kernel-table.md").read_text()
-    assert describe_columns() in text  # regenerate with: python -c "from roofline.kernels import describe_columns as d; print(d())"
+    assert describe_columns() in text  # regenerate with: python tests/test_docs.py
     assert "| `run` | string | - |" in text
     assert [line.split("`")[1] for line in text.split("## Analysis columns")[0].splitlines()
             if line.startswith("| `")] == [c.name for c in COLUMNS]
@@ -63,3 +63,27 @@ def test_kernel_table_doc_lists_every_analysis_column():
     assert names == [c.name for c in (*PER_LEVEL, *ANALYSIS, *INSTRUCTION_COLUMNS)]
     for c in (*PER_LEVEL, *ANALYSIS, *INSTRUCTION_COLUMNS):
         assert f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" in text
+
+
+def _markdown(columns) -> str:
+    lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
+    return "\n".join(lines + [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" for c in columns])
+
+
+def regenerate() -> None:
+    """Rewrite the generated tables of docs/kernel-table.md from the code: ``python tests/test_docs.py``."""
+    import re
+
+    from roofline.analysis.columns import COLUMNS as ANALYSIS, INSTRUCTION_COLUMNS, PER_LEVEL
+
+    path = DOCS / "kernel-table.md"
+    text = path.read_text()
+    head, analysis = text.split("## Analysis columns", 1)
+    head = re.sub(r"\| column \| dtype.*?(?=\n\n|\n?\Z)", lambda _: describe_columns(), head, count=1, flags=re.S)
+    tables = iter([_markdown(PER_LEVEL), _markdown(ANALYSIS), _markdown(INSTRUCTION_COLUMNS)])
+    analysis = re.sub(r"\| column \| dtype.*?(?=\n\n|\n?\Z)", lambda _: next(tables), analysis, flags=re.S)
+    path.write_text(head + "## Analysis columns" + analysis)
+
+
+if __name__ == "__main__":
+    regenerate()
