@@ -245,6 +245,15 @@ def test_undrawn_kernels_with_share_and_reason():
     patterns = undrawn_kernels(analyze(table, MACHINE, work="instructions"), chart="patterns")
     assert {u.kernel for u in patterns} == {"gemm", "memset"}  # neither has LD/ST counts
     assert all("not counted" in u.reason for u in patterns)
+    # a kernel counted with no global and no shared load or store has no place on panel (b)
+    alu = {"kernel_name": "alu_only", "time_s": 1e-3, "warp_inst": 1e6, "global_inst": 0.0, "l1_transactions": 0.0,
+           "shared_inst": 0.0, "shared_transactions": 0.0, "dram_transactions": 10.0}
+    a = analyze(KernelTable(from_records([*WALL_KERNELS, alu])), MACHINE, work="instructions")
+    assert [(u.kernel, u.reason) for u in undrawn_kernels(a, chart="patterns")] == [
+        ("alu_only", "no global or shared loads/stores")]
+    notes = " ".join(t.get_text() for t in instruction_figure(a).texts).replace("\n  ", " ")
+    # 1 ms of 16 ms: 6.2%
+    assert "(b) 1 kernel without global or shared loads/stores (6.2% of time) not shown: alu_only 6.2%" in notes
 
 
 def test_kernel_without_traffic_at_the_drawn_levels_is_named():

@@ -30,7 +30,9 @@ TIME_AND_FLOP_METRICS = (TIME_METRIC, "sm__sass_thread_inst_executed_op_ffma_pre
                          "sm__sass_thread_inst_executed_op_fmul_pred_on.sum")
 
 #: Reason categories, in the order notes list them.
-ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_ACCESSES = "zero", "uncounted", "no-time", "no-traffic", "no-accesses"
+ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traffic"
+#: Categories of the memory-access panel: no global or shared loads/stores; their counts unknown.
+NO_LDST, NO_ACCESSES = "no-ldst", "no-accesses"
 
 #: Per work: the phrase after "N kernels" for kernels that do none of it, and the reason in full.
 _ZERO = {
@@ -53,7 +55,7 @@ class UndrawnKernel:
     ``kernel``: its full name; ``phase``: its phase (None when by name or unknown); ``time_s``:
     seconds (NaN unknown); ``time_share``: fraction of the analysis's total time (NaN unknown);
     ``reason``: why, in words, with what would place it; ``category``: one of ZERO, UNCOUNTED,
-    NO_TIME, NO_TRAFFIC, NO_ACCESSES.
+    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES (the access-pattern panel).
     """
 
     kernel: str
@@ -152,8 +154,8 @@ def pattern_rows(analysis: Analysis) -> ChartRows:
     gi = frame["global_inst"].to_numpy(dtype=float) if "global_inst" in frame else np.full(len(frame), np.nan)
     si = frame["shared_inst"].to_numpy(dtype=float) if "shared_inst" in frame else np.full(len(frame), np.nan)
     none = (gi == 0) & (si == 0)
-    category = np.select([no_time, known, none], [NO_TIME, "", ZERO], default=NO_ACCESSES)
-    reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", ZERO: "no global or shared loads/stores",
+    category = np.select([no_time, known, none], [NO_TIME, "", NO_LDST], default=NO_ACCESSES)
+    reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_LDST: "no global or shared loads/stores",
                NO_ACCESSES: "load/store instructions or transactions not counted (collect "
                "smsp__inst_executed_op_{global,local,shared}_{ld,st}.sum, "
                f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})"}
@@ -226,7 +228,7 @@ def not_shown_note(rows: ChartRows, names: Sequence[str] | None = None) -> str:
     labels = list(names) if names is not None else short_names(list(f["kernel_name"].astype(str)))
     times = f["time_s"].to_numpy(dtype=float)
     parts = []
-    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_ACCESSES):
+    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES):
         idx = np.flatnonzero((f["category"] == category).to_numpy())
         if not idx.size:
             continue
