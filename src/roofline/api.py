@@ -99,6 +99,15 @@ def analyze(
     return _analyze(table, resolved, by=by, work=work)  # type: ignore[arg-type]
 
 
+def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+                         *, by: str = "name") -> Any:
+    """``table`` analysed with ``work="instructions"`` (the instruction roofline), for a report that
+    shows it beside a FLOP or operations roofline; None when no kernel has warp-instruction counts."""
+    if "warp_inst" not in table.frame.columns or not table.frame["warp_inst"].notna().any():
+        return None
+    return analyze(table, machine, by=by, work="instructions")
+
+
 def _gpus(table: KernelTable) -> list[str]:
     from roofline.analysis.ceilings import device_names
 
@@ -118,10 +127,19 @@ def machine_for(table: KernelTable) -> Machine | None:
 
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,
          ceilings: str = "used") -> Any:
-    """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``.
+    """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``;
+    for an analysis of ``work="instructions"``, the instruction roofline with its memory-pattern walls.
 
     ``ceilings``: ``"used"`` (the precisions the kernels use plus the highest) or ``"all"``.
     """
+    if getattr(analysis, "work", "flops") == "instructions":
+        if interactive:
+            from roofline.views.chart_instructions_interactive import instruction_plotly
+
+            return instruction_plotly(analysis)
+        from roofline.views.chart_instructions import instruction_figure
+
+        return instruction_figure(analysis, top=top, ceilings=ceilings)
     if interactive:
         from roofline.views.chart_interactive import roofline_plotly
 

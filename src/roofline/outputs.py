@@ -84,10 +84,12 @@ def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
 
 
 def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,
-                 stdout: BinaryIO | None = None) -> list[Path]:
+                 stdout: BinaryIO | None = None, instructions: Any = None) -> list[Path]:
     """Write the requested files for ``analysis``; returns the paths written (not ``-``).
 
-    ``stdout``: where ``-`` goes (default: the process's standard output)."""
+    ``stdout``: where ``-`` goes (default: the process's standard output). ``instructions``: the
+    same kernels analysed with ``work="instructions"``, drawn in the HTML report beside ``analysis``
+    (:func:`roofline.api.instruction_analysis`)."""
     check_targets(request)
     if request.png is not None:
         check_drawable(analysis)  # before anything is written
@@ -99,14 +101,23 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.csv is not None:
         outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))
     if request.html is not None:
-        outputs.append((request.html, lambda: html_report(analysis, diagnoses)))
+        outputs.append((request.html, lambda: html_report(analysis, diagnoses, instructions)))
     if request.png is not None:
-        from roofline.views.chart_static import roofline_figure
-
         png = request.png
-        outputs.append((png, lambda: figure_bytes(
-            roofline_figure(analysis, top=request.top, ceilings=request.ceilings), png.suffix)))
+        outputs.append((png, lambda: figure_bytes(chart(analysis, request), png.suffix)))
     return write_all(outputs, force=request.force, inputs=request.inputs, stdout=stdout)
+
+
+def chart(analysis: Any, request: OutputRequest) -> Any:
+    """The static chart of ``analysis``: the instruction roofline with its memory-pattern walls
+    under ``work="instructions"``, else the hierarchical roofline (of FLOPs or of operations)."""
+    if getattr(analysis, "work", "flops") == "instructions":
+        from roofline.views.chart_instructions import instruction_figure
+
+        return instruction_figure(analysis, top=request.top, ceilings=request.ceilings)
+    from roofline.views.chart_static import roofline_figure
+
+    return roofline_figure(analysis, top=request.top, ceilings=request.ceilings)
 
 
 def write_all(outputs: Sequence[tuple[Path, Any]], *, force: bool, inputs: Sequence[Path] = (),
@@ -129,7 +140,7 @@ def write_all(outputs: Sequence[tuple[Path, Any]], *, force: bool, inputs: Seque
     return written
 
 
-def html_report(analysis: Any, diagnoses: Any = None) -> str:
+def html_report(analysis: Any, diagnoses: Any = None, instructions: Any = None) -> str:
     """The HTML file: the full report when the guidance views are available, else the interactive chart."""
     try:
         from roofline.views.report_html import report_html
@@ -137,4 +148,4 @@ def html_report(analysis: Any, diagnoses: Any = None) -> str:
         from roofline.views.chart_interactive import roofline_html
 
         return roofline_html(analysis)
-    return report_html(analysis, diagnoses)
+    return report_html(analysis, diagnoses, instructions=instructions)

@@ -108,7 +108,10 @@ def register(app: typer.Typer) -> None:
             check_drawable(analysis)  # before printing or writing anything
         print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
                        to_stderr=request.to_stdout, messages=messages)
-        for path in save_outputs(analysis, request, diagnoses=table):
+        companion = None
+        if html_out is not None and analysis.work != "instructions":  # the report shows both rooflines
+            companion = api.instruction_analysis(table, machine if machine else None, by=by.value)
+        for path in save_outputs(analysis, request, diagnoses=table, instructions=companion):
             messages.wrote(path)
 
     @app.command()

@@ -148,5 +148,8 @@ def _report(table, machine, by: str, top: int, request, messages: Messages,  # t
 
     analysis = api.analyze(table, machine if machine else None, by=by, work=work)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
-    for path in save_outputs(analysis, request, diagnoses=table.metrics):
+    companion = None
+    if request.html is not None and analysis.work != "instructions":  # the report shows both rooflines
+        companion = api.instruction_analysis(table, machine if machine else None, by=by)
+    for path in save_outputs(analysis, request, diagnoses=table.metrics, instructions=companion):
         messages.wrote(path)
