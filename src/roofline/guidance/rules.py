@@ -172,12 +172,23 @@ def check_uncoalesced_source(v: RowValues, r: Rule) -> Finding:
 def check_sector_use(v: RowValues, r: Rule) -> Finding:
     """Useful bytes per 32-byte sector for global loads and stores."""
     parts, vals, low = [], {}, False
+    sides = {"ld": (v.get(m.GLOBAL_LD_SECTORS), v.get(m.GLOBAL_LD_REQUESTS)),
+             "st": (v.get(m.GLOBAL_ST_SECTORS), v.get(m.GLOBAL_ST_REQUESTS))}
+    all_sectors = sum(sec for sec, _ in sides.values()) if all(math.isfinite(sec) for sec, _ in sides.values()) \
+        else math.nan
     for what, op in (("loads", "ld"), ("stores", "st")):
         used = used_bytes_per_sector(v, op)
+        sectors, requests = sides[op]
+        if requests == 0:  # no such accesses: ncu writes a ratio of 0 for them (atomics-only kernels)
+            continue
         if math.isfinite(used):
             vals[f"{what}_bytes_per_sector"] = used
             parts.append(f"{what} {used:.1f} of 32 B")
-            low = low or used / m.SECTOR_BYTES * 100.0 < r.t("low_pct")
+            # a side with a small share of the sectors (one store per block) wastes little, whatever its use
+            minor = math.isfinite(all_sectors) and all_sectors > 0 and sectors / all_sectors < r.t("min_sector_share")
+            low = low or (used / m.SECTOR_BYTES * 100.0 < r.t("low_pct") and not minor)
+    if not parts:
+        return r.finding("ok", "No global loads or stores whose sector use was counted.", values=vals)
     text = "Bytes used per sector: " + ", ".join(parts) + "."
     if low:
         return r.finding("fired", text + f" Under {r.t('low_pct'):.0f}% of each sector fetched is used.",
@@ -340,7 +351,9 @@ RULES: tuple[Rule, ...] = (
     Rule("sector-use", "Bytes used per sector", NCU_MEMORY_TABLES,
          needs=((m.GLOBAL_LD_BYTES_PER_SECTOR_PCT,), (m.GLOBAL_ST_BYTES_PER_SECTOR_PCT,), (m.GLOBAL_LD_BYTES_PER_SECTOR,),
                 (m.GLOBAL_ST_BYTES_PER_SECTOR,)),
-         thresholds={"low_pct": _th(50.0, "%", f"fewer of the 32 bytes used than this fires ({HEURISTIC})")},
+         thresholds={"low_pct": _th(50.0, "%", f"fewer of the 32 bytes used than this fires ({HEURISTIC})"),
+                     "min_sector_share": _th(0.1, "", "loads or stores with a smaller share of the global sectors "
+                                                      f"are not flagged: they waste little ({HEURISTIC})")},
          check=check_sector_use),
     Rule("hit-rates", "Cache hit rates", NCU_MEMORY_TABLES,
          needs=((m.L2_HIT_RATE,), (m.L1_HIT_RATE,)),
