@@ -232,11 +232,20 @@ def test_undrawn_kernels_with_share_and_reason():
              "tensor_flops": 0.0, "dram_bytes": 1e8, "int_ops": 0.0, "conversion_ops": 0.0, "tensor_int_ops": 0.0}]
     table = KernelTable(from_records(recs))
     flops = undrawn_kernels(analyze(table, MACHINE))
+    # memset's instructions were not counted: the reason says so rather than pointing to --work instructions
     assert [(u.kernel, u.reason) for u in flops] == [
-        ("memset", "0 FLOPs: integer/data movement, see --work ops or --work instructions")]
+        ("memset", "0 FLOPs: integer/data movement; its instructions were not counted (roofline profile counts them, "
+                   "for --work instructions)")]
     assert flops[0].time_share == pytest.approx(0.25)  # 1 ms of 4 ms
     ops = undrawn_kernels(analyze(table, MACHINE, work="ops"))
-    assert [(u.kernel, u.reason) for u in ops] == [("memset", "0 operations: data movement only, see --work instructions")]
+    assert [(u.kernel, u.reason) for u in ops] == [
+        ("memset", "0 operations: data movement only; its instructions were not counted (roofline profile counts "
+                   "them, for --work instructions)")]
+    counted = KernelTable(from_records([recs[0], {**recs[1], "warp_inst": 1e5}]))  # where they were: the pointer
+    assert [(u.kernel, u.reason) for u in undrawn_kernels(analyze(counted, MACHINE))] == [
+        ("memset", "0 FLOPs: integer/data movement, see --work ops or --work instructions")]
+    assert [(u.kernel, u.reason) for u in undrawn_kernels(analyze(counted, MACHINE, work="ops"))] == [
+        ("memset", "0 operations: data movement only, see --work instructions")]
     inst = undrawn_kernels(analyze(table, MACHINE, work="instructions"))
     assert [(u.kernel, u.reason) for u in inst] == [("memset", "no instruction counts (collect smsp__inst_executed.sum)")]
     notes = " ".join(t.get_text() for t in roofline_figure(analyze(table, MACHINE)).texts).replace("\n  ", " ")

@@ -138,6 +138,10 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
+    if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
+        uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy()
+        undrawn.loc[uncounted, "reason"] = (zero_reason.split(", see ")[0] + "; its instructions were not counted "
+                                            "(roofline profile counts them, for --work instructions)")
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
                      total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv))
 
