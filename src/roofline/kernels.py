@@ -182,13 +182,14 @@ def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     out["flops"] = total
     out["flops_partial"] = pd.array(partial, dtype="boolean")
-    return with_total_ops(out)
+    return with_total_ops(out, copy=False)
 
 
-def with_total_ops(frame: pd.DataFrame) -> pd.DataFrame:
+def with_total_ops(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
     """Set ``ops`` = flops + int_ops + conversion_ops + tensor_int_ops (their known parts) and
-    ``ops_partial`` (a part unknown, or flops itself partial). Columns absent count as unknown."""
-    out = frame.copy()
+    ``ops_partial`` (a part unknown, or flops itself partial). Columns absent count as unknown.
+    ``copy=False`` writes into ``frame`` itself."""
+    out = frame.copy() if copy else frame
     for c in ("flops", *OP_COLUMNS):
         if c not in out.columns:
             out[c] = np.nan
@@ -314,6 +315,9 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
     for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
         values = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
         missing = np.isnan(values)
+        if missing.all():  # a column the profile does not have (most lack the instruction counts)
+            sums[col] = np.full(ngroups, np.nan)
+            continue
         total = np.bincount(gid, weights=np.where(missing, 0.0, values), minlength=ngroups)
         sums[col] = np.where(np.bincount(gid, weights=missing, minlength=ngroups) > 0, np.nan, total)
     t = frame["time_s"].to_numpy(dtype=float)

@@ -8,6 +8,8 @@ A rule that cannot run for lack of metrics yields a ``"missing"`` finding naming
 
 from __future__ import annotations
 
+import functools
+
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -159,6 +161,11 @@ def missing_metrics(missing: Sequence[str]) -> list[str]:
 
 def missing_message(missing: Sequence[str]) -> str:
     """'Not evaluated: ...' naming the ncu metrics, machine ceilings or analysis columns that would enable a rule."""
+    return _missing_message(tuple(missing))
+
+
+@functools.lru_cache(maxsize=256)
+def _missing_message(missing: tuple[str, ...]) -> str:  # the same few sets, for every kernel of a profile
     parts = []
     raw = missing_metrics(missing)
     if raw:
