@@ -17,6 +17,10 @@ session allows 10 minutes per command):
            (15 runs, timed); the ratio paper / ours goes to the summary
 - cf:      `roofline profile --no-counters` of deepcam_mini on the GPU (CUPTI times)
 - examples: profile examples/saxpy.py and examples/deepcam_mini.py in full, for fixtures
+- torch:   `roofline profile --torch` of examples/transformer_block.py (eager and torch.compile'd)
+           and deepcam_mini: per-module charts and reports, the share of kernel time attributed
+           to an operator and a module, backward launches with their module, measured vs
+           estimated FLOPs per operator
 
 Nothing here is a pass/fail test of the package: it records numbers for a person.
 """
@@ -215,8 +219,54 @@ def part_examples(out: Path, summary: dict) -> None:
     _profile(out, "example_deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
 
 
+#: A small transformer training step (issue 12): big enough that its GEMMs use tensor cores.
+TBLOCK_ARGS = ["--device", "cuda", "--batch", "8", "--seq", "512", "--dim", "512", "--heads", "8", "--layers", "2",
+               "--steps", "1", "--vocab", "4096"]
+
+
+def _attribution(out: Path, name: str) -> dict[str, Any]:
+    """How much of the kernel time `--torch` attributed, and the measured vs estimated FLOPs per operator."""
+    from roofline.analysis.estimate import measured_vs_estimated
+
+    table = _table(out, name)
+    f = table.frame
+    total = float(f["time_s"].sum())
+    entry: dict[str, Any] = {
+        "launches": int(len(f)),
+        "time_with_op": round(float(f.loc[f["op"].notna(), "time_s"].sum()) / total, 4) if total else None,
+        "time_with_module": round(float(f.loc[f["module"].notna(), "time_s"].sum()) / total, 4) if total else None,
+        "phases": {str(k): int(v) for k, v in f["phase"].value_counts(dropna=False).items()},
+        "backward_launches_with_module": int(((f["phase"] == "backward") & f["module"].notna()).sum()),
+        "backward_launches": int((f["phase"] == "backward").sum()),
+    }
+    estimate = out / f"{name}.estimate.kernels.json"
+    if estimate.exists():
+        from roofline.readers import read_profile
+
+        cmp = measured_vs_estimated(table, read_profile([estimate]), by="op")
+        entry["measured_vs_estimated_by_op"] = json.loads(cmp.to_json(orient="records"))
+    return entry
+
+
+def part_torch(out: Path, summary: dict) -> None:
+    """`roofline profile --torch` of the transformer block (eager and compiled) and of deepcam_mini."""
+    runs = {
+        "tblock_torch": [PY, str(ROOT / "examples" / "transformer_block.py"), *TBLOCK_ARGS],
+        "tblock_torch_compiled": [PY, str(ROOT / "examples" / "transformer_block.py"), *TBLOCK_ARGS, "--compile"],
+        "deepcam_torch": [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS],
+    }
+    for name, program in runs.items():
+        extra = ["--torch", "--by", "module", "--depth", "2", "--png", str(out / f"{name}_modules.png"),
+                 "--html", str(out / f"{name}.html")]
+        rc, seconds, _ = _profile(out, name, program, summary, extra)
+        entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
+        if (out / f"{name}.kernels.json").exists():
+            entry.update(_attribution(out, name))
+        summary.setdefault("checks", {})[name] = entry
+
+
 PARTS = {"env": part_env, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
-         "examples": part_examples}
+         "examples": part_examples, "torch": part_torch}
 
 
 def write_summary(out: Path, summary: dict) -> None:

@@ -51,11 +51,12 @@ def test_resolving_the_analysis_api_loads_no_plotting_gpu_or_torch_library() -> 
 
 
 def _documented_names() -> list[str]:
-    """Every dotted ``roofline.x.y`` Python name in the README and docs (file names excluded)."""
+    """Every dotted ``roofline.x.y`` Python name in the README and docs (file names excluded, and
+    NVTX range names such as ``roofline.module:<path>``, which a colon follows)."""
     texts = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     found = set()
     for path in texts:
-        for m in re.finditer(r"(?<![\w/.-])roofline(?:\.[A-Za-z_]\w*)+", path.read_text(encoding="utf-8")):
+        for m in re.finditer(r"(?<![\w/.-])roofline(?:\.[A-Za-z_]\w*)+(?![\w:])", path.read_text(encoding="utf-8")):
             name = m.group(0)
             if name.rsplit(".", 1)[1] in {"json", "csv", "png", "html", "svg", "pdf", "txt", "md"}:
                 continue  # a file name such as ERT's roofline.json

@@ -67,13 +67,18 @@ def saxpy_ratio(c: Collector, m) -> float:
     return t.bytes / t.min_time_s / m.machine.memory["dram"]
 
 
-@pytest.fixture(scope="module")
-def run():
+def characterize_elsewhere() -> tuple:
+    """:func:`characterize` in a fresh process of its own (spawned, so no test state leaks in)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         return pool.submit(characterize).result(timeout=300)
+
+
+@pytest.fixture(scope="module")
+def run():
+    return characterize_elsewhere()
 
 
 def test_ceilings_positive_finite_and_ordered_as_caches(run):
@@ -103,13 +108,22 @@ def test_ceilings_positive_finite_and_ordered_as_caches(run):
 def test_l1_plateau_found_on_a_quiet_machine(run):
     m, _, load, _ = run
     # L1 and L2 differ by ~1.3x on the CI machine (Zen 4); other processes sharing the cores blur
-    # that step, so a missing L1 is an error only when the machine was not loaded.
-    if "l1" not in m.machine.memory:
-        head = (m.sweeps["read"].head(12).round(3).to_dict(orient="list"), dict(m.machine.compute),
-                m.machine.metadata["vector_bits"])
-        assert load > 0.75, f"no L1 plateau although the load per CPU was {load:.2f}: {m.notes}, {head}"
-    else:
-        assert m.machine.memory["l1"] >= m.machine.memory["dram"]
+    # that step (a CI run at a load of 0.59 per CPU saw the L1-sized points fall 302 -> 183 GB/s
+    # with no plateau). The load average lags, so a missing L1 is measured again, twice at most,
+    # and is an error only when no run finds it on a machine that was not loaded.
+    tries = [(m, load)]
+    while "l1" not in tries[-1][0].machine.memory and len(tries) < 3:
+        again, _, again_load, _ = characterize_elsewhere()
+        tries.append((again, again_load))
+    found = [t for t, _ in tries if "l1" in t.machine.memory]
+    if not found:
+        for t, _ in tries:  # said, not guessed
+            assert any(n.startswith("no plateau found for l1") for n in t.notes), t.notes
+        head = (m.sweeps["read"].head(12).round(3).to_dict(orient="list"), m.machine.metadata["vector_bits"])
+        loads = [round(x, 2) for _, x in tries]
+        assert max(loads) > 0.75, f"no L1 plateau in {len(tries)} runs at loads per CPU {loads}: {m.notes}, {head}"
+    for t in found:
+        assert t.machine.memory["l1"] >= t.machine.memory["dram"]
 
 
 def test_sanity_ratios_against_numpy(run):

@@ -96,16 +96,19 @@ def test_ncu_nvtx_columns_give_the_innermost_push_pop_range_else_the_last_start_
         ('4242  "<default domain>:optimizer' + NONE6 + '"', '"3:<default domain>:backward' + NONE6 + '"'),
         ("4243", '"3:<default domain>:epoch' + NONE6 + '"  "5:<default domain>:backward' + NONE6 + '"'),
         ("", "5:<default domain>:backward" + NONE6),  # unquoted, as some parsers expect too
-        ('4242  "<default domain>:aten::mm' + NONE6 + '"', ""),  # names keep their colons
+        # names keep their colons; an operator range is not a phase (it was before PyTorch attribution):
+        # it names the launch's op, and with no phase, marker or module range the phase is unknown
+        ('4242  "<default domain>:aten::mm' + NONE6 + '"', ""),
         ('4242  "<default domain>:forward:int64:7:ARGB:0xff00ff00:none:none"', ""),  # payload and color set
         ('4242  "<default domain>:forward' + NONE6 + '"  "NCCL:AllReduce' + NONE6 + '"', ""),  # a library's domain
         ('4242  "NVTX:forward' + NONE6 + '"', ""),  # a named domain only
         ("", ""),
     ]
     t = read_profile(_nvtx_csv(tmp_path, rows))
-    assert t.frame["phase"].tolist()[:-1] == ["forward", "optimizer", "backward", "backward", "aten::mm",
-                                              "forward", "forward", "forward"]
-    assert pd.isna(t.frame["phase"].iloc[-1])
+    assert t.frame["phase"].fillna("<NA>").tolist() == ["forward", "optimizer", "backward", "backward", "<NA>",
+                                                        "forward", "forward", "forward", "<NA>"]
+    assert t.frame["op"].fillna("<NA>").tolist() == ["<NA>"] * 4 + ["aten::mm"] + ["<NA>"] * 4
+    assert t.frame["module"].isna().all()
     assert not any("Range" in c for c in t.metrics.columns)  # NVTX columns are not metrics
     assert t.frame["time_s"].tolist() == pytest.approx([1e-6] * len(rows))
 

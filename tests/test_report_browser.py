@@ -163,3 +163,37 @@ def test_report_on_a_real_analysis_with_the_real_chart(tmp_path, browser):
     assert "forward" in page.text_content("#summary")
     assert problems == [] and dialogs == []
     page.close()
+
+
+def test_module_drilldown_expands(tmp_path, browser):
+    """The 'By module' tree of tests/test_report_drilldown.py's table: the model open, a click on a module
+    shows its sub-module and operator, a click on the operator its kernels; the per-module chart draws."""
+    from test_report_drilldown import TOY, _table
+
+    from roofline.analysis import analyze
+
+    table = _table()
+    path = tmp_path / "modules.html"
+    path.write_text(report_html(analyze(table, TOY), table), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems, dialogs = [], []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.wait_for_selector("#figure-1 .main-svg")
+    assert page.eval_on_selector_all("#figure-1 .scatterlayer .point", "els => els.length") == 3  # Net's own copy: 0 FLOP
+    conv = page.locator("#module-tree details[data-key='Net.enc.conv'] > summary")
+    assert conv.is_hidden()  # Net is open, Net.enc closed
+    page.locator("#module-tree details[data-key='Net.enc'] > summary").click()
+    assert conv.is_visible()
+    relu = page.locator("#module-tree details[data-key='Net.enc'] > details[data-kind='op'] > summary")
+    assert relu.is_visible() and "aten::relu" in relu.text_content() and "forward" in relu.text_content()
+    kernel = page.locator("#module-tree [data-key='relu_kernel']")
+    assert kernel.is_hidden()
+    relu.click()
+    assert kernel.is_visible()
+    cells = kernel.locator(".num").all_text_contents()
+    assert cells == ["1", "1 ms", "7.1%", "100 MFLOP", "500 MB", "0.2", "50.0%"]  # 1 ms of 14 ms; 0.5 ms at DRAM
+    assert problems == [] and dialogs == []
+    page.close()

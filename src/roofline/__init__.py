@@ -48,7 +48,7 @@ _NAMES = {
 
 #: Subpackages and modules reachable as attributes after ``import roofline``.
 _SUBMODULES = (
-    "analysis", "api", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
+    "analysis", "api", "attribution", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
     "machine", "measuring", "outputs", "phases", "profiling", "readers", "torch", "units", "views",
 )
 

@@ -68,8 +68,12 @@ def analyze(
     kernels: str | None = None,
     nvtx: str | None = None,
     work: str = "flops",
+    depth: int | None = None,
 ) -> Any:
     """Analyze a kernel table (or files, read first) against a machine's ceilings.
+
+    ``by``: one row per kernel ``"name"``, per ``"launch"``, per ``"phase"`` and name, per PyTorch
+    ``"op"`` and phase, or per ``"module"`` (paths cut to ``depth`` components; None: whole paths).
 
     ``work``: what the roofline counts: ``"flops"``, ``"ops"`` (FLOPs and integer, conversion and
     integer tensor operations) or ``"instructions"`` (the instruction roofline); a table that holds
@@ -96,7 +100,7 @@ def analyze(
         note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
                 "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
         table = dataclasses.replace(table, warnings=(*table.warnings, note))
-    return _analyze(table, resolved, by=by, work=work)  # type: ignore[arg-type]
+    return _analyze(table, resolved, by=by, work=work, depth=depth)  # type: ignore[arg-type]
 
 
 def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from roofline.attribution import module_at_depth
 from roofline.errors import InputError
 
 
@@ -34,6 +35,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("launch_id", "Int64", "", "launch number in the profile (ncu's ID); <NA> after aggregation"),
     Column("kernel_name", "string", "", "kernel name, demangled (C++ templates and all)"),
     Column("phase", "string", "", "NVTX range (e.g. forward, backward, optimizer) the launch ran in; <NA> when unknown"),
+    Column("op", "string", "", "PyTorch operator the launch ran in: the innermost operator range (aten::addmm); "
+           "for a backward launch, the forward operator that caused it (roofline.attribution); <NA> when unknown"),
+    Column("module", "string", "", "PyTorch module path the launch ran in, root class first (DeepCamMini.enc1.0); "
+           "for a backward launch, the module whose forward caused it; <NA> outside every module"),
     Column("process_id", "Int64", "", "operating-system process id"),
     Column("device", "Int64", "", "GPU index (CUDA device ordinal)"),
     Column("compute_capability", "string", "", "SM architecture, e.g. '7.0', '9.0'"),
@@ -104,7 +109,17 @@ SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", *OP_COLUMNS, "sfu_ops", 
 COUNT_COLUMNS = SUMMED[2:]
 
 FP16_CONVENTIONS = ("ncu", "paper")
-GroupBy = Literal["launch", "name", "phase"]
+#: A grouping of launches: one of the named views, or a tuple of key columns (a drill-down).
+GroupBy = Literal["launch", "name", "phase", "op", "module"] | tuple[str, ...]
+#: The named views and their key columns (:func:`group_keys`).
+VIEW_KEYS: dict[str, tuple[str, ...]] = {
+    "launch": ("launch_id",), "name": ("kernel_name",), "phase": ("phase", "kernel_name"),
+    "op": ("op", "phase"), "module": ("module",),
+}
+#: Columns that may key a drill-down (``by=("module", "op", "phase", "kernel_name")``).
+KEY_COLUMNS = ("module", "op", "phase", "kernel_name", "launch_id", "process_id", "device", "stream", "run")
+#: Labels of the rows whose operator or module is unknown (``op`` or ``module`` <NA>).
+NO_OPERATOR, OUTSIDE_MODULES = "(no operator)", "(outside modules)"
 
 
 @dataclass(frozen=True)
@@ -230,18 +245,68 @@ def has_runs(frame: pd.DataFrame) -> bool:
     return "run" in frame.columns and bool(frame["run"].notna().any())
 
 
-def group_keys(by: str, *, runs: bool = False) -> list[str]:
+def group_keys(by: GroupBy | str, *, runs: bool = False) -> list[str]:
     """The kernel-table columns that identify a row of a table grouped ``by`` (``run`` first
-    when the table holds several runs: each numbers its launches and names its kernels on its own)."""
-    if by == "launch":
-        keys = ["launch_id"]
-    elif by == "name":
-        keys = ["kernel_name"]
-    elif by == "phase":
-        keys = ["phase", "kernel_name"]
+    when the table holds several runs: each numbers its launches and names its kernels on its own).
+
+    ``by``: a view of :data:`VIEW_KEYS` (``"op"`` is operator and phase, ``"module"`` the module
+    path), or key columns of :data:`KEY_COLUMNS` as a tuple or comma-joined
+    (``("module", "op", "phase", "kernel_name")``, ``"module,op"``: a drill-down)."""
+    if isinstance(by, str) and by in VIEW_KEYS:
+        keys = list(VIEW_KEYS[by])
     else:
-        raise ValueError(f"by must be 'launch', 'name' or 'phase', not {by!r}")
-    return ["run", *keys] if runs else keys
+        keys = [k.strip() for k in by.split(",")] if isinstance(by, str) else list(by)
+        bad = [k for k in keys if k not in KEY_COLUMNS]
+        if not keys or bad or len(set(keys)) != len(keys) or (isinstance(by, str) and len(keys) < 2):
+            raise ValueError(f"by must be one of {', '.join(repr(v) for v in VIEW_KEYS)} or distinct key columns "
+                             f"among {', '.join(KEY_COLUMNS)}, not {by!r}")
+    return ["run", *[k for k in keys if k != "run"]] if runs else keys
+
+
+def by_name(by: GroupBy | str) -> str:
+    """``by`` as a string: a view's name, or a drill-down's key columns comma-joined (``"module,op"``)."""
+    return by if isinstance(by, str) else ",".join(by)
+
+
+def cut_modules(frame: pd.DataFrame, depth: int | None) -> pd.DataFrame:
+    """``frame`` with its ``module`` paths cut to ``depth`` components
+    (:func:`roofline.attribution.module_at_depth`; comma-joined lists, as after :func:`aggregate` by
+    name, member by member); the frame itself when ``depth`` is None. Works on the distinct paths only."""
+    if depth is None or "module" not in frame.columns:
+        if depth is not None and depth < 1:
+            raise ValueError("depth must be at least 1")
+        return frame
+    codes, uniques = pd.factorize(frame["module"], use_na_sentinel=True)
+    cut = [",".join(dict.fromkeys(module_at_depth(p, depth) for p in str(u).split(","))) for u in uniques]
+    out = frame.copy(deep=False)  # copy-on-write: the caller's frame keeps its paths, no column is copied
+    out["module"] = pd.array(cut, dtype="string").take(codes, allow_fill=True)  # -1 (missing) stays <NA>
+    return out
+
+
+def _row_labels(keys: Sequence[str], firsts: pd.DataFrame) -> pd.Series:
+    """The ``kernel_name`` of grouped rows keyed by ``keys`` without ``kernel_name``: op rows
+    ``aten::addmm [backward]``, module rows the path, drill-downs ``module / op [phase]``;
+    an unknown op or module is :data:`NO_OPERATOR` / :data:`OUTSIDE_MODULES`."""
+    n = len(firsts)
+    parts: list[list[str]] = [[] for _ in range(n)]
+    phases: list[str | None] = [None] * n
+    for k in keys:
+        if k == "run":
+            continue
+        values = firsts[k].astype("string").tolist()
+        for i, v in enumerate(values):
+            missing = v is pd.NA or v is None
+            if k == "phase":
+                phases[i] = None if missing else str(v)
+            elif k == "op":
+                parts[i].append(NO_OPERATOR if missing else str(v))
+            elif k == "module":
+                parts[i].append(OUTSIDE_MODULES if missing else str(v))
+            else:
+                parts[i].append("?" if missing else f"{k} {v}")
+    labels = [" / ".join(p) + (f" [{ph}]" if ph is not None else "") if p else (ph or "(no phase)")
+              for p, ph in zip(parts, phases)]
+    return pd.Series(pd.array(labels, dtype="string"))
 
 
 def _distinct_pairs(values: pd.Series, gid: np.ndarray, *, keep_missing: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -292,17 +357,26 @@ def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.
     return codes.astype(np.int64, copy=False), first
 
 
-def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
-    """Sum launches into one row per kernel name (``by='name'``) or per phase and name,
-    within each run: a kernel name found in two runs gives two rows (one run: ``run`` is
-    <NA> on every row, and this is grouping by name alone).
+def aggregate(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None = None) -> pd.DataFrame:
+    """Sum launches into one row per group, within each run (a kernel name found in two runs
+    gives two rows; one run: ``run`` is <NA> on every row, and this is grouping without it).
+
+    ``by`` (:func:`group_keys`): ``"name"`` (per kernel name), ``"phase"`` (per phase and name),
+    ``"op"`` (per operator and phase: forward and backward of ``aten::addmm`` are two rows),
+    ``"module"`` (per module path, phases summed), ``"launch"`` (no summing), or a tuple of key
+    columns (``("module", "op", "phase", "kernel_name")``). ``depth``: module paths are first cut to
+    this many components (:func:`cut_modules`; None: whole paths). Launches with an unknown key
+    form their own row.
 
     Sums keep unknowns unknown: a quantity missing in any launch of a group is NaN
     for the group. ``sm_clock_hz`` is the time-weighted mean; ``launch_id`` is <NA>;
-    descriptive columns keep their value when all launches agree, else <NA>
-    (``phase`` lists the phases, comma-separated, under ``by='name'``).
+    descriptive columns keep their value when all launches agree, else <NA>; ``phase``, ``op``
+    and ``module``, when not keys, list the distinct values, comma-separated. When
+    ``kernel_name`` is not a key it holds the row's label (``aten::addmm [backward]``, the module
+    path, ``(no operator)``, ``(outside modules)``), so that every view shows the row by it.
     Rows are sorted by time, longest first.
     """
+    frame = cut_modules(frame, depth)
     if by == "launch":
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
     keys = group_keys(by, runs=has_runs(frame))
@@ -331,14 +405,18 @@ def aggregate(frame: pd.DataFrame, by: GroupBy = "name") -> pd.DataFrame:
         flags = frame[col].to_numpy(dtype=bool, na_value=False)
         sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
-        sums[col] = _common_value(frame[col], gid, first_rows)
+        if col not in keys:
+            sums[col] = _common_value(frame[col], gid, first_rows)
     sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
-    if by == "name":
-        sums["phase"] = _joined_distinct(frame["phase"], gid, ngroups)
+    for col in ("phase", "op", "module"):  # a kernel launched by several operators lists them all
+        if col not in keys:
+            sums[col] = _joined_distinct(frame[col], gid, ngroups)
     for k in dict.fromkeys([*keys, "run"]):  # run: a key with several runs, else <NA> throughout
         sums[k] = frame[k].iloc[first_rows].to_numpy()  # take, then convert: not 1e6 strings
+    if "kernel_name" not in keys:  # the row's label, so that every view shows it unchanged
+        sums["kernel_name"] = _row_labels(keys, sums).to_numpy()
     out = sums.reset_index(drop=True)
-    out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64")
+    out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64") if "launch_id" not in keys else out["launch_id"]
     out = validate(out)
     return out.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
 

@@ -84,12 +84,18 @@ def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
 
 
 def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,
-                 stdout: BinaryIO | None = None, instructions: Any = None) -> list[Path]:
+                 stdout: BinaryIO | None = None, instructions: Any = None, table: Any = None,
+                 estimates: Any = None, comparison: Any = None) -> list[Path]:
     """Write the requested files for ``analysis``; returns the paths written (not ``-``).
 
     ``stdout``: where ``-`` goes (default: the process's standard output). ``instructions``: the
     same kernels analysed with ``work="instructions"``, drawn in the HTML report beside ``analysis``
-    (:func:`roofline.api.instruction_analysis`)."""
+    (:func:`roofline.api.instruction_analysis`). ``table``: the per-launch KernelTable the analysis
+    came from (default: ``diagnoses`` when it is one); when its launches name PyTorch modules or
+    operators the HTML report drills down from modules to operators to kernels. ``estimates``: the
+    counter-free estimate of the same program (a KernelTable), compared per module and operator.
+    ``comparison``: the measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`)
+    written into the JSON as its ``estimate`` block."""
     check_targets(request)
     if request.png is not None:
         check_drawable(analysis)  # before anything is written
@@ -97,11 +103,12 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
 
-        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis), indent=2, allow_nan=False) + "\n"))
+        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison), indent=2, allow_nan=False) + "\n"))
     if request.csv is not None:
         outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))
     if request.html is not None:
-        outputs.append((request.html, lambda: html_report(analysis, diagnoses, instructions)))
+        outputs.append((request.html, lambda: html_report(analysis, diagnoses, instructions, table=table,
+                                                          estimates=estimates)))
     if request.png is not None:
         png = request.png
         outputs.append((png, lambda: figure_bytes(chart(analysis, request), png.suffix)))
@@ -140,12 +147,14 @@ def write_all(outputs: Sequence[tuple[Path, Any]], *, force: bool, inputs: Seque
     return written
 
 
-def html_report(analysis: Any, diagnoses: Any = None, instructions: Any = None) -> str:
-    """The HTML file: the full report when the guidance views are available, else the interactive chart."""
+def html_report(analysis: Any, diagnoses: Any = None, instructions: Any = None, *, table: Any = None,
+                estimates: Any = None) -> str:
+    """The HTML file: the full report when the guidance views are available, else the interactive chart.
+    ``table`` and ``estimates``: as for :func:`save_outputs`."""
     try:
         from roofline.views.report_html import report_html
     except ImportError:
         from roofline.views.chart_interactive import roofline_html
 
         return roofline_html(analysis)
-    return report_html(analysis, diagnoses, instructions=instructions)
+    return report_html(analysis, diagnoses, instructions=instructions, launches=table, estimates=estimates)

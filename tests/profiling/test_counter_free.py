@@ -84,12 +84,72 @@ def test_batch_norm_and_optimizer_ops_have_our_formulas_and_unknown_ops_stay_unk
     assert ints["fp32_flops"] == 0.0 and ints["dtype"] == "int64"  # integer work is no floating-point work
 
 
+def test_untimed_recording_is_asked_for_by_environment() -> None:
+    from roofline.profiling.counter_free.hook import timed_from_env
+
+    assert timed_from_env({}) is True and timed_from_env({"ROOFLINE_COUNTER_FREE_TIMED": "1"}) is True
+    assert timed_from_env({"ROOFLINE_COUNTER_FREE_TIMED": "0"}) is False
+    a, b = torch.randn(10), torch.randn(10)
+    with torch.no_grad(), Recorder(timed=False) as rec:
+        a + b
+    (row,) = rec.rows()
+    assert row["kernel_name"] == "aten::add" and math.isnan(row["time_s"]) and row["fp32_flops"] == 10
+
+
 def test_views_are_not_recorded_but_copies_are() -> None:
     x = torch.randn(4, 6)
     assert _record(lambda: x.view(6, 4).t()[1:3]) == []
     rows = _record(lambda: x.view(6, 4).t().reshape(24))  # not contiguous: reshape copies
     assert [r["kernel_name"] for r in rows] == ["aten::clone"]
     assert rows[0]["dram_bytes"] == 2 * 24 * 4 and rows[0]["fp32_flops"] == 0.0
+
+
+#: DeepCamMini's convolutions in forward order (ConvTranspose2d too: aten::convolution).
+DEEPCAM_CONVS = ["DeepCamMini.enc1.0", "DeepCamMini.enc2.0", "DeepCamMini.enc3.0", "DeepCamMini.bottleneck.0",
+                 "DeepCamMini.up3", "DeepCamMini.dec3.0", "DeepCamMini.up2", "DeepCamMini.dec2.0", "DeepCamMini.up1",
+                 "DeepCamMini.dec1.0", "DeepCamMini.head"]
+
+
+def _deepcam_module():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("deepcam_mini", ROOT / "examples" / "deepcam_mini.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_deepcam_mini_backward_convolutions_belong_to_their_forward_modules() -> None:
+    """Every convolution_backward row names aten::convolution and the module of its forward convolution.
+
+    At width 4 every convolution has its own weight shape (enc1 (4, 4, 3, 3), enc2 (8, 4, 3, 3) ...
+    head (3, 4, 1, 1)), so a backward row's weight shape says which forward convolution it belongs to."""
+    deepcam = _deepcam_module()
+    torch.manual_seed(0)
+    model = deepcam.DeepCamMini(channels=4, classes=3, width=4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(2, 4, 16, 16), torch.randint(0, 3, (2, 16, 16))
+    with Recorder(timed=False) as rec:  # no annotate: the recorder tracks modules and infers phases itself
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    rows = rec.rows()
+    forward = [r for r in rows if r["kernel_name"] == "aten::convolution"]
+    assert [(r["module"], r["op"], r["phase"]) for r in forward] == [(m, "aten::convolution", "forward")
+                                                                     for m in DEEPCAM_CONVS]
+    weight_of = {r["module"]: r["shapes"][1] for r in forward}
+    assert len({tuple(w) for w in weight_of.values()}) == 11  # all distinct: the check below can fail
+    backward = [r for r in rows if r["kernel_name"] == "aten::convolution_backward"]
+    assert len(backward) == 11
+    for r in backward:
+        assert r["op"] == "aten::convolution" and r["phase"] == "backward"
+        assert r["shapes"][2] == weight_of[r["module"]], r["module"]  # (grad_output, input, weight, ...)
+    assert sorted(r["module"] for r in backward) == sorted(DEEPCAM_CONVS)
+    bn_backward = [r for r in rows if r["kernel_name"] == "aten::native_batch_norm_backward"]
+    assert sorted(r["module"] for r in bn_backward) == sorted(m[:-1] + "1" for m in DEEPCAM_CONVS if m.endswith(".0"))
+    assert {r["op"] for r in bn_backward} == {"aten::native_batch_norm"}
+    adam = [r for r in rows if r["kernel_name"] in ("aten::addcdiv_", "aten::_foreach_addcdiv_")]  # Adam's update
+    assert adam and {(r["phase"], r["module"]) for r in adam} == {("optimizer", None)}
 
 
 def _conv_expected(shapes: list[list[int]], out_hw: tuple[int, int]) -> float:
@@ -135,6 +195,9 @@ def test_deepcam_mini_through_a_separate_process(tmp_path: Path) -> None:
     phases = set(frame["phase"].dropna())
     assert {"forward", "backward", "optimizer"} <= phases
     assert set(frame.loc[frame["kernel_name"] == "aten::convolution_backward", "phase"]) == {"backward"}
+    conv_backward = frame[frame["kernel_name"] == "aten::convolution_backward"]
+    assert set(conv_backward["op"]) == {"aten::convolution"}
+    assert sorted(conv_backward["module"]) == sorted(DEEPCAM_CONVS)  # width 4: the modules of the 11 convolutions
     assert (frame["time_s"] > 0).all()
     assert math.isclose(float(frame["time_s"].sum()), float(frame["time_s"].sum()))  # finite
 

@@ -163,9 +163,14 @@ def test_annotate_assigns_forward_backward_optimizer_to_operators() -> None:
     assert {r["phase"] for r in rows if r["kernel_name"] in ("aten::add_", "aten::_foreach_add_")} == {"optimizer"}
     assert phases.current_phase() is None
     ann.remove()
+    seen: list = []
+    hook = model.register_forward_hook(lambda m, a, o: seen.append(phases.current_phase()))
+    model(x)
+    hook.remove()
+    assert seen == [None]  # annotate's forward range is gone with remove()
     with Recorder() as rec2:
         model(x)
-    assert {r["phase"] for r in rec2.rows()} == {None}
+    assert {r["phase"] for r in rec2.rows()} == {"forward"}  # the recorder infers it: inside a root module
 
 
 def test_backward_range_is_opened_on_the_thread_running_backward() -> None:

@@ -29,7 +29,9 @@ class Analysis:
     :mod:`roofline.analysis.columns`, sorted by time, longest first.
     ``machine``: the machine as applied (scaled to the kernels' clock), or None.
     ``levels``: memory levels analysed, innermost first.
-    ``by``: the aggregation, ``"name"``, ``"phase"`` or ``"launch"``.
+    ``by``: the aggregation, ``"name"``, ``"phase"``, ``"launch"``, ``"op"``, ``"module"`` or
+    drill-down keys joined by commas (``"module,op,phase,kernel_name"``); ``depth``: the module
+    depth rows were cut to (None: whole paths).
     ``notes``: what a reader of the results must know (missing ceilings,
     clock scaling, lower bounds), as sentences.
     ``phase_times``: seconds per phase, from the launches before aggregation
@@ -47,6 +49,7 @@ class Analysis:
     notes: tuple[str, ...] = ()
     phase_times: Mapping[str, float] = field(default_factory=dict)
     work: str = "flops"
+    depth: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
@@ -54,7 +57,18 @@ class Analysis:
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
         return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
-                                 self.work))
+                                 self.work, self.depth))
+
+    @property
+    def sums_phases(self) -> bool:
+        """True when a row sums launches of every phase (by kernel name or by module): its ``phase``
+        lists them, comma-joined, rather than naming one."""
+        return self.by in ("name", "module")
+
+    @property
+    def row_noun(self) -> str:
+        """What a row is, for captions: "kernels", "operators", "modules" or "groups"."""
+        return {"op": "operators", "module": "modules"}.get(self.by, "groups" if "," in self.by else "kernels")
 
     @property
     def work_spec(self) -> Work:

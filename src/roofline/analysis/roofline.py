@@ -24,8 +24,6 @@ compute_use stay unknown.
 from __future__ import annotations
 
 import logging
-from typing import Literal
-
 import numpy as np
 import pandas as pd
 
@@ -33,7 +31,7 @@ from roofline.analysis.columns import COLUMNS, level_columns
 from roofline.analysis.patterns import instruction_columns
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import TENSOR, Work, work_for
-from roofline.kernels import KernelTable, aggregate, validate
+from roofline.kernels import GroupBy, KernelTable, aggregate, by_name, group_keys, validate
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
@@ -71,9 +69,6 @@ TENSOR_DEFAULT = "tensor_fp16"
 #: A measured FP64 ceiling is itself at most the FP64 peak, so it bounds FP32 from below.
 PEAK_AT_LEAST: dict[str, tuple[str, ...]] = {"fp32": ("fp64",)}
 
-GroupBy = Literal["name", "launch", "phase"]
-
-
 def _byte_column(level: str) -> str:
     return f"{level}_bytes"
 
@@ -95,11 +90,16 @@ TRAFFIC_HINTS = {
 
 
 def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *,
-            by: GroupBy = "name", work: str | Work = "flops") -> Analysis:
+            by: GroupBy | str = "name", depth: int | None = None, work: str | Work = "flops") -> Analysis:
     """Hold every kernel of ``table`` to the ceilings of ``machine``.
 
     ``by``: ``"name"`` (one row per kernel name, launches summed), ``"phase"`` (per
-    phase and name) or ``"launch"`` (no aggregation). ``work``: what the roofline counts,
+    phase and name), ``"op"`` (per PyTorch operator and phase), ``"module"`` (per module path,
+    phases summed), ``"launch"`` (no aggregation), or a tuple of key columns for a drill-down
+    (``("module", "op", "phase", "kernel_name")``); grouped rows carry their label in
+    ``kernel_name`` (:func:`roofline.kernels.aggregate`). ``depth``: module paths cut to this many
+    components first (``DeepCamMini.enc1.0`` at 2 is ``DeepCamMini.enc1``; None: whole paths).
+    The result's ``by`` is the view's name, or the drill-down's keys comma-joined. ``work``: what the roofline counts,
     ``"flops"`` (the default), ``"ops"`` (FLOPs and integer, conversion and integer tensor
     operations) or ``"instructions"`` (the instruction roofline: warp instructions against
     transactions per level; :mod:`roofline.analysis.work`). The machine is first scaled to
@@ -107,8 +107,9 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     intensities and achieved rates are filled and the ceiling columns are unknown.
     Returns an :class:`Analysis`; the input is not modified.
     """
-    if by not in ("name", "launch", "phase"):
-        raise ValueError(f"by must be 'name', 'launch' or 'phase', not {by!r}")
+    group_keys(by)  # a ValueError naming the choices before any work
+    if depth is not None and depth < 1:
+        raise ValueError("depth must be at least 1")
     spec = work_for(work)
     notes: list[str] = []
     if isinstance(table, KernelTable):
@@ -124,7 +125,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     phase_times = _phase_times(frame)
     kernel_clock = _mean_clock(frame)
     applied = _apply_clock(kernel_clock, machine, notes)
-    frame = aggregate(frame, by)
+    frame = aggregate(frame, by, depth)
 
     traffic = {lv: col for lv, col in spec.traffic.items() if col in frame.columns}
     counted_levels = [lv for lv, col in traffic.items() if frame[col].notna().any()]
@@ -147,8 +148,8 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
     out = _roofline_columns(frame, applied, levels, notes, kernel_clock, spec)
-    return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by, notes=tuple(notes),
-                    phase_times=phase_times, work=spec.kind)
+    return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
+                    phase_times=phase_times, work=spec.kind, depth=depth)
 
 
 def _phase_times(frame: pd.DataFrame) -> dict[str, float]:

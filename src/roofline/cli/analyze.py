@@ -17,6 +17,51 @@ class By(str, Enum):
     name = "name"
     launch = "launch"
     phase = "phase"
+    op = "op"
+    module = "module"
+
+
+#: Help of --by, --depth and --estimate (shared with `roofline profile`).
+BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
+           "or per module path (module; see --depth).")
+DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
+ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
+                 "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
+                 "operator (or per module under --by module), with their ratios.")
+
+
+def at_depth(table: Any, depth: Optional[int]) -> Any:
+    """``table`` (a KernelTable) with its module paths cut to ``depth`` components (None: as it is), so
+    that the analysis, its companion instruction analysis and the advice all see the same modules."""
+    import dataclasses
+
+    from roofline.kernels import cut_modules
+
+    return table if depth is None else dataclasses.replace(table, frame=cut_modules(table.frame, depth))
+
+
+def analyze_by(table: Any, machine: Optional[list[str]], by: str, depth: Optional[int], work: str) -> Any:
+    """``api.analyze`` of ``table`` (its module paths already cut to ``depth``: :func:`at_depth`) grouped
+    ``by``, noting ``depth`` on the result."""
+    from roofline import api
+
+    return api.analyze(table, machine if machine else None, by=by, work=work, depth=depth)
+
+
+def comparison_for(table: Any, estimated: Any, by: str, depth: Optional[int]) -> Any:
+    """Measured (``table``) vs the ``estimated`` KernelTable, per operator, or per module under ``by="module"``."""
+    from roofline.analysis.estimate import measured_vs_estimated
+
+    view = "module" if by == "module" else "op"
+    return measured_vs_estimated(table, estimated, by=view, depth=depth if view == "module" else None)
+
+
+def print_comparison(comparison: Any, *, by: str, top: int, to_stderr: bool = False) -> None:
+    """Print the measured-vs-estimated table (results: stdout, stderr when stdout carries a file)."""
+    from roofline.views.terminal import comparison_renderable
+
+    results_console(to_stderr=to_stderr).print(
+        comparison_renderable(comparison, by="module" if by == "module" else "op", top=top))
 
 
 class Fp16(str, Enum):
@@ -76,7 +121,9 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, or a GPU spec name (roofline machine --list-specs). Repeat to combine (first wins). Default: the profile's own peak metrics.")] = None,
-        by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
+        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
+        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
+        estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         sort: SortOpt = Sort.time,
         work: WorkOpt = Work.flops,
@@ -98,20 +145,28 @@ def register(app: typer.Typer) -> None:
 
         messages = messages_for(ctx, quiet)
         request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, force=force, top=top,
-                                ceilings=ceilings.value, inputs=input_files(files, machine))
+                                ceilings=ceilings.value,
+                                inputs=input_files([*files, *([estimate] if estimate else [])], machine))
         check_targets(request)  # refuse before reading anything
-        table = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-        analysis = api.analyze(table, machine if machine else None, by=by.value, work=work.value)
+        launches = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
+        table = at_depth(launches, depth)
+        analysis = analyze_by(table, machine, by.value, depth, work.value)
+        estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
             from roofline.outputs import check_drawable
 
             check_drawable(analysis)  # before printing or writing anything
         print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
                        to_stderr=request.to_stdout, messages=messages)
+        comparison = None
+        if estimated is not None:
+            comparison = comparison_for(table, estimated, by.value, depth)
+            print_comparison(comparison, by=by.value, top=top, to_stderr=request.to_stdout)
         companion = None
         if html_out is not None and analysis.work != "instructions":  # the report shows both rooflines
             companion = api.instruction_analysis(table, machine if machine else None, by=by.value)
-        for path in save_outputs(analysis, request, diagnoses=table, instructions=companion):
+        for path in save_outputs(analysis, request, diagnoses=table, instructions=companion, table=launches,
+                                 estimates=estimated, comparison=comparison):
             messages.wrote(path)
 
     @app.command()

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import By, Fp16
+from roofline.cli.analyze import BY_HELP, DEPTH_HELP, By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
 from roofline.cli.options import Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
 
@@ -42,11 +42,14 @@ def register(app: typer.Typer) -> None:
         launch_skip: Annotated[Optional[int], typer.Option(min=0, help="ncu --launch-skip: launches to skip before profiling.")] = None,
         launch_count: Annotated[Optional[int], typer.Option(min=1, help="ncu --launch-count: launches to profile.")] = None,
         nvtx_include: Annotated[Optional[list[str]], typer.Option(help="ncu --nvtx-include range filter (repeatable), e.g. 'forward/'.")] = None,
+        torch: Annotated[bool, typer.Option("--torch", help="PyTorch programs: attribute every kernel to its operator (aten::...), module (DeepCamMini.enc1.0) and phase, backward kernels to the forward operator and module that caused them, with no change to the program; records the counter-free estimate of the same operators beside the measured values. Without a GPU or ncu: the estimate alone.")] = False,
+        no_estimate: Annotated[bool, typer.Option("--no-estimate", help="With --torch under ncu: do not record the counter-free estimate beside the measured values.")] = False,
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: the profile's own peak metrics.")] = None,
-        by: Annotated[By, typer.Option(help="One row per kernel name, per launch, or per phase and name.")] = By.name,
+        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
+        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,
@@ -82,6 +85,7 @@ def register(app: typer.Typer) -> None:
             clock_control=clock_control, kernel_name=kernel_name, launch_skip=launch_skip,
             launch_count=launch_count, nvtx_include=tuple(nvtx_include or ()), counters=not no_counters,
             fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
+            torch=torch, estimate=not no_estimate,
         )
         request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
                                 png=_ranked(png_out, rank), force=force, top=top, ceilings=ceilings.value,
@@ -94,7 +98,8 @@ def register(app: typer.Typer) -> None:
         for note in outcome.notes:
             messages.note(note)
         if outcome.table is not None:
-            _report(outcome.table, machine, by.value, top, request, messages, work=work.value)
+            _report(outcome.table, machine, by.value, top, request, messages, work=work.value, depth=depth,
+                    estimated=outcome.estimate)
         for path in outcome.files:
             messages.wrote(path)
         raise typer.Exit(outcome.exit_code)
@@ -139,17 +144,24 @@ def _command_files(command: list[str]) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def _report(table, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
-            work: str = "flops") -> None:
-    """The one-screen summary and the requested files, as `roofline analyze` makes them."""
+def _report(launches, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
+            work: str = "flops", depth: Optional[int] = None, estimated=None) -> None:
+    """The one-screen summary, measured against estimated (``--torch``), and the requested files,
+    as `roofline analyze` makes them."""
     from roofline import api
-    from roofline.cli.analyze import print_analysis
+    from roofline.cli.analyze import analyze_by, at_depth, comparison_for, print_analysis, print_comparison
     from roofline.outputs import save_outputs
 
-    analysis = api.analyze(table, machine if machine else None, by=by, work=work)
+    table = at_depth(launches, depth)
+    analysis = analyze_by(table, machine, by, depth, work)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
+    comparison = None
+    if estimated is not None:
+        comparison = comparison_for(table, estimated, by, depth)
+        print_comparison(comparison, by=by, top=top, to_stderr=request.to_stdout)
     companion = None
     if request.html is not None and analysis.work != "instructions":  # the report shows both rooflines
         companion = api.instruction_analysis(table, machine if machine else None, by=by)
-    for path in save_outputs(analysis, request, diagnoses=table.metrics, instructions=companion):
+    for path in save_outputs(analysis, request, diagnoses=table.metrics, instructions=companion, table=launches,
+                             estimates=estimated, comparison=comparison):
         messages.wrote(path)

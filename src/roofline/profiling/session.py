@@ -20,7 +20,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofline.errors import InputError, RooflineError
@@ -55,6 +55,8 @@ class Outcome:
     notes: tuple[str, ...]
     program_returncode: int | None
     kernels_profiled: int
+    #: ``--torch`` under ncu: the counter-free estimate of the same run's operators, or None.
+    estimate: KernelTable | None = None
 
 
 def _status(interrupted: bool, failed: bool) -> tuple[str, int]:
@@ -68,13 +70,15 @@ def _status(interrupted: bool, failed: bool) -> tuple[str, int]:
 def outputs(settings: ProfileSettings) -> dict[str, Path]:
     """The files a run writes, by kind."""
     return {"report": settings.path(".ncu-rep"), "csv": settings.path(".ncu.csv"),
-            "table": settings.path(".kernels.json")}
+            "table": settings.path(".kernels.json"), "estimate": settings.path(".estimate.kernels.json")}
 
 
 def check_outputs(settings: ProfileSettings) -> None:
     """Refuse before running anything if an output exists (without --force) or its folder is missing."""
     files = outputs(settings)
     for kind, p in files.items():
+        if kind == "estimate" and not (settings.counters and settings.torch and settings.estimate):
+            continue
         if settings.counters or kind == "table":
             check_writable(p, force=settings.force)
 
@@ -82,15 +86,44 @@ def check_outputs(settings: ProfileSettings) -> None:
 def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = None,
                       on_progress: ProgressSink | None = None) -> Outcome:
     """Profile with Nsight Compute; on a permission error fall back to counter-free mode (unless told not to)."""
-    from roofline.profiling import metricsets
-    from roofline.profiling.ncu_runner import (
-        detect_compute_capability, export_raw_csv, find_ncu, find_program, ncu_command, run_ncu,
-    )
+    from roofline.profiling.ncu_runner import find_ncu, find_program
 
     files = outputs(settings)
     ncu = find_ncu(settings.ncu)
     env = dict(os.environ, **dict(settings.extra_env))
     find_program(settings.command, env)
+    if settings.torch:
+        with tempfile.TemporaryDirectory(prefix="roofline-torch-") as folder:
+            return _with_counters(settings, files, ncu, _torch_env(settings, folder, env), on_line, on_progress,
+                                  estimate_folder=Path(folder) if settings.estimate else None)
+    return _with_counters(settings, files, ncu, env, on_line, on_progress)
+
+
+def _torch_env(settings: ProfileSettings, folder: str, env: dict[str, str]) -> dict[str, str]:
+    """The environment of ``--torch`` under ncu: attribution ranges, and the untimed estimate when asked."""
+    from roofline.profiling.counter_free.launch import counter_free_env
+
+    return counter_free_env(folder, env, record=settings.estimate, timed=False, attribute=True)
+
+
+def _read_estimate(folder: Path, settings: ProfileSettings, files: dict[str, Path]) -> tuple[KernelTable | None, str | None]:
+    """The estimate recorded beside an ncu run (written to PREFIX.estimate.kernels.json), or why there is none."""
+    from roofline.profiling.counter_free.collect import collect
+
+    try:
+        table = collect(folder)
+    except RooflineError as exc:
+        return None, f"no estimate of the operators beside the measured values: {exc.render()}"
+    write_text(files["estimate"], table_file.to_json(table), force=settings.force)
+    return table, None
+
+
+def _with_counters(settings: ProfileSettings, files: dict[str, Path], ncu: str, env: dict[str, str],
+                   on_line: LineSink | None, on_progress: ProgressSink | None, *,
+                   estimate_folder: Path | None = None) -> Outcome:
+    from roofline.profiling import metricsets
+    from roofline.profiling.ncu_runner import detect_compute_capability, export_raw_csv, ncu_command, run_ncu
+
     metrics = list(settings.metrics) if settings.metrics else metricsets.metric_set(
         settings.arch or detect_compute_capability(env))
     command = ncu_command(settings, metrics, files["report"], ncu=ncu)
@@ -159,8 +192,14 @@ def run_with_counters(settings: ProfileSettings, *, on_line: LineSink | None = N
 
     table = read_profile([csv_path], fp16=settings.fp16)
     write_text(files["table"], table_file.to_json(table), force=settings.force)
-    return Outcome(table, "ncu", status, code, (run.report, csv_path, files["table"]), tuple(notes),
-                   run.returncode, run.progress.kernels)
+    written: tuple[Path, ...] = (run.report, csv_path, files["table"])
+    estimate = None
+    if estimate_folder is not None:
+        estimate, why_not = _read_estimate(estimate_folder, settings, files)
+        written += (files["estimate"],) if estimate is not None else ()
+        notes += [why_not] if why_not else []
+    return Outcome(table, "ncu", status, code, written, tuple(notes), run.returncode, run.progress.kernels,
+                   estimate=estimate)
 
 
 def run_counter_free(settings: ProfileSettings, *, on_line: LineSink | None = None) -> Outcome:
@@ -199,4 +238,24 @@ def profile(settings: ProfileSettings, *, on_line: LineSink | None = None,
     check_outputs(settings)
     if not settings.counters:
         return run_counter_free(settings, on_line=on_line)
+    if settings.torch:
+        missing = _why_no_counters(settings)
+        if missing is not None:
+            outcome = run_counter_free(settings, on_line=on_line)
+            note = f"{missing}: --torch continued without counters (every point is estimated)"
+            return replace(outcome, notes=(note, *outcome.notes))
     return run_with_counters(settings, on_line=on_line, on_progress=on_progress)
+
+
+def _why_no_counters(settings: ProfileSettings) -> str | None:
+    """Why this machine cannot profile with Nsight Compute (no ncu, no NVIDIA GPU), or None when it can."""
+    from roofline.errors import ToolNotFoundError
+    from roofline.profiling.ncu_runner import detect_compute_capability, find_ncu
+
+    try:
+        find_ncu(settings.ncu)
+        if settings.arch is None:
+            detect_compute_capability(dict(os.environ, **dict(settings.extra_env)))
+    except ToolNotFoundError as exc:
+        return exc.message
+    return None

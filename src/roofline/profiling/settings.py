@@ -30,6 +30,12 @@ class ProfileSettings:
     - ``force``: overwrite existing outputs.
     - ``rank``: the process's rank in a parallel job, None outside one.
     - ``fp16``: FP16 FLOP convention for the kernel table ('ncu' or 'paper').
+    - ``torch``: attribute every kernel of a PyTorch program to its operator, module and phase
+      (``roofline profile --torch``): module hooks, ``emit_nvtx`` operator ranges and phase
+      inference in each Python process of the command, with no change to its code.
+    - ``estimate``: with ``torch`` under Nsight Compute, also record the counter-free estimate
+      of every operator in the same run (``PREFIX.estimate.kernels.json``), to set beside the
+      measured values.
     """
 
     command: tuple[str, ...]
@@ -47,6 +53,8 @@ class ProfileSettings:
     force: bool = False
     rank: int | None = None
     fp16: str = "ncu"
+    torch: bool = False
+    estimate: bool = True
     extra_env: tuple[tuple[str, str], ...] = field(default=())
 
     def __post_init__(self) -> None:

@@ -24,7 +24,7 @@ from roofline.kernels import KernelTable
 SCHEMA = "roofline.kernels/1"
 #: Kernel-table columns added within version 1: absent from older files, read as unknown (``ops``
 #: and ``ops_partial`` are then derived from the FLOPs, as a lower bound).
-ADDED_COLUMNS = ("run", "int_ops", "conversion_ops", "sfu_ops", "tensor_int_ops", "ops", "ops_partial", "shared_bytes",
+ADDED_COLUMNS = ("run", "op", "module", "int_ops", "conversion_ops", "sfu_ops", "tensor_int_ops", "ops", "ops_partial", "shared_bytes",
                  "warp_inst", "global_inst", "shared_inst", "l1_transactions", "shared_transactions",
                  "l2_transactions", "dram_transactions")
 

@@ -270,7 +270,8 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     for p in profiles[1:]:  # fill identity gaps (e.g. CC known in one file only)
         order = _check_same_launches(base, p)
         other = p.ids.iloc[order.to_numpy()].reset_index(drop=True)
-        for col in ("phase", "device", "compute_capability", "grid", "block", "stream"):
-            ids[col] = ids[col].fillna(other[col])
+        for col in ("phase", "op", "module", "device", "compute_capability", "grid", "block", "stream"):
+            if col in ids.columns and col in other.columns:
+                ids[col] = ids[col].fillna(other[col])
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)))

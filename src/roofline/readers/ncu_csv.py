@@ -27,8 +27,9 @@ What real files do, and how it is handled:
   ("Duration", "DRAM Throughput"); :mod:`roofline.readers.ncu_display` maps them to metrics.
 * NVTX: ncu's own ``--nvtx`` columns (``thread Domain:Push/Pop_Range:PL_Type:...``,
   ``Id:Domain:Start/Stop_Range:...``, ``Range:...`` beside ``Domain``) and ``NVTX``/``nvtx``
-  columns give the phase: the innermost push/pop range, else the last start/stop range
-  (:mod:`roofline.readers.names`; the header strings are checked against the real ncu binary).
+  columns give the phase (the innermost push/pop phase range, else the last start/stop range),
+  the PyTorch module and operator (``op_stack`` joins the metrics) (:mod:`roofline.readers.names`,
+  :mod:`roofline.readers.torch_ranges`; the header strings are checked against the real ncu binary).
 * ``Process ID`` and ``Process Name`` tell runs of different programs apart
   (:mod:`roofline.readers.merge`).
 
@@ -51,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.readers.names import demangle_names, nvtx_column_kind, phase_from_nvtx
+from roofline.readers.names import attribution_from_nvtx, demangle_names, nvtx_column_kind
 from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.profile import IDENTITY, RawProfile
 from roofline.readers.stream import to_utf8, utf16_codec
@@ -344,11 +345,22 @@ def _identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
             ids[col] = pd.array([], dtype="Int64" if col in _INT_IDS else "string").take(
                 np.full(n, -1, dtype=np.intp), allow_fill=True)
     nvtx = [c for c in frame.columns if is_nvtx_column(c)]
-    if nvtx:
-        ids["phase"] = phase_from_nvtx(frame[nvtx])
+    if nvtx:  # phase, module, op; op_stack goes to the metrics (_with_op_stack)
+        attribution = attribution_from_nvtx(frame[nvtx], process=ids["process_id"], kernel_names=ids["kernel_name"])
+        for col in attribution.columns:
+            ids[col] = attribution[col].set_axis(ids.index)
     if "process_name" in out:
         ids["process_name"] = _as_string(out["process_name"])
     return ids
+
+
+def _with_op_stack(ids: pd.DataFrame, metrics: pd.DataFrame, units: dict[str, str]) -> pd.DataFrame:
+    """Move the launches' PyTorch operator stacks (``op_stack``, from NVTX) from ids to the metrics."""
+    if "op_stack" not in ids.columns:
+        return metrics
+    metrics = metrics.assign(op_stack=ids.pop("op_stack").set_axis(metrics.index).array)
+    units["op_stack"] = ""
+    return metrics
 
 
 def _finish_names(ids: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, list[str]]:
@@ -393,8 +405,10 @@ def read_raw(layout: CsvLayout) -> RawProfile:
         if factor != 1.0 and values.dtype.kind in "iuf":
             metric_frame[col] = values * factor
     ids, warnings = _finish_names(_identity(frame, layout), layout.path)
+    metric_units = {c: units.get(c, "") for c in metric_cols}
+    metric_frame = _with_op_stack(ids, metric_frame, metric_units)
     return RawProfile(ids=ids, metrics=metric_frame, source=str(layout.path),
-                      units={c: units.get(c, "") for c in metric_cols}, warnings=tuple(warnings))
+                      units=metric_units, warnings=tuple(warnings))
 
 
 def read_details(layout: CsvLayout) -> RawProfile:
@@ -441,7 +455,9 @@ def read_details(layout: CsvLayout) -> RawProfile:
     unit_of = frame.drop_duplicates("Metric Name").set_index("Metric Name")["Metric Unit"].fillna("").to_dict()
     metrics = metrics.reset_index(drop=True)
     ids, name_warnings = _finish_names(_identity(first, layout), layout.path)
-    return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units={str(k): str(v) for k, v in unit_of.items()},
+    metric_units = {str(k): str(v) for k, v in unit_of.items()}
+    metrics = _with_op_stack(ids, metrics, metric_units)
+    return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units=metric_units,
                       warnings=tuple(warnings + name_warnings))
 
 

@@ -4,6 +4,7 @@ Two ways in, tried in this order:
 
 1. NVIDIA's ``ncu_report`` Python module (PyPI ``ncu-report``; ``pip install 'roofline[ncu]'``),
    imported only when a report is read. Gives NVTX ranges too (``action.nvtx_state()``).
+   Phase, module and PyTorch operator per launch: :mod:`roofline.readers.torch_ranges`.
 2. The ``ncu`` command on PATH: ``ncu --import FILE --csv --page raw``, read by the CSV reader.
 
 Neither available: :class:`ToolNotFoundError` saying how to get one.
@@ -25,6 +26,7 @@ from roofline.errors import InputError, ToolNotFoundError
 from roofline.readers.names import demangle_names
 from roofline.readers.ncu_csv import read_ncu_csv
 from roofline.readers.profile import IDENTITY, RawProfile
+from roofline.readers.torch_ranges import DEFAULT_DOMAIN, Range, attribute
 from roofline.units import si_factor
 
 log = logging.getLogger(__name__)
@@ -88,22 +90,29 @@ def _metric_value(metric: Any) -> tuple[object, str]:
     return (None if value is None else str(value)), unit
 
 
-def _nvtx_phase(action: Any) -> str | None:
-    """Innermost push/pop range, else the last start/end range (see roofline.readers.names)."""
+def _nvtx_ranges(action: Any) -> tuple[tuple[Range, ...], tuple[Range, ...]]:
+    """The launch's push/pop ranges and start/end ranges as ``(domain, name)``, domain by domain in
+    the report's order, each domain's push/pop stack outermost first (``push_pop_ranges()``)."""
     state = action.nvtx_state()
     if state is None:
-        return None
-    start_end: str | None = None
+        return (), ()
+    push_pop: list[Range] = []
+    start_end: list[Range] = []
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
-        ranges = domain.push_pop_ranges()
-        if ranges:
-            return str(ranges[-1])  # the push/pop stack, outermost first
-        if start_end is None and hasattr(domain, "start_end_ranges"):
-            others = domain.start_end_ranges()
-            if others:
-                start_end = str(others[-1])
-    return start_end
+        name = str(domain.name()).strip() if hasattr(domain, "name") else ""
+        name = name if name and name not in ("default", "<default>") else DEFAULT_DOMAIN
+        push_pop.extend((name, str(r)) for r in domain.push_pop_ranges())
+        if hasattr(domain, "start_end_ranges"):
+            start_end.extend((name, str(r)) for r in domain.start_end_ranges())
+    return tuple(push_pop), tuple(start_end)
+
+
+def _interned(values: list[tuple[Range, ...]]) -> tuple[np.ndarray, list[tuple[Range, ...]]]:
+    """Codes of distinct range tuples (-1 for an empty one) and the distinct tuples."""
+    index: dict[tuple[Range, ...], int] = {}
+    codes = np.array([index.setdefault(v, len(index)) if v else -1 for v in values], dtype=np.int64)
+    return codes, list(index)
 
 
 def read_with_module(path: Path, module: Any) -> RawProfile:
@@ -115,7 +124,8 @@ def read_with_module(path: Path, module: Any) -> RawProfile:
                          hint="the report may be from a newer Nsight Compute than the ncu-report package") from None
     rows: list[dict[str, object]] = []
     names: list[str] = []
-    phases: list[str | None] = []
+    stacks: list[tuple[Range, ...]] = []
+    start_ends: list[tuple[Range, ...]] = []
     units: dict[str, str] = {}
     demangled = getattr(getattr(module, "IAction", None), "NameBase_DEMANGLED", None)
     for r in range(report.num_ranges()):
@@ -123,7 +133,9 @@ def read_with_module(path: Path, module: Any) -> RawProfile:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             names.append(str(action.name(demangled) if demangled is not None else action.name()))
-            phases.append(_nvtx_phase(action))
+            push_pop, start_end = _nvtx_ranges(action)
+            stacks.append(push_pop)
+            start_ends.append(start_end)
             row: dict[str, object] = {}
             for metric_name in action.metric_names():
                 value, unit = _metric_value(action.metric_by_name(metric_name))
@@ -139,7 +151,15 @@ def read_with_module(path: Path, module: Any) -> RawProfile:
             metrics[col] = numeric.astype("float64")
         else:
             metrics[col] = metrics[col].astype("string")
-    ids = ids_from_metrics(metrics, names, phases)
+    stack_codes, distinct_stacks = _interned(stacks)
+    se_codes, distinct_se = _interned(start_ends)
+    attribution = attribute(stack_codes, distinct_stacks, start_end_codes=se_codes, start_ends=distinct_se,
+                            kernel_names=pd.Series(names, dtype="string"))
+    ids = ids_from_metrics(metrics, names, attribution["phase"].tolist())
+    ids["module"], ids["op"] = attribution["module"].array, attribution["op"].array
+    if attribution["op_stack"].notna().any():
+        metrics["op_stack"] = attribution["op_stack"].array
+        units["op_stack"] = ""
     ids["kernel_name"], warnings = demangle_names(ids["kernel_name"])
     return RawProfile(ids=ids, metrics=metrics, source=str(path), units=units,
                       warnings=tuple(f"{path.name}: {w}" for w in warnings))

@@ -168,7 +168,7 @@ def roofline_plotly(
 
     phases: list[str | None] = [None]
     phase_col = shown["phase"].astype("string").fillna("(no phase)")
-    if analysis.by != "name" and shown["phase"].notna().any():
+    if not analysis.sums_phases and shown["phase"].notna().any():
         phases = sorted(set(phase_col))
 
     t = shown["time_s"].to_numpy(dtype=float)

@@ -117,8 +117,8 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     work = analysis.work_spec
     frame = _ranked(analysis)
     if phase is not None:
-        if analysis.by == "name":
-            raise ValueError("phase= needs an analysis by 'phase' or 'launch' (by 'name' sums over phases)")
+        if analysis.sums_phases:
+            raise ValueError(f"phase= needs an analysis by 'phase', 'op' or 'launch' (by {analysis.by!r} sums over phases)")
         frame = frame[frame["phase"].astype("string").fillna("") == phase].reset_index(drop=True)
     lv = list(analysis.levels if levels is None else levels)
     amount = frame[work.total].to_numpy(dtype=float) if work.total in frame else np.full(len(frame), np.nan)
@@ -139,9 +139,12 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
-        uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy()
+        estimated = undrawn["estimated"].to_numpy(dtype=bool, na_value=False) if "estimated" in undrawn else False
+        uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy() & ~estimated
         undrawn.loc[uncounted, "reason"] = (zero_reason.split(", see ")[0] + "; its instructions were not counted "
                                             "(roofline profile counts them, for --work instructions)")
+        undrawn.loc[(undrawn["category"] == ZERO).to_numpy() & estimated, "reason"] = (
+            "0 FLOPs by the operator's formula (it moves or creates data; estimated, no counters)")
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
                      total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv))
 
@@ -176,8 +179,8 @@ def _undrawn_list(rows: ChartRows) -> list[UndrawnKernel]:
     for name, phase, t, reason, cat in zip(f["kernel_name"].astype(str), f["phase"], f["time_s"].to_numpy(dtype=float),
                                            f["reason"], f["category"]):
         share = t / rows.total_time_s if rows.total_time_s > 0 and np.isfinite(t) else float("nan")
-        out.append(UndrawnKernel(name, None if pd.isna(phase) else str(phase), float(t), float(share), str(reason),
-                                 str(cat)))
+        shown_phase = None if pd.isna(phase) or name.endswith(f"[{phase}]") else str(phase)  # op rows name it
+        out.append(UndrawnKernel(name, shown_phase, float(t), float(share), str(reason), str(cat)))
     return out
 
 

@@ -268,7 +268,8 @@ def roofline_figure(
 
     # -- layout in inches: axes, then the legend, the key of numbered kernels and notes ----
     left, right = (0.55, 0.2) if small else (0.7, 0.15)
-    notes = ["marker area ∝ kernel time; numbers: kernels by time (key above)"]
+    noun = analysis.row_noun
+    notes = [f"marker area ∝ {noun[:-1]} time; numbers: {noun} by time (key above)"]
     if note := not_shown_note(rows):
         notes.append(note)
     if machine is not None:
@@ -333,8 +334,8 @@ def number_kernels(ax: Axes, xs: Sequence[np.ndarray], ys: Sequence[np.ndarray],
 
 def roofline_figures_by_phase(analysis: Analysis, **kwargs: object) -> dict[str, Figure]:
     """One figure per phase (analysis by 'phase' or 'launch'), titled with the phase name."""
-    if analysis.by == "name":
-        raise ValueError("per-phase figures need analyze(..., by='phase') or by='launch'")
+    if analysis.sums_phases:
+        raise ValueError("per-phase figures need analyze(..., by='phase'), by='op' or by='launch'")
     phases = sorted(set(analysis.frame["phase"].dropna().astype(str)))
     kwargs = {k: v for k, v in kwargs.items() if k not in ("phase", "title")}
     return {p: roofline_figure(analysis, phase=p, title=p, **kwargs) for p in phases}  # type: ignore[arg-type]

@@ -92,9 +92,31 @@ def undrawn(analysis: Analysis) -> list[dict[str, Any]]:
              "reason": u.reason, "category": u.category} for u in undrawn_kernels(analysis)]
 
 
-def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
-    """``{"schema", "machine", "by", "work", "units", "levels", "notes", "totals", "undrawn", "kernels": [...]}``
-    (see docs/json-schema.md)."""
+def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: int | None = None) -> dict[str, Any]:
+    """The measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`) as
+    ``{"by", "depth", "rows": [...]}``; each row has its keys (``op`` and ``phase``, or ``module``), ``label``,
+    and ``time_s``, ``flops``, ``dram_bytes`` as ``{"measured", "estimated", "ratio"}`` (ratio = estimated /
+    measured), ``launches`` as ``{"measured", "estimated"}``; null where unknown. ``by``: ``"op"`` or
+    ``"module"``, read from the table's key columns when not given."""
+    view = by if by is not None else ("op" if "op" in comparison.columns else "module")
+    keys = ["op", "phase"] if view == "op" else ["module"]
+    rows = []
+    for r in comparison.to_dict("records"):
+        row: dict[str, Any] = {k: _clean(r.get(k)) for k in keys}
+        row["label"] = _clean(r.get("label"))
+        for name, ratio in (("time_s", "time_ratio"), ("flops", "flops_ratio"), ("dram_bytes", "dram_bytes_ratio")):
+            row[name] = {"measured": _clean(r.get(f"measured_{name}")), "estimated": _clean(r.get(f"estimated_{name}")),
+                         "ratio": _clean(r.get(ratio))}
+        launches = {side: _clean(r.get(f"{side}_launches")) for side in ("measured", "estimated")}
+        row["launches"] = {k: int(v) if isinstance(v, float) else v for k, v in launches.items()}
+        rows.append(row)
+    return {"by": view, "depth": depth, "rows": rows}
+
+
+def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None) -> dict[str, Any]:
+    """``{"schema", "machine", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
+    "kernels": [...]}`` (see docs/json-schema.md), and ``"estimate"`` (:func:`comparison_to_dict`) when
+    a measured-vs-estimated ``comparison`` is given."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -110,6 +132,8 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "process_id": _clean(r.get("process_id")),
             "launches": _clean(r["launches"]),
             "phase": _clean(r["phase"]),
+            "op": _clean(r.get("op")),
+            "module": _clean(r.get("module")),
             "time_s": _clean(r["time_s"]),
             "flops": flops,
             "flops_partial": bool(_clean(r["flops_partial"])),
@@ -130,10 +154,12 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
             "compute_ceiling": _clean(r["compute_ceiling"]),
             "compute_peak": _clean(r["compute_peak"]),
         })
-    return {
+    depth = getattr(analysis, "depth", None)
+    out = {
         "schema": SCHEMA,
         "machine": _clean(analysis.machine.to_dict()) if analysis.machine is not None else None,
         "by": analysis.by,
+        "depth": depth,
         "work": analysis.work,
         "units": work_units(analysis),
         "levels": list(analysis.levels),
@@ -142,3 +168,7 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         "undrawn": undrawn(analysis),
         "kernels": kernels,
     }
+    if comparison is not None:
+        by = analysis.by if analysis.by in ("op", "module") else None
+        out["estimate"] = comparison_to_dict(comparison, by, depth if by == "module" else None)
+    return out

@@ -12,6 +12,7 @@ instructions per transaction (the Instruction Roofline's axes).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,6 +108,36 @@ def _cut(label: str) -> str:
     return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "…"
 
 
+#: A row of an analysis by operator: ``aten::addmm``, ``aten::addmm [backward]``.
+_OP_LABEL = re.compile(r"^[A-Za-z_]\w*::[A-Za-z_][\w.]*(?: \[[^\]]*\])?$")
+#: A row of an analysis by module: a dotted path, root label first (``DeepCamMini.enc1.0``).
+_MODULE_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)+$")
+#: Labels of rows with no operator or outside every module (roofline.kernels), and of drill-downs.
+_GROUP_LABEL = re.compile(r"^\((?:no operator|outside modules|no phase)\)| / ")
+
+
+def is_row_label(name: str) -> bool:
+    """True for the label of an operator, module or drill-down row (:func:`roofline.kernels.aggregate`),
+    as opposed to a kernel name: such labels are not parsed as C++."""
+    return bool(_OP_LABEL.match(name) or _MODULE_PATH.match(name) or _GROUP_LABEL.search(name))
+
+
+def short_module(path: str) -> str:
+    """A module path without its root label (``DeepCamMini.enc1.0`` -> ``enc1.0``; the root alone stays),
+    cut from the left with an ellipsis when long (the innermost components tell most)."""
+    parts = path.split(".")
+    label = ".".join(parts[1:]) if len(parts) > 1 else path
+    return label if len(label) <= MAX_LABEL else "…" + label[-(MAX_LABEL - 1):]
+
+
+def row_label(name: str) -> str:
+    """A chart label for a row label: operators whole, module paths short (:func:`short_module`),
+    others cut to :data:`MAX_LABEL`."""
+    if _MODULE_PATH.match(name) and not _OP_LABEL.match(name):
+        return short_module(name)
+    return _cut(name)
+
+
 def short_name(kernel_name: str) -> str:
     """The bare function name of a demangled kernel name.
 
@@ -116,10 +147,14 @@ def short_name(kernel_name: str) -> str:
     'cleanup'
 
     Too generic names (``cutlass::Kernel<...>``) keep their first template argument.
-    Mangled names (``_Z...``) and names that cannot be parsed are returned cut short.
+    Mangled names (``_Z...``) and names that cannot be parsed are returned cut short. Labels of
+    operator and module rows (:func:`is_row_label`) are kept (operators) or shortened as paths
+    (:func:`row_label`).
     """
     if not isinstance(kernel_name, str) or not kernel_name.strip():
         return "?"
+    if is_row_label(kernel_name.strip()):
+        return row_label(kernel_name.strip())
     if kernel_name.startswith("_Z"):
         return _cut(kernel_name)
     parsed = _parse(kernel_name)
@@ -143,6 +178,10 @@ def short_names(kernel_names: Sequence[str]) -> list[str]:
     for label, idx in groups.items():
         fulls = {kernel_names[i] for i in idx}
         if len(fulls) < 2:
+            continue
+        if any(is_row_label(kernel_names[i]) for i in idx):  # e.g. A.enc and B.enc: the whole paths
+            for i in idx:
+                labels[i] = _cut(kernel_names[i])
             continue
         parsed = [_parse(kernel_names[i]) for i in idx]
         width = max(len(p.template_args) for p in parsed)

@@ -57,6 +57,24 @@ td.why { font-size: 13px; }
 .src { color: var(--muted); font-size: 12px; }
 .notes { color: var(--muted); }
 .chart { border: 1px solid var(--line); border-radius: 6px; }
+.tree { --cols: minmax(0, 1fr) 64px 72px 56px 88px 80px 88px 80px; margin-bottom: 12px; }
+.tree.with-ratio { --cols: minmax(0, 1fr) 64px 72px 56px 88px 80px 88px 80px 88px; }
+.tree .tr { display: grid; grid-template-columns: var(--cols); gap: 0 8px; padding: 3px 4px;
+            border-bottom: 1px solid var(--line); align-items: baseline; }
+.tree .tr.head { font-weight: 600; position: sticky; top: 0; background: var(--bg); z-index: 1; }
+.tree .tr.head .num { white-space: normal; }
+.tree .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.tree details { border: 0; border-radius: 0; margin: 0; padding: 0; }
+.tree details[open] { padding-bottom: 0; }
+.tree summary { list-style: none; padding: 3px 4px; }
+.tree summary::-webkit-details-marker { display: none; }
+.tree summary:hover, .tree .leaf:hover { background: var(--panel); }
+.tree summary .tn::before { content: "\\25B8"; display: inline-block; width: 1.1em; color: var(--muted); }
+.tree details[open] > summary .tn::before { content: "\\25BE"; }
+.tree .leaf .tn::before { content: ""; display: inline-block; width: 1.1em; }
+.tree .tn { font-size: 12.5px; }
+.tree .parent { color: var(--muted); }
+.tree .kind { color: var(--muted); font-size: 11px; font-family: system-ui, sans-serif; }
 """
 
 JS = r"""

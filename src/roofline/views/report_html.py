@@ -30,6 +30,7 @@ from roofline.analysis.work import INSTRUCTIONS, work_for
 from roofline.errors import InputError
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
+from roofline.kernels import KernelTable
 from roofline.units import counted, format_number, format_si, format_time
 from roofline.views.chart_rows import UndrawnKernel, undrawn_kernels
 from roofline.views.names import WorkLabels, short_names, work_labels
@@ -400,8 +401,39 @@ def _undrawn_charts(analysis: Any, instructions: Analysis | None) -> list[tuple[
     return charts
 
 
+def _modules_section(analysis: Any, launches: Any, estimates: Any, figure_index: int) -> tuple[str, list[tuple[str, Any]]]:
+    """The "By module" section (the drill-down tree and the per-module roofline) and its figures,
+    or ``("", [])`` when the launches name no module or operator."""
+    from roofline.views import report_drilldown as drill
+
+    if not drill.has_attribution(launches):
+        return "", []
+    machine = getattr(analysis, "machine", None)
+    work = getattr(analysis, "work", "flops")
+    tree = drill.build_tree(launches, machine, work=work, estimates=estimates,
+                            levels=tuple(getattr(analysis, "levels", ()) or ()))
+    parts = ["<section id='modules'><h2>By module</h2>", f"<p class='notes'>{_e(drill.drilldown_caption(tree))}</p>",
+             drill.drilldown_html(tree)]
+    figs: list[tuple[str, Any]] = []
+    per_module = drill.module_analysis(launches, machine, work=tree.work)
+    if not per_module.frame.empty:
+        from roofline.views.chart_interactive import roofline_plotly
+        from roofline.views.chart_rows import select_rows
+
+        if len(select_rows(per_module).shown):
+            figs.append((f"The {work_labels(work_for(tree.work)).roofline} per module, module paths cut to "
+                         f"{drill.CHART_DEPTH} components (a shorter path: the launches in that module itself, "
+                         f"not in a sub-module). Hover a point for the module.", roofline_plotly(per_module)))
+    for i, (caption, _) in enumerate(figs, start=figure_index):
+        parts.append(f"<figure><div id='figure-{i}' class='chart'></div><figcaption class='notes'>{_e(caption)}"
+                     f"</figcaption></figure>")
+    parts.append("</section>")
+    return "\n".join(parts), figs
+
+
 def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str | None = None,
-                figures: Sequence[tuple[str, Any]] | None = None, instructions: Analysis | None = None) -> str:
+                figures: Sequence[tuple[str, Any]] | None = None, instructions: Analysis | None = None,
+                launches: Any = None, estimates: Any = None) -> str:
     """The report as one HTML document (a str).
 
     ``analysis`` is a ``roofline.analysis.Analysis`` (any work). ``diagnoses`` is a :class:`Diagnoses`,
@@ -412,7 +444,12 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     hierarchical one and the ceilings panel gives each level's transaction rate. ``figures`` are
     (caption, plotly Figure) pairs replacing the default charts: the interactive hierarchical roofline
     of :mod:`roofline.views.chart_interactive` (its phase buttons give the roofline per phase) and the
-    instruction roofline.
+    instruction roofline. ``launches``: the per-launch kernel table (a KernelTable or DataFrame; by default
+    ``diagnoses`` when it is a KernelTable); when its launches name their PyTorch module or operator,
+    a "By module" section drills from each module to its operators and kernels
+    (:mod:`roofline.views.report_drilldown`) and draws the roofline per module. ``estimates``: the
+    counter-free estimate of the same program (its per-launch table), adding measured over estimated
+    work per module and operator.
     """
     import plotly.io as pio
     from plotly.offline import get_plotlyjs
@@ -440,11 +477,16 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
                              patterns=_has_patterns(frame))
     data = {"columns": columns, "rows": _kernel_rows(analysis, advice, levels, labels)}
 
+    if launches is None and isinstance(diagnoses, KernelTable):
+        launches = diagnoses
+    modules_html, module_figs = _modules_section(analysis, launches, estimates, len(figs))
+
     fig_divs, fig_scripts = [], []
-    for i, (caption, fig) in enumerate(figs):
+    for i, (caption, fig) in enumerate([*figs, *module_figs]):
         div = f"figure-{i}"
-        fig_divs.append(f"<figure><div id='{div}' class='chart'></div><figcaption class='notes'>{_e(caption)}"
-                        f"</figcaption></figure>")
+        if i < len(figs):
+            fig_divs.append(f"<figure><div id='{div}' class='chart'></div><figcaption class='notes'>{_e(caption)}"
+                            f"</figcaption></figure>")
         fig_scripts.append(f"<script type='application/json' data-figure='{div}'>"
                            f"{script_json(json.loads(pio.to_json(fig, validate=False)))}</script>")
 
@@ -464,7 +506,7 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
         "<p class='notes'>Kernels ranked by the time they would save running at their roofline.</p>",
         _advice_section(advice, anchors), "</section>",
         f"<section id='chart'><h2>{'Hierarchical roofline' if len(figs) <= 1 else 'Roofline charts'}</h2>", *fig_divs,
-        _undrawn_section(_undrawn_charts(analysis, instr)), "</section>",
+        _undrawn_section(_undrawn_charts(analysis, instr)), "</section>", modules_html,
         "<section id='table'><h2>Kernels</h2>", _kernel_table(columns), "</section>",
         "<section id='diagnoses'><h2>Diagnosis per kernel</h2>", *diag_html,
         (f"<p class='notes'>{more} more kernels are in the table above.</p>" if more > 0 else ""), "</section>",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from roofline.analysis.result import Analysis
-from roofline.kernels import has_runs
+from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
 from roofline.views.names import WorkLabels, short_names, work_labels
@@ -70,12 +71,43 @@ PATTERN_LEGEND = ("patterns: LD/ST warp instructions per transaction; global 1 =
                   "1/32 = random; shared 1 = conflict-free, 1/n = n-way bank conflicts")
 
 
+#: Headers of the key columns of a drill-down (``by=("module", "op", "phase", "kernel_name")``).
+KEY_HEADERS = {"module": "module", "op": "operator", "phase": "phase", "process_id": "process", "device": "device",
+               "stream": "stream", "launch_id": "launch"}
+
+
+def row_header(by: str) -> str:
+    """What a row of an analysis grouped ``by`` is: ``operator``, ``module``, else ``kernel``
+    (a drill-down without ``kernel_name`` in its keys: ``group``)."""
+    if by in ("op", "module"):
+        return "operator" if by == "op" else "module"
+    if "," in by and "kernel_name" not in by.split(","):
+        return "group"
+    return "kernel"
+
+
+def _drill_keys(by: str) -> list[str]:
+    """The key columns a drill-down's table shows beside the row's name (none for a named view)."""
+    if "," not in by or "kernel_name" not in by.split(","):  # without kernels, the label holds the keys
+        return []
+    return [k for k in group_keys(by) if k in KEY_HEADERS]
+
+
+def row_names(analysis: Analysis, names: list[str]) -> list[str]:
+    """Display names of rows: operator and module labels whole, kernel names shortened."""
+    if row_header(analysis.by) in ("operator", "module", "group"):
+        return names
+    return short_names(names)
+
+
 def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str = "time") -> Table:
     """Kernels ranked by time (or by ``sort``: see :func:`roofline.analysis.select.sort_rows`): (run, when
     several), name, launches, time, % time, the work's rate (FLOP/s, OP/s or warp inst/s), intensity per
     level (FLOP/B, OP/B or instructions per transaction), under ``work="instructions"`` the global and
     shared access patterns, then bound, region, % of roofline, savable time.
-    ``*`` after the name: the work is a lower bound (a counter is missing); ``~``: estimated."""
+    ``*`` after the name: the work is a lower bound (a counter is missing); ``~``: estimated.
+    By operator or module the name column is ``operator`` or ``module`` (the rows' labels, whole);
+    a drill-down shows its key columns (module, operator, phase) before the kernel."""
     if sort == "time":
         ranked = analysis.ranked.head(top)
     else:
@@ -84,8 +116,11 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
         ranked = sort_rows(analysis.frame, sort, analysis.levels).head(top)
     labels = work_labels(analysis.work_spec)
     patterns = labels.kind == "instructions"
-    names = short_names(list(ranked["kernel_name"].astype(str)))
-    title = f"Kernels by {sort} (top {len(ranked)} of {len(analysis.frame)})"
+    names = row_names(analysis, list(ranked["kernel_name"].astype(str)))
+    header = row_header(analysis.by)
+    drill = _drill_keys(analysis.by)
+    what = {"operator": "Operators", "module": "Modules", "group": "Groups"}.get(header, "Kernels")
+    title = f"{what} by {sort} (top {len(ranked)} of {len(analysis.frame)})"
     if labels.kind != "flops":
         title += f", {labels.roofline}"
     table = Table(title=title, title_justify="left")
@@ -93,7 +128,9 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     runs = has_runs(analysis.frame)  # several runs side by side: say which each row is
     if runs:
         table.add_column("run")
-    table.add_column("kernel", overflow="fold", max_width=48)
+    for k in drill:
+        table.add_column(KEY_HEADERS[k], overflow="fold", max_width=32)
+    table.add_column(header, overflow="fold", max_width=48)
     table.add_column("launches", justify="right")
     table.add_column("time", justify="right")
     table.add_column("% time", justify="right")
@@ -110,8 +147,8 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     for i, (name, r) in enumerate(zip(names, ranked.to_dict("records")), start=1):
         partial = bool(labels.partial) and r.get(labels.partial) is True
         flags = ("*" if partial else "") + ("~" if r["estimated"] is True else "")
-        row = [
-            str(i), *([_str(r["run"])] if runs else []), name + flags, _str(r["launches"]), format_time(r["time_s"]), _pct(r["time_share"]),
+        row: list[str | Text] = [
+            str(i), *([_str(r["run"])] if runs else []), *[Text(_str(r[k])) for k in drill], Text(name + flags), _str(r["launches"]), format_time(r["time_s"]), _pct(r["time_share"]),
             format_si(r["flop_rate"], labels.rate_unit, digits=4),
             *[intensity_text(r[f"ai_{lv}"]) for lv in analysis.levels],
             *([_pattern(r.get("global_pattern"), r.get("global_ii")),
@@ -208,3 +245,37 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
     for note in analysis.notes if notes else ():
         lines.append(Text(f"note: {note}", style="yellow"))
     return Group(*lines)
+
+
+def _ratio(value: object) -> str:
+    """A ratio estimated / measured: '0.909'; '-' when unknown."""
+    return _num(value, "{:.3g}")
+
+
+def comparison_renderable(comparison: pd.DataFrame, by: str = "op", top: int | None = None) -> Table:
+    """The measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`): per
+    operator and phase, or module, the measured and estimated launches, time, FLOPs and DRAM bytes,
+    with the ratios estimated / measured. Unknown values (a side without the row, an uncounted
+    quantity, a ratio over 0) show as '-'."""
+    rows = comparison.head(top) if top is not None else comparison
+    shown = f"top {len(rows)} of {len(comparison)}" if len(rows) < len(comparison) else f"{len(rows)} rows"
+    table = Table(title=f"Measured vs estimated, by {'operator' if by == 'op' else by} ({shown}); ratio = estimated / measured",
+                  title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("operator" if by == "op" else "module", overflow="fold", max_width=48)
+    if by == "op":
+        table.add_column("phase")
+    for header in ("launches", "est. launches", "time", "est. time", "ratio", "FLOPs", "est. FLOPs", "ratio",
+                   "DRAM B", "est. DRAM B", "ratio"):
+        table.add_column(header, justify="right")
+    for i, r in enumerate(rows.to_dict("records"), start=1):
+        table.add_row(
+            str(i), *([Text(_str(r["op"]) if _str(r["op"]) != UNKNOWN else NO_OPERATOR), Text(_str(r["phase"]))]
+                      if by == "op" else [Text(_str(r["label"]))]), _num(r["measured_launches"], "{:.0f}"), _num(r["estimated_launches"], "{:.0f}"),
+            format_time(r["measured_time_s"]), format_time(r["estimated_time_s"]), _ratio(r["time_ratio"]),
+            format_si(r["measured_flops"], "FLOP"), format_si(r["estimated_flops"], "FLOP"), _ratio(r["flops_ratio"]),
+            format_si(r["measured_dram_bytes"], "B"), format_si(r["estimated_dram_bytes"], "B"),
+            _ratio(r["dram_bytes_ratio"]),
+        )
+    table.caption = "estimated DRAM bytes are tensor sizes (an estimate of DRAM traffic); - unknown or no counterpart"
+    return table

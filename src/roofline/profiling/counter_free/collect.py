@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable
 
 #: Keys of a recorded row that are not kernel-table columns; kept in ``KernelTable.metrics``.
-EXTRA_KEYS = ("op", "shapes", "dtype", "device_type")
+EXTRA_KEYS = ("overload", "shapes", "dtype", "device_type")
 
 
 def rows_to_table(rows: Iterable[Mapping[str, Any]], source: str) -> KernelTable:
@@ -31,10 +32,24 @@ def rows_to_table(rows: Iterable[Mapping[str, Any]], source: str) -> KernelTable
     if unknown:
         warnings.append("counter-free mode has no FLOP formula for " + ", ".join(unknown)
                         + "; their FLOPs are unknown (NaN). Profile with Nsight Compute for measured counts.")
-    warnings.append("counter-free mode: times from the PyTorch profiler, FLOPs from formulas and bytes from "
-                    "tensor sizes (an estimate of DRAM traffic; L1 and L2 bytes unknown). Every point is estimated.")
+    if rows and all(r.get("time_s") is None for r in rows):  # recorded inside an ncu run: CUPTI is ncu's
+        warnings.append("estimate recorded beside the Nsight Compute run: FLOPs from formulas and bytes from tensor "
+                        "sizes (an estimate of DRAM traffic); no times (the measured kernels have them)")
+    else:
+        warnings.append("counter-free mode: times from the PyTorch profiler, FLOPs from formulas and bytes from "
+                        "tensor sizes (an estimate of DRAM traffic; L1 and L2 bytes unknown). Every point is estimated.")
     return KernelTable(frame=frame, metrics=pd.DataFrame(extra, index=frame.index),
                        sources=(source,), warnings=tuple(warnings))
+
+
+def _compiled_note(timed: bool) -> str:
+    """What the estimate of a torch.compile'd program is (see Recorder's ignore_compile_internals)."""
+    if timed:
+        return ("the program uses torch.compile, which runs eagerly while the counter-free mode records: the "
+                "operators, times and FLOPs are those of the eager program, not of the compiled kernels")
+    return ("the program uses torch.compile: inside compiled regions the estimate sees only the operators the "
+            "compiled code calls (matrix products, attention), not the fused Triton kernels, whose FLOPs and "
+            "bytes are measured only")
 
 
 def collect(folder: str | Path) -> KernelTable:
@@ -57,7 +72,12 @@ def collect(folder: str | Path) -> KernelTable:
     tables = []
     for p in files:
         payload = json.loads(p.read_text())
-        tables.append(rows_to_table(payload["rows"], source=str(p)))
+        table = rows_to_table(payload["rows"], source=str(p))
+        rank = payload.get("rank")  # torchrun, mpirun, srun: the process's rank (merge's metrics column)
+        table.metrics["rank"] = pd.array([rank] * len(table.frame), dtype="Int64")
+        if payload.get("compiled_frames"):
+            table = replace(table, warnings=(*table.warnings, _compiled_note(bool(payload.get("timed", True)))))
+        tables.append(table)
     frame = kernels.concat([t.frame for t in tables])
     metrics = pd.concat([t.metrics for t in tables], ignore_index=True)
     warnings = tuple(dict.fromkeys(w for t in tables for w in t.warnings))

@@ -7,6 +7,9 @@ uncaught exception or Ctrl-C), writes ``ops.<pid>.json`` there. Processes starte
 ``multiprocessing`` (data-loader workers) write nothing. If PyTorch cannot be
 imported, ``error.<pid>.json`` says why, for the ``roofline`` process to report.
 
+``ROOFLINE_COUNTER_FREE_TIMED=0`` records without the PyTorch profiler (every ``time_s`` NaN):
+for a program that runs under Nsight Compute, which owns CUPTI.
+
 Standard library and PyTorch only: the user's Python may lack pandas.
 """
 
@@ -16,10 +19,20 @@ import atexit
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ENV_DIR = "ROOFLINE_COUNTER_FREE_DIR"
+#: "0": record without the PyTorch profiler (times NaN); anything else, or unset: timed.
+ENV_TIMED = "ROOFLINE_COUNTER_FREE_TIMED"
+#: "1": open the module, operator and phase ranges of ``roofline profile --torch`` (roofline.torch.auto).
+ENV_TORCH = "ROOFLINE_TORCH"
+
+
+def timed_from_env(environ: Mapping[str, str]) -> bool:
+    """Whether the recorder times operators with the PyTorch profiler (``ROOFLINE_COUNTER_FREE_TIMED``)."""
+    return environ.get(ENV_TIMED, "1").strip() != "0"
 
 
 def _write(folder: Path, name: str, payload: dict[str, Any]) -> None:
@@ -39,7 +52,8 @@ def _finish(recorder: Any, folder: Path) -> None:
         from roofline.profiling.ranks import rank_from_env
 
         _write(folder, f"ops.{os.getpid()}.json",
-               {"pid": os.getpid(), "rank": rank_from_env(os.environ), "argv": sys.argv, "rows": rows})
+               {"pid": os.getpid(), "rank": rank_from_env(os.environ), "argv": sys.argv, "rows": rows,
+                "timed": recorder.timed, "compiled_frames": recorder.compiled_frames()})
 
 
 def activate_from_env() -> bool:
@@ -51,7 +65,7 @@ def activate_from_env() -> bool:
     try:
         from roofline.profiling.counter_free.recorder import Recorder
 
-        recorder = Recorder().start()
+        recorder = Recorder(timed=timed_from_env(os.environ)).start()
     except Exception as exc:  # reported by the roofline process, which reads this file
         _write(path, f"error.{os.getpid()}.json", {"pid": os.getpid(), "error": f"{type(exc).__name__}: {exc}"})
         return False

@@ -1,4 +1,14 @@
-"""Prepare the environment that makes a command's Python processes record their operators."""
+"""Prepare the environment that makes a command's Python processes record their operators.
+
+One generated ``sitecustomize.py`` serves both modes of ``roofline profile`` for PyTorch:
+
+- counter-free (``--no-counters``): ``ROOFLINE_COUNTER_FREE_DIR`` names the folder where each
+  process writes its operators (:mod:`.hook`);
+- ``--torch`` under Nsight Compute: ``ROOFLINE_TORCH=1`` makes each process open the module,
+  operator and phase ranges that attribute every kernel (:mod:`roofline.torch.auto`), and the
+  operators are recorded beside it without the PyTorch profiler (``ROOFLINE_COUNTER_FREE_TIMED=0``:
+  CUPTI belongs to ncu), for the estimate that the measured values are set against.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import roofline
-from roofline.profiling.counter_free.hook import ENV_DIR
+from roofline.profiling.counter_free.hook import ENV_DIR, ENV_TIMED, ENV_TORCH
 
 # Runs at startup of every Python process that has our folder first on PYTHONPATH.
 SITECUSTOMIZE = '''\
@@ -34,17 +44,27 @@ try:
     import roofline as _roofline  # noqa: F401
 except ImportError:  # this Python lacks roofline: use the one that started us, last on the path
     _sys.path.append(_os.environ["ROOFLINE_PACKAGE_ROOT"])
-from roofline.profiling.counter_free.hook import activate_from_env as _activate
+if _os.environ.get("ROOFLINE_TORCH") == "1":
+    try:
+        from roofline.torch.auto import activate_from_env as _attribute
+    except ImportError:  # a Python of the command without PyTorch (a launcher, a tool): nothing to attribute
+        pass
+    else:
+        _attribute()
+if _os.environ.get("ROOFLINE_COUNTER_FREE_DIR"):
+    from roofline.profiling.counter_free.hook import activate_from_env as _activate
 
-_activate()
+    _activate()
 '''
 
 
-def counter_free_env(folder: str | Path, base: Mapping[str, str]) -> dict[str, str]:
+def counter_free_env(folder: str | Path, base: Mapping[str, str], *, record: bool = True, timed: bool = True,
+                     attribute: bool = False) -> dict[str, str]:
     """The environment for the user's command: ``base`` plus our ``sitecustomize`` and output folder.
 
-    ``folder`` receives ``site/sitecustomize.py`` now and ``ops.<pid>.json`` files
-    from the program later.
+    ``folder`` receives ``site/sitecustomize.py`` now and, when ``record``, ``ops.<pid>.json``
+    files from the program later (times from the PyTorch profiler when ``timed``, else NaN).
+    ``attribute``: open the module, operator and phase NVTX ranges of ``roofline profile --torch``.
     """
     folder = Path(folder).resolve()
     site = folder / "site"
@@ -55,6 +75,10 @@ def counter_free_env(folder: str | Path, base: Mapping[str, str]) -> dict[str, s
         paths.append(base["PYTHONPATH"])
     env = dict(base)
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    env[ENV_DIR] = str(folder)
+    if record:
+        env[ENV_DIR] = str(folder)
+        env[ENV_TIMED] = "1" if timed else "0"
+    if attribute:
+        env[ENV_TORCH] = "1"
     env["ROOFLINE_PACKAGE_ROOT"] = str(Path(roofline.__file__).resolve().parent.parent)
     return env

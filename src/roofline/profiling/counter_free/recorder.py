@@ -4,21 +4,39 @@ A :class:`Recorder` is a ``TorchDispatchMode`` (it sees each ATen operator after
 autograd, with real tensors) plus a ``torch.profiler`` session. Each recorded call
 runs inside a ``record_function("roofline.op#N")`` range, which ties the profiler's
 times to our counts: on a GPU the CUDA kernels launched inside the range (CUPTI
-times), on the CPU the operator's own time.
+times), on the CPU the operator's own time. ``Recorder(timed=False)`` records without the
+profiler (times NaN): inside an Nsight Compute run, which owns CUPTI.
 
-This module imports only PyTorch and the standard library: it runs inside the user's
-program, whose Python may lack pandas.
+Each row names its operator (``op``), module (``module``) and phase (``phase``):
+
+- ``op``: the dispatched operator (``aten::addmm``); for an operator autograd runs in backward,
+  the FORWARD operator that created the running node. Autograd creates an operator's node
+  (taking the thread's next sequence number) just before dispatching the operator down to us,
+  so a forward call that finds the thread's sequence counter advanced since the last one is
+  the node's operator: its number is the counter minus one. In backward the running node's
+  ``_sequence_nr()`` finds it again (else :func:`roofline.attribution.forward_op_of_node`);
+- ``module``: :func:`roofline.torch.modules.current_module` (the recorder tracks every module
+  of the process while it runs: the user's code is unchanged);
+- ``phase``: the innermost open phase range, else the phase PyTorch's state implies
+  (:func:`roofline.torch.auto.inferred_phase`).
+
+This module imports only PyTorch, the standard library and our PyTorch-side modules: it runs
+inside the user's program, whose Python may lack pandas.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import threading
 from typing import Any
 
-from roofline import phases
+import torch
+
+from roofline import attribution, phases
 from roofline.profiling.counter_free import formulas
+from roofline.torch import auto, modules, optim
 
 LABEL = "roofline.op#"
 
@@ -41,8 +59,6 @@ def _dtype_name(dtype: Any) -> str:
 
 def _tensor_precision(name: str, dtype: str) -> str | None:
     """The tensor-core input type a GPU op of this dtype most likely used, or None."""
-    import torch
-
     if name not in _TENSOR_OPS:
         return None
     if dtype in ("float16", "bfloat16"):
@@ -74,26 +90,53 @@ class Recorder:
     """Record operators while active: ``with Recorder() as rec: ...; rows = rec.rows()``.
 
     ``rows()`` gives one dict per operator call with kernel-table column names
-    (``time_s`` in s, FLOP columns, ``dram_bytes`` in B, ``phase``...) plus ``op``
-    (the ATen overload) and ``shapes`` (input shapes).
+    (``time_s`` in s, FLOP columns, ``dram_bytes`` in B, ``op``, ``module``, ``phase``...) plus
+    ``overload`` (the ATen overload, ``aten.addmm.default``) and ``shapes`` (input shapes).
+    ``timed=False``: no PyTorch profiler, every ``time_s`` NaN.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, timed: bool = True) -> None:
+        self.timed = timed
+        self._compiled_calls = 0
         self._calls: dict[int, dict[str, Any]] = {}
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._mode: Any = None
         self._prof: Any = None
         self._events: Any = None
+        self._tracking: list[Any] = []
+        #: autograd sequence number -> the forward operator whose node has it
+        self._forward_ops: dict[int, str] = {}
+        #: thread -> its sequence counter at its last forward call
+        self._counters: dict[int, int] = {}
+
+    def _operator(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """The row's ``op``; records which forward operator created a new autograd node."""
+        op = str(func._schema.name)
+        if torch._C._current_graph_task_id() != -1:  # autograd is running a node on this thread
+            node: Any = torch._C._current_autograd_node()
+            if node is not None:
+                return self._forward_ops.get(node._sequence_nr()) or attribution.forward_op_of_node(node.name())
+            return op
+        if torch.is_grad_enabled():
+            counter = torch._C._autograd._get_sequence_nr()
+            thread = threading.get_ident()
+            if counter != self._counters.get(thread) and counter > 0 and any(
+                    t.requires_grad for t in formulas.flatten_tensors((args, kwargs))):
+                self._forward_ops[counter - 1] = op
+            self._counters[thread] = counter
+        return op
 
     def _on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        import torch
-
         name = func._overloadpacket.__name__
+        op = self._operator(func, args, kwargs)
         if func.is_view or name in formulas.SKIPPED:
             return func(*args, **kwargs)
         idx = next(self._ids)
-        with torch.profiler.record_function(f"{LABEL}{idx}"):
+        if self.timed:
+            with torch.profiler.record_function(f"{LABEL}{idx}"):
+                out = func(*args, **kwargs)
+        else:
             out = func(*args, **kwargs)
         ins = formulas.flatten_tensors(args)
         tensors = formulas.flatten_tensors(out) + ins
@@ -105,9 +148,11 @@ class Recorder:
         except Exception:  # a formula that cannot handle these arguments: unknown, not zero
             flops = None
         row = {
-            "op": str(func),
+            "overload": str(func),
             "kernel_name": f"aten::{name}",
-            "phase": phases.current_phase(),
+            "op": op,
+            "module": modules.current_module(),
+            "phase": phases.current_phase() or auto.inferred_phase(),
             "shapes": [list(t.shape) for t in ins],
             "dtype": dtype,
             "device_type": device.type,
@@ -120,20 +165,36 @@ class Recorder:
         return out
 
     def start(self) -> Recorder:
-        import torch
         from torch.utils._python_dispatch import TorchDispatchMode
 
         recorder = self
 
         class _Mode(TorchDispatchMode):
+            @classmethod
+            def ignore_compile_internals(cls) -> bool:
+                # Inside an ncu run (untimed) the program must run as it would: compiled code runs,
+                # and the mode sees only the operators it calls (matrix products, attention), not
+                # the fused kernels. Timed (counter-free), torch.compile falls back to eager so that
+                # every operator is seen and timed (compiled_frames() tells the user).
+                return not recorder.timed
+
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
                 return recorder._on_call(func, args, kwargs or {})
 
-        activities = [torch.profiler.ProfilerActivity.CPU]
-        if torch.cuda.is_available():
-            activities.append(torch.profiler.ProfilerActivity.CUDA)
-        self._prof = torch.profiler.profile(activities=activities)
-        self._prof.start()
+        def count_compiled(module: Any, args: Any) -> None:
+            if type(module).__name__ == "OptimizedModule":  # torch.compile(model)
+                self._compiled_calls += 1
+
+        from torch.nn.modules.module import register_module_forward_pre_hook
+
+        self._tracking = [modules.tracker().track_all(), optim.track_steps(),
+                          register_module_forward_pre_hook(count_compiled)]
+        if self.timed:
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if torch.cuda.is_available():
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            self._prof = torch.profiler.profile(activities=activities)
+            self._prof.start()
         self._mode = _Mode()
         self._mode.__enter__()
         return self
@@ -146,17 +207,29 @@ class Recorder:
             self._prof.stop()
             self._events = self._prof.events()
             self._prof = None
+        for handle in self._tracking:
+            handle.remove()
+        self._tracking = []
 
     def __enter__(self) -> Recorder:
         return self.start()
+
+    def compiled_frames(self) -> int:
+        """Calls of torch.compile'd modules, plus frames Dynamo compiled, while recording (0: none)."""
+        import sys
+
+        frames = 0
+        if "torch._dynamo" in sys.modules:
+            from torch._dynamo.utils import counters
+
+            frames = int(counters["frames"].get("total", 0))
+        return self._compiled_calls + frames
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per recorded call that the profiler timed, in call order."""
-        import torch
-
+        """One dict per recorded call that the profiler timed (untimed: every call, time NaN), in call order."""
         times: dict[int, float] = {}
         cc = None
         if torch.cuda.is_available():
@@ -175,6 +248,8 @@ class Recorder:
                 children = [c for c in ev.cpu_children if not c.name.startswith(LABEL)]
                 us = sum(c.cpu_time_total for c in children) if children else ev.cpu_time_total
             times[idx] = us * 1e-6
+        if not self.timed:
+            times = dict.fromkeys(self._calls, math.nan)
         out = []
         pid = os.getpid()
         for idx in sorted(times):
