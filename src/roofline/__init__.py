@@ -7,6 +7,7 @@ Data flows one way: readers -> one kernel table -> analysis -> views.
     >>> result = roofline.analyze(table, machine="v100.json")  # doctest: +SKIP
     >>> fig = roofline.plot(result)                            # doctest: +SKIP
     >>> roofline.compare(before, after).totals                 # doctest: +SKIP
+    >>> roofline.project("report.ncu-rep", to="h200").totals     # doctest: +SKIP
     >>> roofline.machine.theoretical("h100-sxm")               # doctest: +SKIP
 
 Importing the package has no side effects and imports nothing else: every public name
@@ -37,6 +38,8 @@ _NAMES = {
     "plot": "roofline.api",
     "load_machine": "roofline.api",
     "compare": "roofline.comparison",
+    "project": "roofline.api",
+    "Projection": "roofline.projection",
     "phase": "roofline.phases",
     # The measurement API lives in roofline.measuring and comparisons in roofline.comparison: a
     # submodule named like a function would replace that function on the package once imported.
@@ -49,7 +52,7 @@ _NAMES = {
 #: Subpackages and modules reachable as attributes after ``import roofline``.
 _SUBMODULES = (
     "analysis", "api", "attribution", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
-    "machine", "measuring", "outputs", "phases", "profiling", "readers", "torch", "units", "views",
+    "machine", "measuring", "outputs", "phases", "profiling", "projection", "readers", "torch", "units", "views",
 )
 
 __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES, eager=("__version__",))
@@ -59,10 +62,11 @@ __all__ = ["__version__", *_NAMES, "machine", "torch"]
 if TYPE_CHECKING:  # what type checkers and editors see; at run time these are resolved lazily
     from roofline import machine, torch
     from roofline.analysis.result import Analysis
-    from roofline.api import analyze, load_machine, plot, read
+    from roofline.api import analyze, load_machine, plot, project, read
     from roofline.comparison import Comparison, compare
     from roofline.errors import InputError, MachineError, RooflineError
     from roofline.kernels import KernelTable
     from roofline.machine.model import Machine
     from roofline.measuring import Collector, collecting, measure, measured
     from roofline.phases import phase
+    from roofline.projection import Projection

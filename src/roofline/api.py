@@ -129,6 +129,45 @@ def machine_for(table: KernelTable) -> Machine | None:
     return machine_from_profile(table.metrics, compute_capability=cc, fp16=table.fp16_convention)
 
 
+def project(
+    data: KernelTable | Sequence[PathArg] | PathArg,
+    to: Machine | PathArg | Sequence[Machine | PathArg],
+    *,
+    source: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    by: str = "auto",
+    fp16: str = "ncu",
+    kernels: str | None = None,
+    nvtx: str | None = None,
+    target_clock_hz: float | None = None,
+) -> Any:
+    """Project a measured profile onto another machine (:func:`roofline.projection.project`).
+
+    ``to``: the target's ceilings (a GPU spec name such as ``"h200"``, a machine file, or several
+    combined). ``source``: the ceilings of the machine the profile was measured on (``--from``);
+    default: the profile's own peak metrics, completed by the spec of the GPU it names. ``by``:
+    ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
+    ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
+    runs at (default: its machine's own). Returns a :class:`roofline.projection.Projection`.
+    """
+    from roofline.analysis.select import select
+    from roofline.projection import profile_l2_bytes, project as _project
+
+    table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
+    table = select(table, kernels=kernels, nvtx=nvtx)
+    src = load_machine(source) if source is not None else machine_for(table)
+    if src is None:
+        gpus = _gpus(table)
+        raise MachineError(
+            "the ceilings of the machine the profile was measured on are unknown"
+            + (f" (it names {len(gpus)} GPUs: {', '.join(gpus)})" if len(gpus) > 1 else
+               " (it has no peak metrics and names no GPU we know)"),
+            hint="say which machine it ran on: --from a machine JSON or a GPU spec name (roofline machine --list-specs)")
+    if by == "auto":
+        by = "phase" if table.frame["phase"].notna().any() else "name"
+    return _project(table, load_machine(to), src, by=by, target_clock_hz=target_clock_hz,
+                    source_l2_bytes=profile_l2_bytes(table))
+
+
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,
          ceilings: str = "used") -> Any:
     """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``;

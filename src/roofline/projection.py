@@ -166,7 +166,7 @@ def l2_size(machine: Machine | None) -> float | None:
     return None
 
 
-def _profile_l2(table: KernelTable) -> float | None:
+def profile_l2_bytes(table: KernelTable) -> float | None:
     """The L2 size the profile's device attributes record (``device__attribute_l2_cache_size``)."""
     m = table.metrics
     col = "device__attribute_l2_cache_size"

@@ -22,6 +22,7 @@ from roofline.errors import RooflineError
 COMMAND_MODULES = (
     "roofline.cli.analyze",
     "roofline.cli.compare",
+    "roofline.cli.project",
     "roofline.cli.profile",
     "roofline.cli.machine",
 )

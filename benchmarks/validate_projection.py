@@ -1,0 +1,141 @@
+"""Validate `roofline project` on real pairs: the same program profiled on two GPUs.
+
+Each pair lives in tests/data/ncu/pairs/<name>/ with a ``pair.json``::
+
+    {"name": "...", "source": ["file", ...], "target": ["file", ...],
+     "source_machine": null, "target_machine": null,      # default: each profile's own ceilings
+     "kind": "memory-bound" | "mixed", "provenance": "PROVENANCE.md"}
+
+For each pair the source profile is projected onto the target machine (its spec and the target
+profile's own peak metrics, at the SM clock the target's kernels ran at: a profile records it),
+kernels are matched by name, and the script reports per kernel the projected and measured time
+on the target, the error (projected / measured - 1) and whether the measured time lies inside the
+stated range; then the whole program: total projected against total measured, and the share of the
+measured time whose kernels' true time lies inside their range.
+
+Targets (issue 13): whole-program time within 15% for memory-bound programs; the true time inside
+the stated range for at least 90% of the kernel time.
+
+    python benchmarks/validate_projection.py [--out benchmarks/results/projection]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+PAIRS = ROOT / "tests" / "data" / "ncu" / "pairs"
+WHOLE_PROGRAM_TARGET = 0.15
+INSIDE_RANGE_TARGET = 0.90
+
+
+def _mean_clock(frame: pd.DataFrame) -> float | None:
+    t, c = frame["time_s"].to_numpy(float), frame["sm_clock_hz"].to_numpy(float)
+    ok = np.isfinite(t) & np.isfinite(c) & (t > 0)
+    return float(np.sum(t[ok] * c[ok]) / np.sum(t[ok])) if ok.any() else None
+
+
+def validate_pair(folder: Path) -> dict:
+    """Project one pair and compare with the target's measured times; a JSON-ready dict."""
+    from roofline import api
+    from roofline.projection import profile_l2_bytes, project
+
+    spec = json.loads((folder / "pair.json").read_text())
+    src_table = api.read([folder / f for f in spec["source"]])
+    tgt_table = api.read([folder / f for f in spec["target"]])
+    source = api.load_machine(spec["source_machine"]) if spec.get("source_machine") else api.machine_for(src_table)
+    target = api.load_machine(spec["target_machine"]) if spec.get("target_machine") else api.machine_for(tgt_table)
+    if source is None or target is None:
+        raise SystemExit(f"{folder.name}: no ceilings for the {'source' if source is None else 'target'}")
+    clock = _mean_clock(tgt_table.frame)
+    proj = project(src_table, target, source, by="name", target_clock_hz=clock,
+                   source_l2_bytes=profile_l2_bytes(src_table))
+    measured = tgt_table.frame.groupby("kernel_name", sort=False)[["time_s", "launches"]].sum()
+    f = proj.frame.set_index("kernel_name")
+    rows = []
+    for name, r in f.iterrows():
+        if name not in measured.index or not r["projected"]:
+            continue
+        # per launch, so that a different number of launches on the two sides compares alike
+        scale = float(measured.loc[name, "launches"]) / float(r["launches"])
+        true = float(measured.loc[name, "time_s"])
+        proj_t, low, high = (float(r[c]) * scale for c in ("projected_time_s", "low_time_s", "high_time_s"))
+        rows.append({"kernel": name, "time_source_s": float(r["time_s"]) * scale, "measured_target_s": true,
+                     "projected_s": proj_t, "best_s": float(r["best_time_s"]) * scale, "low_s": low, "high_s": high,
+                     "error": proj_t / true - 1.0, "inside_range": bool(low <= true <= high),
+                     "bound_source": str(r["bound"]), "bound_target": str(r["bound_target"]),
+                     "notes": list(r["notes"])})
+    if not rows:
+        raise SystemExit(f"{folder.name}: no kernel of the source is in the target profile")
+    k = pd.DataFrame(rows)
+    total_true, total_proj = k["measured_target_s"].sum(), k["projected_s"].sum()
+    inside = k.loc[k["inside_range"], "measured_target_s"].sum() / total_true
+    whole = total_proj / total_true - 1.0
+    memory_bound = spec.get("kind") == "memory-bound"
+    return {
+        "pair": spec["name"], "source_gpu": source.name, "target_gpu": target.name,
+        "target_clock_hz": clock, "kind": spec.get("kind"),
+        "kernels": rows,
+        "whole_program": {"measured_target_s": total_true, "projected_s": total_proj, "error": whole,
+                          "low_s": float(k["low_s"].sum()), "high_s": float(k["high_s"].sum()),
+                          "measured_source_s": float(k["time_source_s"].sum())},
+        "time_inside_range": inside,
+        "targets": {
+            "whole_program_within_15pct": (abs(whole) <= WHOLE_PROGRAM_TARGET) if memory_bound else None,
+            "time_inside_range_90pct": inside >= INSIDE_RANGE_TARGET,
+        },
+        "projection_notes": list(proj.notes),
+    }
+
+
+def report_markdown(results: list[dict]) -> str:
+    lines = ["# Projection validation on real pairs", "",
+             "Each source profile projected onto the target GPU (its ceilings at the clock its kernels ran at), "
+             "kernels matched by name; error = projected / measured - 1.", ""]
+    for r in results:
+        w = r["whole_program"]
+        lines += [f"## {r['pair']}: {r['source_gpu']} -> {r['target_gpu']} "
+                  f"(target clock {r['target_clock_hz'] / 1e9:.3f} GHz)" if r["target_clock_hz"] else
+                  f"## {r['pair']}: {r['source_gpu']} -> {r['target_gpu']}", "",
+                  "| kernel | source | measured there | projected | range | error | inside | limiter |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for k in r["kernels"]:
+            lines.append(f"| {k['kernel'][:60]} | {k['time_source_s'] * 1e6:.2f} µs | {k['measured_target_s'] * 1e6:.2f} µs "
+                         f"| {k['projected_s'] * 1e6:.2f} µs | {k['low_s'] * 1e6:.2f}–"
+                         f"{k['high_s'] * 1e6 if math.isfinite(k['high_s']) else math.inf:.2f} µs "
+                         f"| {k['error']:+.1%} | {'yes' if k['inside_range'] else 'no'} "
+                         f"| {k['bound_source']} → {k['bound_target']} |")
+        lines += ["", f"Whole program: measured {w['measured_target_s'] * 1e6:.2f} µs, projected "
+                      f"{w['projected_s'] * 1e6:.2f} µs, error {w['error']:+.1%}; measured time inside the stated "
+                      f"range: {r['time_inside_range']:.1%}.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None, help="folder for projection_validation.json and .md")
+    ap.add_argument("--pairs", type=Path, default=PAIRS)
+    args = ap.parse_args(argv)
+    folders = sorted(p.parent for p in args.pairs.glob("*/pair.json"))
+    if not folders:
+        print(f"no pairs under {args.pairs}", file=sys.stderr)
+        return 2
+    results = [validate_pair(f) for f in folders]
+    md = report_markdown(results)
+    print(md)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "projection_validation.json").write_text(json.dumps(results, indent=2) + "\n")
+        (args.out / "projection_validation.md").write_text(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""`roofline project PROFILE... --to MACHINE [--from MACHINE]`: what the program would take on another machine.
+
+Prints the kernels ranked by projected gain (today's time, the best case at 100% of the target's
+roofline, the projection keeping today's fraction of the roofline, its range and the speed-up),
+the totals per phase and for the program, and the notes on what the model cannot know; writes the
+chart (each kernel's point here with an arrow to its projected point there), an HTML page and JSON
+(schema ``roofline.projection/1``) on request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from roofline.cli.analyze import Fp16, input_files
+from roofline.cli.console import messages_for, results_console
+from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
+
+
+class ProjectBy(str, Enum):
+    auto = "auto"
+    name = "name"
+    phase = "phase"
+
+
+class ProjectSort(str, Enum):
+    gain = "gain"
+    time = "time"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def project(
+        ctx: typer.Context,
+        files: Annotated[list[Path], typer.Argument(help="Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads standard input).")],
+        to: Annotated[list[str], typer.Option("--to", "-t", help="The target's ceilings: a GPU spec name (roofline machine --list-specs), a machine JSON (roofline machine -o) or an ERT file. Repeat to combine (first wins).")],
+        source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on. Default: the profile's own peak metrics, completed by the spec of the GPU it names. Repeat to combine.")] = None,
+        target_clock: Annotated[Optional[float], typer.Option("--target-clock", min=1e6, callback=finite, help="SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target machine's own.")] = None,
+        by: Annotated[ProjectBy, typer.Option(help="One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has phases).")] = ProjectBy.auto,
+        top: Annotated[int, typer.Option(min=1, help="Kernels to show in the table and chart.")] = 20,
+        sort: Annotated[ProjectSort, typer.Option(help="Order of the table: gain (projected time saved, largest first) or time (today's time).")] = ProjectSort.gain,
+        kernel_filter: FilterOpt = None,
+        nvtx: NvtxOpt = None,
+        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,
+        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")] = None,
+        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the projection as one self-contained HTML page.")] = None,
+        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")] = None,
+        ceilings: CeilingsOpt = Ceilings.used,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        quiet: Quiet = False,
+    ) -> None:
+        """Project a measured profile onto another machine: per kernel, per phase and for the program."""
+        import json
+
+        from roofline import api
+        from roofline.outputs import check_files, figure_bytes, write_all
+        from roofline.readers.stream import is_stdio
+        from roofline.views.projection_json import projection_to_dict
+        from roofline.views.projection_views import phase_table, projection_table
+
+        messages = messages_for(ctx, quiet)
+        machines = [*to, *(source or [])]
+        inputs = input_files(files, machines)
+        targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
+        check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
+        proj = api.project(files, to, source=source or None, by=by.value, fp16=fp16.value, kernels=kernel_filter,
+                           nvtx=nvtx, target_clock_hz=target_clock)
+        to_stdout = any(is_stdio(p) for p, _ in targets)
+        console = results_console(to_stderr=to_stdout)
+        console.print(projection_table(proj, top=top, sort=sort.value))
+        phases = phase_table(proj)
+        if phases is not None:
+            console.print(phases)
+        for note in proj.notes:
+            messages.note(note)
+        outputs: list[tuple[Path, Callable[[], str | bytes]]] = []
+        if json_out is not None:
+            outputs.append((json_out, lambda: json.dumps(projection_to_dict(proj), indent=2, allow_nan=False) + "\n"))
+        if png_out is not None:
+            from roofline.views.projection_views import projection_figure
+
+            outputs.append((png_out, lambda: figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
+                                                          png_out.suffix)))
+        if html_out is not None:
+            from roofline.views.projection_views import projection_html
+
+            outputs.append((html_out, lambda: projection_html(proj, top=max(top, 30))))
+        for path in write_all(outputs, force=force, inputs=inputs):
+            messages.wrote(path)
