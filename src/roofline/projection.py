@@ -9,7 +9,8 @@ whose ceilings we know. For each kernel (row of an analysis by name, or by phase
   ``time_s x best_time_s / roofline_time_s`` (the default projection);
 * ``low_time_s`` .. ``high_time_s``: the range. Its low end is the best case; its high end the larger
   of the projection and the time if the part of today's time above the roofline (latency, launch,
-  stalls) stays as long as it is (``best + time - roofline``); then widened by each kernel's notes.
+  stalls) keeps its SM cycles (``best + (time - roofline) x clock here / clock there``); then widened
+  by each kernel's notes.
 
 What the model cannot know is said, as a note on the kernel (:data:`NOTE_CODES`), and widens its
 range: a limiter that changes (high end: the new limiter at today's use of it), precisions the
@@ -331,9 +332,13 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
     roof_tgt, mem_only_tgt = _roof(tgt_analysis)
     roof_opt, _ = _roof(tgt_opt)
     time = frame["time_s"].to_numpy(dtype=float)
+    # the time above the roofline (latency, issue, stalls) counted in SM cycles: it keeps its cycles
+    # on the target, so its seconds scale with the ratio of the clocks (1 where a clock is unknown)
+    cycles = frame["sm_clock_hz"].to_numpy(dtype=float) / (tgt_machine.sm_clock_hz or np.nan)
+    cycles = np.where(np.isfinite(cycles) & (cycles > 0), cycles, 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         projected = time * roof_tgt / roof_src
-        fixed = roof_tgt + np.maximum(time - roof_src, 0.0)
+        fixed = roof_tgt + np.maximum(time - roof_src, 0.0) * cycles
     low = np.fmin(roof_tgt, projected)
     high = np.fmax(projected, fixed)
     # memory roof alone on the target where a peak is missing there: a lower bound, unbounded above
