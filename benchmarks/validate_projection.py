@@ -114,11 +114,11 @@ def validate_pair(folder: Path) -> dict:
                           "low_s": float(k["low_s"].sum()), "high_s": float(k["high_s"].sum()),
                           "measured_source_s": float(k["time_source_s"].sum())},
         "memory_bound_part": subset,
-        "time_inside_range": inside,
+        "time_inside_range": float(inside),
         "targets": {
-            "whole_program_within_15pct": (abs(whole) <= WHOLE_PROGRAM_TARGET) if memory_bound else None,
-            "memory_bound_part_within_15pct": (abs(subset["error"]) <= WHOLE_PROGRAM_TARGET) if subset else None,
-            "time_inside_range_90pct": inside >= INSIDE_RANGE_TARGET,
+            "whole_program_within_15pct": bool(abs(whole) <= WHOLE_PROGRAM_TARGET) if memory_bound else None,
+            "memory_bound_part_within_15pct": bool(abs(subset["error"]) <= WHOLE_PROGRAM_TARGET) if subset else None,
+            "time_inside_range_90pct": bool(inside >= INSIDE_RANGE_TARGET),
         },
         "projection_notes": list(proj.notes),
     }
