@@ -244,8 +244,6 @@ def test_precision_unknown_unbounded_kernel_is_not_projected():
     assert t["kernels"] == 2 and t["unprojected"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason="bug: project() computes low = memory roof and high = inf for a kernel whose "
-                                       "precision the target lacks, then writes NaN over both in the frame")
 def test_precision_unknown_range_is_memory_roof_to_unbounded():
     d = row(project(table(*PRECISION_TABLE), tgt(**NOFP64), src()), "dgemm")
     assert d["low_time_s"] == approx(0.2e-3)           # the memory roof there: 1e8 / 0.5e12

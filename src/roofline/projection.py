@@ -91,7 +91,8 @@ class Projection:
     ``pct_of_roofline`` (here), ``bound``, ``best_time_s``, ``projected_time_s``, ``low_time_s``,
     ``high_time_s`` (inf: unbounded), ``bound_target``, ``speedup`` (time / projected),
     ``speedup_low`` (time / high), ``speedup_high`` (time / low), ``gain_s`` (time - projected),
-    ``projected`` (False: no projection, see ``why``), ``notes`` (tuple of codes, :data:`NOTE_CODES`)
+    ``projected`` (False: no projection, see ``why``; a kernel whose precision the target lacks keeps
+    its range: at least the memory roof there, unbounded above), ``notes`` (tuple of codes, :data:`NOTE_CODES`)
     and ``note_text`` (the sentences, '; '-joined). ``source_analysis``: the analysis against the
     source machine; ``target_analysis``: the kernels on the target at their projected times (for the
     charts: ``compare(source_analysis, target_analysis)``). ``notes``: sentences about the whole
@@ -349,6 +350,7 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
     codes: list[list[str]] = [[] for _ in range(len(frame))]
     texts: list[list[str]] = [[] for _ in range(len(frame))]
     why = np.full(len(frame), None, dtype=object)
+    ranged = np.zeros(len(frame), dtype=bool)  # unprojected rows that still have a range
     ratio_cache: dict[tuple[str, ...], float] = {}
 
     def note(i: int, code: str, text: str) -> None:
@@ -363,7 +365,11 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
             why[i] = "no time measured"
             continue
         if not np.isfinite(roof_src[i]):
-            why[i] = ("no FLOP or byte counts" if not np.isfinite(mem_src[i]) else
+            counted = [c for c in ("flops", "l1_bytes", "shared_bytes", "l2_bytes", "dram_bytes")
+                       if np.isfinite(float(row[c]))]
+            why[i] = ("no FLOP or byte counts" if not counted else
+                      f"no counts at the levels both machines have ceilings for ({', '.join(lv_t) or 'none'})"
+                      if not np.isfinite(mem_src[i]) and not np.isfinite(float(row["flops"])) else
                       "its roofline here is unknown (a ceiling it uses is missing on the source machine)")
             continue
         # precisions
@@ -386,6 +392,7 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
                 note(i, "precision-unknown", f"the target has no {', '.join(lacking)} ceiling: its time there is at "
                                              f"least {format_time(low[i])}, unbounded above")
                 why[i] = f"the target has no {', '.join(lacking)} ceiling"
+                ranged[i] = True  # not projected, but bounded below
                 continue
         if not np.isfinite(roof_tgt[i]):
             why[i] = "no roofline on the target (no counts at its levels)"
@@ -433,6 +440,7 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
                                          "above")
 
     ok = np.array([w is None for w in why])
+    ranged |= ok
     projected = np.where(ok, projected, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = pd.DataFrame({
@@ -440,8 +448,8 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
             "launches": frame["launches"],
             "time_s": time, "roofline_time_s": roof_src, "pct_of_roofline": roof_src / time,
             "bound": sf["bound"].to_numpy(), "best_time_s": np.where(ok, roof_tgt, np.nan),
-            "projected_time_s": projected, "low_time_s": np.where(ok, low, np.nan),
-            "high_time_s": np.where(ok, high, np.nan), "bound_target": tf["bound"].to_numpy(),
+            "projected_time_s": projected, "low_time_s": np.where(ranged, low, np.nan),
+            "high_time_s": np.where(ranged, high, np.nan), "bound_target": tf["bound"].to_numpy(),
             "speedup": time / projected, "speedup_low": time / high, "speedup_high": time / low,
             "gain_s": time - projected, "projected": ok, "why": why,
             "notes": [tuple(dict.fromkeys(c)) for c in codes], "note_text": ["; ".join(t) for t in texts],
