@@ -17,6 +17,8 @@ session allows 10 minutes per command):
            (15 runs, timed); the ratio paper / ours goes to the summary
 - cf:      `roofline profile --no-counters` of deepcam_mini on the GPU (CUPTI times)
 - examples: profile examples/saxpy.py and examples/deepcam_mini.py in full, for fixtures
+- pair:    one side of a projection pair (saxpy at three sizes, deepcam_mini), under pair/<gpu>/:
+           run on an H100 and on an H200, then `benchmarks/validate_projection.py` on the pair
 - torch:   `roofline profile --torch` of examples/transformer_block.py (eager and torch.compile'd)
            and deepcam_mini: per-module charts and reports, the share of kernel time attributed
            to an operator and a module, backward launches with their module, measured vs
@@ -219,6 +221,23 @@ def part_examples(out: Path, summary: dict) -> None:
     _profile(out, "example_deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
 
 
+def part_pair(out: Path, summary: dict) -> None:
+    """One side of a projection pair (issue 13): run on the H100, then on the H200 (another device call
+    with the other kind), then copy both folders into tests/data/ncu/pairs/h100_h200_examples/ with a
+    pair.json naming the source and target files (match "name"; saxpy is the memory-bound program)."""
+    import re
+
+    smi = str(summary.get("environment", {}).get("nvidia_smi", "")).splitlines()  # header, then one line per GPU
+    gpu = smi[1].split(",")[0].strip() if len(smi) > 1 else "gpu"  # run the env part first
+    side = out / "pair" / re.sub(r"[^a-z0-9]+", "_", str(gpu).lower()).strip("_")
+    side.mkdir(parents=True, exist_ok=True)
+    for n in (1 << 24, 1 << 26, 1 << 28):  # saxpy at three sizes: over and within a 50 MB L2
+        _profile(side, f"saxpy_{n}", [PY, str(ROOT / "examples" / "saxpy.py"), "--backend", "torch", "--device",
+                                      "cuda", "--n", str(n), "--repeat", "3"], summary)
+    _profile(side, "deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
+    summary.setdefault("checks", {})["pair_side"] = {"gpu": gpu, "folder": str(side)}
+
+
 #: A small transformer training step (issue 12): big enough that its GEMMs use tensor cores.
 TBLOCK_ARGS = ["--device", "cuda", "--batch", "8", "--seq", "512", "--dim", "512", "--heads", "8", "--layers", "2",
                "--steps", "1", "--vocab", "4096"]
@@ -265,7 +284,7 @@ def part_torch(out: Path, summary: dict) -> None:
         summary.setdefault("checks", {})[name] = entry
 
 
-PARTS = {"env": part_env, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
+PARTS = {"env": part_env, "pair": part_pair, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
          "examples": part_examples, "torch": part_torch}
 
 
