@@ -6,7 +6,8 @@ Colour is the memory level; a hollow marker is the run before, a filled one the 
 after. When both runs used the same ceilings they are drawn once (highest solid, the
 others dashed); else the before machine's are solid and the after machine's dashed.
 ``comparison_figure`` returns a matplotlib Figure, ``comparison_plotly`` a plotly
-Figure; the caller saves them.
+Figure; the caller saves them. ``sides`` names the two runs in the legend, the hover text and the
+default title (``("before", "after")``; a projection says ``("here", "there")``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ LABEL_CHANGE_PCT = 1.0
 #: Marker areas (pt^2): the hollow before-ring is larger, so that an unchanged kernel shows
 #: as a filled dot inside a ring rather than one hiding the other.
 POINT_AREA, BEFORE_AREA = 24.0, 60.0
+#: The words for the two runs, by default.
+SIDES = ("before", "after")
 
 
 def _rows(comp: Comparison, top: int) -> Any:
@@ -71,32 +74,53 @@ def _x_range(comp: Comparison, rows: Any) -> tuple[float, float]:
     return min(xs) / 10.0, max(xs) * 10.0
 
 
-def _machines(comp: Comparison) -> list[tuple[str, Any, str]]:
-    """(label, machine, side) to draw."""
+def _machines(comp: Comparison, sides: tuple[str, str] = SIDES) -> list[tuple[str, Any, str]]:
+    """(label, machine, side) to draw: the label names the side in ``sides``' words, the side is
+    ``"before"`` or ``"after"``."""
     mb, ma = getattr(comp.before, "machine", None), getattr(comp.after, "machine", None)
     if comp.same_machine:
         return [("", mb, "before")] if mb is not None else []
     out = []
     if mb is not None:
-        out.append((f"before: {mb.name}", mb, "before"))
+        out.append((f"{sides[0]}: {mb.name}", mb, "before"))
     if ma is not None:
-        out.append((f"after: {ma.name}", ma, "after"))
+        out.append((f"{sides[1]}: {ma.name}", ma, "after"))
     return out
 
 
-def _title(comp: Comparison, rows: Any) -> str:
+def _legend_fits(labels: list[str], fs: float, room_in: float) -> bool:
+    """True when a one-row legend of ``labels`` (font size ``fs``, handles and spacing as
+    :func:`comparison_figure` draws them) fits in ``room_in`` inches: long machine names or side
+    words need a second row."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    renderer = RendererAgg(1, 1, 72)  # 72 dpi: pixels are points
+    prop = FontProperties(size=fs)
+    text = sum(renderer.get_text_width_height_descent(label, prop, ismath=False)[0] for label in labels)
+    # per entry: handle 1.6 em + pad 0.3 em; between entries 1.0 em; the legend's border pad 0.4 em a side
+    return text + fs * (1.9 * len(labels) + 1.0 * (len(labels) - 1) + 0.8) <= room_in * 72
+
+
+def _sides_heading(sides: tuple[str, str]) -> str:
+    """'Before → after' for ``("before", "after")``."""
+    return f"{sides[0][:1].upper()}{sides[0][1:]} → {sides[1]}"
+
+
+def _title(comp: Comparison, rows: Any, sides: tuple[str, str] = SIDES) -> str:
     tot = comp.totals
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
-    return (f"Before → after: {format_si(tot['time_s_before'], 's')} → {format_si(tot['time_s_after'], 's')} "
-            f"({change}), top {len(rows)} kernels")
+    return (f"{_sides_heading(sides)}: {format_si(tot['time_s_before'], 's')} → "
+            f"{format_si(tot['time_s_after'], 's')} ({change}), top {len(rows)} kernels")
 
 
 def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = None, width: float = 7.0,
-                      ceilings: str = "used") -> Any:
+                      ceilings: str = "used", sides: tuple[str, str] = SIDES) -> Any:
     """Matplotlib Figure: both runs on one log-log roofline, arrows before -> after.
 
     ``ceilings``: ``"used"`` (each run's precisions plus its machine's highest) or ``"all"``.
+    ``sides``: the words for the two runs (legend and default title).
     Kernels whose time changed (or that are new or vanished) are numbered and named in a key.
     """
     from matplotlib.figure import Figure
@@ -118,7 +142,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     rows = _rows(comp, top)
     small = width < 5
     fs = 7.0 if small else 8.5
-    machines = _machines(comp)
+    machines = _machines(comp, sides)
     drawn = [(label, m, side, _side_ceilings(comp, side, ceilings)) for label, m, side in machines]
     xs, ys = [], []
     for lv in comp.levels:
@@ -148,12 +172,14 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     line_h = fs * 1.45 / 72
     ax_h = width * (0.62 if not small else 0.72)
     top_m, bottom = (0.3, 0.42) if small else (0.35, 0.5)
-    legend_rows = 2 if small else 1
+    legend_labels = ([label for label, *_ in drawn if label] + [level_label(lv) for lv in comp.levels]
+                     + list(sides))
+    legend_rows = 2 if small or not _legend_fits(legend_labels, fs - 0.5, width - left) else 1
     fig_h = top_m + ax_h + bottom + legend_rows * line_h * 1.4 + (len(key_lines) + len(notes)) * line_h + 0.15
     fig = Figure(figsize=(width, fig_h))
     attach_canvas(fig)
     ax = fig.add_axes((left / width, 1 - (top_m + ax_h) / fig_h, 1 - (left + right) / width, ax_h / fig_h))
-    setup_log_axes(ax, limits, fs, title or _title(comp, rows))
+    setup_log_axes(ax, limits, fs, title or _title(comp, rows, sides))
     ax.title.set_fontsize(fs)
 
     specs: list[Any] = []
@@ -200,10 +226,10 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
 
     handles += [Line2D([], [], marker="o", ls="", color=_color(lv), markersize=5, label=level_label(lv))
                 for lv in comp.levels]
-    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="none", color="0.3", markersize=5, label="before"),
-                Line2D([], [], marker="o", ls="", color="0.3", markersize=5, label="after")]
+    handles += [Line2D([], [], marker="o", ls="", markerfacecolor="none", color="0.3", markersize=5, label=sides[0]),
+                Line2D([], [], marker="o", ls="", color="0.3", markersize=5, label=sides[1])]
     y_legend = -(bottom - 0.05) / ax_h
-    ncol = len(handles) if not small else math.ceil(len(handles) / 2)
+    ncol = len(handles) if legend_rows == 1 else math.ceil(len(handles) / 2)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(-0.01, y_legend), ncol=ncol, fontsize=fs - 0.5,
               frameon=False, handletextpad=0.3, columnspacing=1.0, borderaxespad=0.0, handlelength=1.6)
     y0 = 1 - (top_m + ax_h + bottom + legend_rows * line_h * 1.4) / fig_h
@@ -212,8 +238,11 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     return fig
 
 
-def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = None, ceilings: str = "used") -> Any:
-    """Plotly Figure: both runs on one log-log roofline, arrows before -> after, names in hover (escaped)."""
+def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = None, ceilings: str = "used",
+                      sides: tuple[str, str] = SIDES) -> Any:
+    """Plotly Figure: both runs on one log-log roofline, arrows before -> after, names in hover (escaped).
+
+    ``sides``: the words for the two runs (legend, hover and default title)."""
     import plotly.graph_objects as go
 
     from roofline.views.names import short_names
@@ -221,7 +250,8 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     rows = _rows(comp, top)
     x_lo, x_hi = _x_range(comp, rows)
     fig = go.Figure()
-    for label, machine, side in _machines(comp):
+    words = dict(zip(SIDES, sides))
+    for label, machine, side in _machines(comp, sides):
         style = "solid" if side == "before" else "dash"
         for line in _ceiling_lines(machine, comp.levels, _side_ceilings(comp, side, ceilings), x_lo, x_hi):
             color = _color(line["key"]) if line["kind"] == "memory" else "#333333"
@@ -240,13 +270,14 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
             pts = [p for p in pts if np.isfinite(p[0]) and np.isfinite(p[1]) and p[0] > 0 and p[1] > 0]
             if not pts:
                 continue
-            hover = [f"<b>{names[i]}</b><br>{side} ({lv.upper()}): AI {format_number(x)}, {format_si(y, 'FLOP/s')}, "
-                     f"time {format_si(t, 's')}" for x, y, side, t in pts]
+            hover = [f"<b>{names[i]}</b><br>{html.escape(words[side])} ({lv.upper()}): AI {format_number(x)}, "
+                     f"{format_si(y, 'FLOP/s')}, time {format_si(t, 's')}" for x, y, side, t in pts]
             symbols = (["circle-open", "arrow"] if len(pts) == 2
                        else ["circle-open" if pts[0][2] == "before" else "circle"])
             fig.add_trace(go.Scatter(
                 x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers" if len(pts) == 2 else "markers",
-                line={"color": c, "width": 1.5}, legendgroup=lv, showlegend=first, name=f"{lv.upper()} (before -> after)",
+                line={"color": c, "width": 1.5}, legendgroup=lv, showlegend=first,
+                name=f"{lv.upper()} ({html.escape(sides[0])} -> {html.escape(sides[1])})",
                 marker={"symbol": symbols, "size": [9, 13][:len(pts)], "color": c, "angleref": "previous"},
                 hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
             first = False
@@ -254,7 +285,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     pct = tot["time_change_pct"]
     change = f"{pct:+.1f}% time" if np.isfinite(pct) else "time change unknown"
     fig.update_layout(
-        title={"text": html.escape(title or f"Before → after: {format_si(tot['time_s_before'], 's')} → "
+        title={"text": html.escape(title or f"{_sides_heading(sides)}: {format_si(tot['time_s_before'], 's')} → "
                                             f"{format_si(tot['time_s_after'], 's')} ({change})")},
         xaxis={"type": "log", "title": {"text": "Arithmetic intensity (FLOP/byte)"}, "exponentformat": "none"},
         yaxis={"type": "log", "title": {"text": "Performance (FLOP/s)"}, "tickformat": "~s"},

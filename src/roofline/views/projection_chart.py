@@ -1,0 +1,39 @@
+"""Charts of a projection: each kernel here (hollow) with an arrow to where it lands there (filled).
+
+The before/after roofline of :mod:`roofline.views.compare_chart`, fed
+``compare(proj.source_analysis, proj.target_analysis)``: the source's ceilings solid, the target's
+dashed, the two sides called "here" and "there", the title the program's projection
+(:func:`~roofline.views.projection_table.projection_title`). Kernels that could not be projected have
+no time there, so only their point here is drawn. Both functions return a Figure; the caller saves it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.comparison import Comparison, compare
+from roofline.projection import Projection
+from roofline.views.compare_chart import comparison_figure, comparison_plotly
+from roofline.views.projection_table import projection_title
+
+#: The words for the two sides of a projection (legend, hover): measured here, projected there.
+SIDES = ("here", "there")
+
+
+def projection_comparison(proj: Projection) -> Comparison:
+    """The kernels here and there, matched, for the before/after chart machinery."""
+    return compare(proj.source_analysis, proj.target_analysis)
+
+
+def projection_figure(proj: Projection, *, top: int = 15, ceilings: str = "used", width: float = 7.0) -> Any:
+    """Matplotlib Figure: the ``top`` kernels (by the larger of their times here and there) on both
+    machines' rooflines, an arrow per kernel and memory level from here to there. ``ceilings``:
+    ``"used"`` or ``"all"`` (:func:`~roofline.views.compare_chart.comparison_figure`)."""
+    return comparison_figure(projection_comparison(proj), top=top, title=projection_title(proj, sep="\n"),
+                             width=width, ceilings=ceilings, sides=SIDES)
+
+
+def projection_plotly(proj: Projection, *, top: int = 15, ceilings: str = "used") -> Any:
+    """Plotly Figure of :func:`projection_figure` (names and numbers in the hover text)."""
+    return comparison_plotly(projection_comparison(proj), top=top, title=projection_title(proj), ceilings=ceilings,
+                             sides=SIDES)
