@@ -290,7 +290,10 @@ def test_json_unbounded_high_end_is_null_and_notes_carry_codes():
     assert k["projected"] is True and k["high_time_s"] is None          # null and projected: unbounded
     assert k["projected_time_s"] == approx(1e-3) and k["speedup_low"] == 0.0
     assert d["totals"]["high_time_s"] is None and d["phases"] == [] and d["keys"] == ["kernel_name"]
-    assert k["notes"] == [{"code": "unknown-flops", "text": NOTE_CODES["unknown-flops"]}]
+    assert k["notes"] == [{"code": "unknown-flops", "text": "a FLOP component not counted (collect "
+                                  "sm__sass_thread_inst_executed_op_d{add,mul,fma}_pred_on.sum), and no ceiling they "
+                                  "could use is known on both machines: unbounded above"}]
+    assert set(d["note_codes"]) == set(NOTE_CODES)
     assert "unbounded above" in k["note_text"]
     assert rows(projection_table(p))[0][4] == "500 µs–unbounded"        # best 1e9 / 2e12 = 0.5 ms
 

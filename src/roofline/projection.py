@@ -92,8 +92,9 @@ class Projection:
     ``high_time_s`` (inf: unbounded), ``bound_target``, ``speedup`` (time / projected),
     ``speedup_low`` (time / high), ``speedup_high`` (time / low), ``gain_s`` (time - projected),
     ``projected`` (False: no projection, see ``why``; a kernel whose precision the target lacks keeps
-    its range: at least the memory roof there, unbounded above), ``notes`` (tuple of codes, :data:`NOTE_CODES`)
-    and ``note_text`` (the sentences, '; '-joined). ``source_analysis``: the analysis against the
+    its range: at least the memory roof there, unbounded above), ``notes`` (tuple of codes,
+    :data:`NOTE_CODES`), ``note_list`` (tuple of (code, sentence with the kernel's figures), in the order
+    raised) and ``note_text`` (the sentences, '; '-joined). ``source_analysis``: the analysis against the
     source machine; ``target_analysis``: the kernels on the target at their projected times (for the
     charts: ``compare(source_analysis, target_analysis)``). ``notes``: sentences about the whole
     projection (assumptions, clocks, levels left out).
@@ -246,6 +247,15 @@ def _unknown_flop_keys(row: pd.Series) -> list[str]:
     if pd.isna(row["tensor_flops"]):
         keys += ["tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8"]
     return keys
+
+
+#: FLOP column -> the ncu counters that count it (named when it was not collected).
+FLOP_COUNTERS = {
+    "fp64_flops": "sm__sass_thread_inst_executed_op_d{add,mul,fma}_pred_on.sum",
+    "fp32_flops": "sm__sass_thread_inst_executed_op_f{add,mul,fma}_pred_on.sum",
+    "fp16_flops": "sm__sass_thread_inst_executed_op_h{add,mul,fma}_pred_on.sum",
+    "tensor_flops": "sm__inst_executed_pipe_tensor.sum (Hopper: sm__ops_path_tensor_src_*)",
+}
 
 
 def _kind(bound: Any, levels: tuple[str, ...]) -> str | None:
@@ -412,7 +422,7 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
         if per_launch < SHORT_LAUNCH_S:
             low[i], high[i] = min(low[i], time[i]), max(high[i], time[i])
             note(i, "short-launch", f"{format_time(per_launch)} per launch: launch overhead and latency, not the "
-                                    "roofline, set it; the range takes in today's time")
+                                    "roofline, set it, so the range takes in today's time")
         # L2 capacity
         if smaller[i]:
             low[i] = min(low[i], roof_opt[i])
@@ -429,7 +439,9 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
             if cand not in ratio_cache:
                 ratio_cache[cand] = max((src_applied.compute[k] / tgt_machine.compute[k] for k in cand), default=math.nan)
             r = ratio_cache[cand]
-            what = "no FLOP counts" if mem_only_src[i] else "a FLOP component not counted"
+            uncounted = [FLOP_COUNTERS[c] for c in FLOP_COUNTERS if pd.isna(row[c])]
+            what = ("no FLOP counts" if mem_only_src[i] else "a FLOP component not counted") + (
+                f" (collect {', '.join(uncounted)})" if uncounted else "")
             if np.isfinite(r):
                 high[i] = max(high[i], time[i] * r)
                 note(i, "unknown-flops", f"{what}: the high end takes today's time x {r:.3g} (the largest "
@@ -453,6 +465,7 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
             "speedup": time / projected, "speedup_low": time / high, "speedup_high": time / low,
             "gain_s": time - projected, "projected": ok, "why": why,
             "notes": [tuple(dict.fromkeys(c)) for c in codes], "note_text": ["; ".join(t) for t in texts],
+            "note_list": [tuple(zip(c, t)) for c, t in zip(codes, texts)],
         })
     for c in ("speedup_low", "speedup_high"):
         out[c] = np.where(ok, out[c], np.nan)

@@ -17,5 +17,5 @@ Import the module you need: importing this package imports neither matplotlib no
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
-_SUBMODULES = ("chart_instructions", "chart_instructions_interactive", "chart_interactive", "chart_rows", "chart_static", "compare_chart", "json_out", "names", "notebook", "report_assets", "report_html", "style", "terminal")
+_SUBMODULES = ("chart_instructions", "chart_instructions_interactive", "chart_interactive", "chart_rows", "chart_static", "compare_chart", "json_out", "names", "notebook", "projection_chart", "projection_html", "projection_json", "projection_table", "projection_views", "report_assets", "report_html", "style", "terminal")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())

@@ -46,7 +46,7 @@ def _kernel(row: pd.Series, keys: tuple[str, ...]) -> dict[str, Any]:
     out.update({k: _clean(row[k]) for k in KERNEL_FIELDS})
     if out["launches"] is not None:
         out["launches"] = int(out["launches"])
-    out["notes"] = [{"code": str(code), "text": NOTE_CODES.get(str(code), "")} for code in row["notes"]]
+    out["notes"] = [{"code": str(code), "text": str(text)} for code, text in row["note_list"]]
     out["note_text"] = str(row["note_text"])
     return out
 
