@@ -144,7 +144,9 @@ def project(
 
     ``to``: the target's ceilings (a GPU spec name such as ``"h200"``, a machine file, or several
     combined). ``source``: the ceilings of the machine the profile was measured on (``--from``);
-    default: the profile's own peak metrics, completed by the spec of the GPU it names. ``by``:
+    default: like with like, the spec of the GPU the profile names when the target is a spec, else
+    the profile's own peak metrics completed by that spec (a note says which); ``"profile"``: its peak
+    metrics whatever the target. ``by``:
     ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
     ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
     runs at (default: its machine's own). Returns a :class:`roofline.projection.Projection`.
@@ -154,7 +156,21 @@ def project(
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
-    src = load_machine(source) if source is not None else machine_for(table)
+    target = load_machine(to)
+    said: list[str] = []
+    if isinstance(source, str) and source == "profile":  # the profile's own peak metrics, as asked
+        src = machine_for(table)
+    elif source is not None:
+        src = load_machine(source)
+    else:
+        src = machine_for(table)
+        spec = _named_spec(table)
+        if spec is not None and target.source == "theoretical" and (src is None or src.source != "theoretical"):
+            # like with like: the profile's peak metrics and a datasheet spec define some ceilings differently
+            # (GH100's L2: ncu's lts__t_sectors peak is about twice the whitepaper's 5120 B/clk)
+            said.append(f"the source's ceilings from the {spec.name} spec, as the target's are from a spec (like with "
+                        "like); --from profile to use its peak metrics instead")
+            src = spec
     if src is None:
         gpus = _gpus(table)
         raise MachineError(
@@ -164,8 +180,19 @@ def project(
             hint="say which machine it ran on: --from a machine JSON or a GPU spec name (roofline machine --list-specs)")
     if by == "auto":
         by = "phase" if table.frame["phase"].notna().any() else "name"
-    return _project(table, load_machine(to), src, by=by, target_clock_hz=target_clock_hz,
+    proj = _project(table, target, src, by=by, target_clock_hz=target_clock_hz,
                     source_l2_bytes=profile_l2_bytes(table))
+    return dataclasses.replace(proj, notes=(*said, *proj.notes)) if said else proj
+
+
+def _named_spec(table: KernelTable) -> Machine | None:
+    """Theoretical ceilings of the one GPU the profile names, when we have its spec."""
+    from roofline.machine.gpu_specs import spec_for_device_name
+    from roofline.machine.theoretical import theoretical_from_spec
+
+    gpus = _gpus(table)
+    spec = spec_for_device_name(gpus[0]) if len(gpus) == 1 else None
+    return theoretical_from_spec(spec) if spec is not None else None
 
 
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads standard input).")],
         to: Annotated[list[str], typer.Option("--to", "-t", help="The target's ceilings: a GPU spec name (roofline machine --list-specs), a machine JSON (roofline machine -o) or an ERT file. Repeat to combine (first wins).")],
-        source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on. Default: the profile's own peak metrics, completed by the spec of the GPU it names. Repeat to combine.")] = None,
+        source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on: a GPU spec name, a machine file, or 'profile' (its own peak metrics). Default: like with like, the spec of the GPU the profile names when --to is a spec, else the profile's peak metrics completed by that spec. Repeat to combine.")] = None,
         target_clock: Annotated[Optional[float], typer.Option("--target-clock", min=1e6, callback=finite, help="SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target machine's own.")] = None,
         by: Annotated[ProjectBy, typer.Option(help="One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has phases).")] = ProjectBy.auto,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show in the table and chart.")] = 20,
@@ -63,11 +63,12 @@ def register(app: typer.Typer) -> None:
         from roofline.views.projection_views import phase_table, projection_table
 
         messages = messages_for(ctx, quiet)
-        machines = [*to, *(source or [])]
+        machines = [*to, *(m for m in source or [] if m != "profile")]
         inputs = input_files(files, machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
         check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
-        proj = api.project(files, to, source=source or None, by=by.value, fp16=fp16.value, kernels=kernel_filter,
+        src = source[0] if source == ["profile"] else (source or None)
+        proj = api.project(files, to, source=src, by=by.value, fp16=fp16.value, kernels=kernel_filter,
                            nvtx=nvtx, target_clock_hz=target_clock)
         to_stdout = any(is_stdio(p) for p, _ in targets)
         console = results_console(to_stderr=to_stdout)
