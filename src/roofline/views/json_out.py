@@ -30,8 +30,9 @@ OP_KEYS = {"int_ops": "int", "conversion_ops": "conversion", "sfu_ops": "sfu", "
 GIPS = 1e9
 
 
-def _clean(value: Any) -> Any:
-    """A JSON-safe scalar: NaN, NA and infinities become None; numpy scalars become Python."""
+def json_safe(value: Any) -> Any:
+    """A JSON-safe value: NaN, NA and infinities become None; numpy scalars become Python; dicts and
+    lists are cleaned member by member."""
     if value is None or value is pd.NA:
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -42,15 +43,18 @@ def _clean(value: Any) -> Any:
         v = float(value)
         return v if math.isfinite(v) else None
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     try:
         if pd.isna(value):
             return None
     except (TypeError, ValueError):
         pass
     return str(value)
+
+
+_clean = json_safe
 
 
 def _ops(r: dict[str, Any]) -> dict[str, Any]:

@@ -7,13 +7,12 @@ time there is unbounded above). Units SI: seconds; speed-ups and fractions are p
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from roofline.projection import NOTE_CODES, SCHEMA, TOTAL_KEYS, Projection
+from roofline.views.json_out import json_safe
 
 #: Per-kernel fields after the keys, in the frame's units.
 KERNEL_FIELDS = ("launches", "time_s", "roofline_time_s", "pct_of_roofline", "bound", "best_time_s",
@@ -23,27 +22,14 @@ KERNEL_FIELDS = ("launches", "time_s", "roofline_time_s", "pct_of_roofline", "bo
 COUNTS = ("kernels", "unprojected")
 
 
-def _clean(value: Any) -> Any:
-    """A JSON-safe scalar: NaN, NA and infinities become None; numpy scalars become Python ones."""
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return v if math.isfinite(v) else None
-    return str(value)
-
 
 def _totals(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: (int(values[k]) if k in COUNTS else _clean(values[k])) for k in TOTAL_KEYS}
+    return {k: (int(values[k]) if k in COUNTS else json_safe(values[k])) for k in TOTAL_KEYS}
 
 
 def _kernel(row: pd.Series, keys: tuple[str, ...]) -> dict[str, Any]:
-    out = {k: _clean(row[k]) for k in keys}
-    out.update({k: _clean(row[k]) for k in KERNEL_FIELDS})
+    out = {k: json_safe(row[k]) for k in keys}
+    out.update({k: json_safe(row[k]) for k in KERNEL_FIELDS})
     if out["launches"] is not None:
         out["launches"] = int(out["launches"])
     out["notes"] = [{"code": str(code), "text": str(text)} for code, text in row["note_list"]]
