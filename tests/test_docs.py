@@ -21,35 +21,18 @@ def test_json_doc_example_is_what_the_code_writes():
     """The example in docs/json-schema.md parses and its numbers are the JSON written for
     tests/report_data.instruction_table under work="instructions" (fields shown: '...' elides)."""
     import json
-    import re
     import sys
 
-    import pytest
-
     sys.path.insert(0, str(Path(__file__).parent))
+    from doc_examples import assert_shown_as_written, doc_example
     from report_data import H100_LIKE, instruction_table
     from roofline.analysis import analyze
     from roofline.views.json_out import analysis_to_dict
 
-    text = (DOCS / "json-schema.md").read_text()
-    example = json.loads(re.search(r"## Example\n.*?```json\n(.*?)```", text, re.S).group(1))
+    example = doc_example("Example")
     written = json.loads(json.dumps(analysis_to_dict(analyze(instruction_table(), H100_LIKE, work="instructions"))))
 
-    def same(doc, real, where):
-        if isinstance(doc, dict):
-            for key, value in doc.items():
-                if key != "...":
-                    assert key in real, where + "." + key
-                    same(value, real[key], where + "." + key)
-        elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
-            for i, item in enumerate(doc):
-                same(item, real[i], f"{where}[{i}]")
-        elif isinstance(doc, float):
-            assert real == pytest.approx(doc, rel=1e-3), where  # the doc rounds a few figures
-        else:
-            assert doc == real, where
-
-    same({k: v for k, v in example.items() if k not in ("machine", "notes")}, written, "$")
+    assert_shown_as_written({k: v for k, v in example.items() if k not in ("machine", "notes")}, written)
     assert example["notes"][0] in written["notes"]
     assert example["machine"]["memory"] == written["machine"]["memory"]
 

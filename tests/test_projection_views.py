@@ -300,26 +300,11 @@ def test_json_unbounded_high_end_is_null_and_notes_carry_codes():
 
 def test_json_doc_example_is_what_the_code_writes():
     """The example in docs/json-schema.md is the JSON of :func:`synthetic` (fields shown; '...' elides)."""
-    from pathlib import Path
+    from doc_examples import SCHEMA_DOC, assert_shown_as_written, doc_example
 
-    text = (Path(__file__).parents[1] / "docs" / "json-schema.md").read_text()
-    example = json.loads(re.search(r"## Projection example\n.*?```json\n(.*?)```", text, re.S).group(1))
+    text = SCHEMA_DOC.read_text()
+    example = doc_example("Projection example")
     written = json.loads(json.dumps(projection_to_dict(synthetic()), allow_nan=False))
-
-    def same(doc, real, where):
-        if isinstance(doc, dict):
-            for key, value in doc.items():
-                if key != "...":
-                    assert key in real, where + "." + key
-                    same(value, real[key], where + "." + key)
-        elif isinstance(doc, list) and doc and isinstance(doc[0], dict):
-            for i, item in enumerate(doc):
-                same(item, real[i], f"{where}[{i}]")
-        elif isinstance(doc, float):
-            assert real == approx(doc, rel=1e-3), where   # the doc rounds a few figures
-        else:
-            assert doc == real, where
-
-    same(example, written, "$")
+    assert_shown_as_written(example, written)
     documented = re.findall(r"^\| `([a-z_]+)`", text.split("# JSON output: schema `roofline.projection/1`")[1], re.M)
     assert set(written) | set(written["totals"]) | set(written["kernels"][0]) <= set(documented)
