@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from roofline.readers import ncu_rep
-from roofline.readers.dispatch import build_table
+from roofline.readers.build import build_table
 
 IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
             "tensor_precision", "flops_partial", "estimated", "run", "source"]
