@@ -33,9 +33,11 @@ What real files do, and how it is handled:
 * ``Process ID`` and ``Process Name`` tell runs of different programs apart
   (:mod:`roofline.readers.merge`).
 
-Speed: one ``pandas.read_csv`` call from the data's byte offset, with no ``dtype`` or
-``encoding`` arguments (measured: any of them makes the C parser 1.5-3x slower on 1e6
-launches), then vectorised unit scaling per column.
+Speed: the raw page (one row per launch: the large files) is read by pyarrow's multi-threaded
+columnar parser in slabs (:mod:`roofline.readers.csv_arrow`), numbers made SI per column; the
+details page (:mod:`roofline.readers.ncu_details`) and the header scan
+(:mod:`roofline.readers.ncu_layout`) keep per-file costs small for the many small files of
+one-metric-per-run exports.
 """
 
 from __future__ import annotations

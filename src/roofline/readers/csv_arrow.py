@@ -1,0 +1,228 @@
+"""A CSV table read with pyarrow's multi-threaded columnar parser, in slabs, and its number columns.
+
+Measured on the 2-core development VM (benchmarks/bench_analyze.py's 1,000,000-launch raw page,
+380 MB): pyarrow's parser with two threads, reading only the columns asked for and the text
+identities dictionary-encoded, takes about half the wall time of pandas' C engine; read in one
+call it holds the whole file's bytes until the end (0.9 GB RSS), so the file is fed to it in slabs
+of :data:`SLAB_BYTES` cut at line ends, each slab's number columns made numpy arrays before the
+next is read, and the numbers assembled into pandas' 2-D blocks without a second copy (:class:`Columns`).
+ncu never writes a line break inside a value, which is what cutting at line ends needs.
+
+Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (thousands
+separators ``"1,234,567"``, European ``"1.234,5"``) is converted here with Arrow compute
+(separators removed, then cast), per column, never per value in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, TypeAlias
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+#: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy, small
+#: enough that the raw text never dominates memory.
+SLAB_BYTES = 64 << 20
+#: pyarrow's block size within a slab (one parallel task per block).
+BLOCK_BYTES = 4 << 20
+#: Text columns stored as dictionaries (repeated kernel names cost one copy each).
+DICTIONARY = pa.dictionary(pa.int32(), pa.string())
+
+
+class MalformedRow(ValueError):
+    """A data row with the wrong number of fields (not a ``==PROF==`` line), or a value pyarrow
+    cannot read."""
+
+
+class NotUtf8(ValueError):
+    """Text that is not UTF-8 (read it again with ``encoding="latin1"``)."""
+
+
+#: A column's piece from one slab: numbers as numpy (int64 without gaps, else float64 with NaN),
+#: anything else as Arrow (text, dictionaries).
+Piece: TypeAlias = "np.ndarray | pa.ChunkedArray"
+
+
+@dataclass
+class Columns:
+    """The columns read so far, one list of per-slab pieces per column. ``numeric`` columns are
+    made numbers (and multiplied by their factor) slab by slab, so that only one slab's text and
+    Arrow arrays are alive at a time; text a column holds stays Arrow."""
+
+    names: list[str]
+    numeric: dict[str, float]  # column -> factor to SI
+    european: bool = False
+    parts: dict[str, list[Piece]] = field(default_factory=dict)
+    rows: int = 0
+
+    def add(self, table: pa.Table) -> None:
+        if table.num_rows == 0:  # a slab of ==PROF== lines only: its columns have no type
+            return
+        for name in self.names:
+            values = table.column(name)
+            factor = self.numeric.get(name)
+            piece: Piece = values
+            if factor is not None:
+                converted = numbers(values, self.european)
+                if converted is not None:
+                    piece = to_numpy(converted) * factor if factor != 1.0 else to_numpy(converted)
+            self.parts.setdefault(name, []).append(piece)
+        self.rows += table.num_rows
+
+    def arrow(self, name: str) -> pa.ChunkedArray:
+        """A column kept as Arrow (identities), its pieces joined; dropped from the parts."""
+        chunks = [c for p in self.parts.pop(name) for c in _chunks(p)]
+        kinds = {c.type for c in chunks}
+        if len(kinds) > 1:  # e.g. a dictionary in one slab, all-empty (null) in another
+            chunks = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c.cast(pa.string()) for c in chunks]
+        return pa.chunked_array(chunks) if chunks else pa.chunked_array([], type=pa.string())
+
+    def frame(self, order: Sequence[str], text: object) -> pd.DataFrame:
+        """The ``order`` columns as one pandas frame, numbers in two 2-D blocks (float64, int64) filled
+        column by column as each column's pieces are dropped (so the numbers are never held twice);
+        a column with text in any slab is text (``text``: its pandas dtype)."""
+        float_cols, int_cols, text_cols = [], [], []
+        for name in order:
+            pieces = self.parts[name]
+            if any(isinstance(p, (pa.Array, pa.ChunkedArray)) for p in pieces):
+                text_cols.append(name)
+            elif all(p.dtype.kind in "iu" for p in pieces):
+                int_cols.append(name)
+            else:
+                float_cols.append(name)
+        position = {name: i for i, name in enumerate(order)}
+        blocks: list[tuple[Any, np.ndarray]] = []
+        for cols, dtype in ((float_cols, np.float64), (int_cols, np.int64)):
+            if cols:
+                block = np.empty((len(cols), self.rows), dtype=dtype)
+                for i, name in enumerate(cols):
+                    np.concatenate(self.parts.pop(name), out=block[i], casting="unsafe")
+                blocks.append((block, np.array([position[c] for c in cols])))
+        for name in text_cols:
+            chunks = [c for p in self.parts.pop(name) for c in _text_chunks(p)]
+            values = pa.chunked_array(chunks, type=pa.string()).to_pandas(types_mapper={pa.string(): text}.get)
+            blocks.append((values.array, np.array([position[name]])))
+        return _from_blocks(blocks, pd.RangeIndex(self.rows), pd.Index(list(order)))
+
+
+def _chunks(piece: Piece) -> list[pa.Array]:
+    return list(piece.chunks) if isinstance(piece, pa.ChunkedArray) else [piece]
+
+
+def _text_chunks(piece: Piece) -> list[pa.Array]:
+    """A piece as text chunks (numbers of a mostly-text column written back as text)."""
+    if isinstance(piece, np.ndarray):
+        return [pa.array(piece).cast(pa.string())]
+    return [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c.cast(pa.string()) for c in _chunks(piece)]
+
+
+def _from_blocks(blocks: list[tuple[Any, np.ndarray]], index: pd.Index, columns: pd.Index) -> pd.DataFrame:
+    """A frame that adopts the 2-D blocks as they are (pandas' own constructor would copy them to
+    consolidate), through pandas' public internals API (pandas 3)."""
+    try:
+        from pandas.api.internals import create_dataframe_from_blocks
+    except ImportError:  # pandas 2: the same frame, built by the constructor (one more copy)
+        data: dict[Any, Any] = {}
+        for values, placement in blocks:
+            pieces = list(values) if isinstance(values, np.ndarray) else [values]
+            data.update({columns[col]: piece for col, piece in zip(placement.tolist(), pieces)})
+        return pd.DataFrame({c: data[c] for c in columns}, index=index)
+    return create_dataframe_from_blocks(blocks, index=index, columns=columns)
+
+
+def slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
+    """The rest of ``fh`` in pieces of about ``size`` bytes, each ending at a line end (the last
+    one at the end of the file). The bytes after a piece's last line end are read again with the
+    next piece, rather than copied onto it."""
+    while True:
+        start = fh.tell()
+        chunk = fh.read(size)
+        if not chunk:
+            return
+        cut = chunk.rfind(b"\n") + 1 if len(chunk) == size else len(chunk)
+        while cut == 0:  # a line longer than the piece: read on to its end
+            more = fh.read(size)
+            chunk += more
+            cut = chunk.rfind(b"\n") + 1 if more else len(chunk)
+        fh.seek(start + cut)
+        yield memoryview(chunk)[:cut]
+
+
+def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], types: dict[str, pa.DataType], *,
+               numeric: dict[str, float] | None = None, european: bool = False, encoding: str = "utf8",
+               slab_bytes: int | None = None) -> Columns:
+    """Parse ``fh`` (positioned at the first data row) into the ``include`` columns.
+
+    ``types``: fixed column types (others inferred per slab); ``numeric``: the columns to make
+    numbers, with the factor that takes each to SI (see :class:`Columns`). Rows that start with ``==`` (``==PROF==`` lines) are skipped;
+    any other row with the wrong number of fields raises :class:`MalformedRow`.
+    """
+    bad: list[str] = []
+
+    def on_invalid(row: pcsv.InvalidRow) -> str:
+        if (row.text or "").startswith("=="):
+            return "skip"
+        bad.append(f"line {row.number}: {row.actual_columns} fields, {row.expected_columns} expected" if row.number
+                   else f"a row with {row.actual_columns} fields, {row.expected_columns} expected")
+        return "error"
+
+    read = pcsv.ReadOptions(column_names=list(header), block_size=BLOCK_BYTES)
+    if encoding != "utf8":  # any encoding, even "utf8", makes pyarrow transcode through Python
+        read.encoding = encoding
+    parse = pcsv.ParseOptions(invalid_row_handler=on_invalid)
+    conv = pcsv.ConvertOptions(include_columns=list(include), column_types=types, null_values=["n/a", ""],
+                               strings_can_be_null=True, timestamp_parsers=[])
+    out = Columns(list(include), dict(numeric or {}), european)
+    for piece in slabs(fh, slab_bytes or SLAB_BYTES):
+        try:
+            table = pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=conv)
+        except pa.ArrowInvalid as exc:
+            if "UTF8" in str(exc) and encoding == "utf8":
+                raise NotUtf8(str(exc)) from None
+            if bad:
+                raise MalformedRow(bad[0]) from None
+            raise MalformedRow(str(exc).splitlines()[0]) from None
+        del piece
+        out.add(table)
+        del table
+    return out
+
+
+def numbers(values: pa.ChunkedArray | pa.Array, european: bool) -> pa.ChunkedArray | pa.Array | None:
+    """A column as numbers: int64 or float64 as pyarrow read them, or text with thousands
+    separators (European: ``.`` thousands, ``,`` decimals) converted; None when some value is
+    not a number. All-empty columns become float64 (NaN)."""
+    kind = values.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return values
+    if pa.types.is_null(kind):
+        return pc.cast(values, pa.float64())
+    if pa.types.is_dictionary(kind):
+        values = values.cast(pa.string())
+    elif not pa.types.is_string(kind) and not pa.types.is_large_string(kind):
+        return None
+    text = pc.utf8_trim_whitespace(values)
+    thousands, decimal = (".", ",") if european else (",", ".")
+    text = pc.replace_substring(text, thousands, "")
+    if decimal != ".":
+        text = pc.replace_substring(text, decimal, ".")
+    text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+    for target in (pa.int64(), pa.float64()):
+        try:
+            return pc.cast(text, target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    return None
+
+
+def to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A numeric column as numpy: int64 when it is integers without gaps (exact counts), else
+    float64 with NaN for the gaps."""
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return np.asarray(column.to_numpy(), dtype=np.int64)
+    return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
