@@ -1,10 +1,11 @@
-"""Write an analysis to files: JSON, CSV, interactive HTML, static chart (PNG/SVG/PDF).
+"""Write an analysis to files: JSON, CSV, interactive HTML, static chart (PNG/SVG/PDF), and the
+per-launch kernel table it came from as Parquet (:mod:`roofline.readers.kernel_parquet`).
 
 Shared by ``roofline analyze``, ``roofline demo`` and ``roofline profile``. Every target is
 checked before anything is written, so a refused overwrite never leaves half the outputs:
 no target may be an input (not even with ``force``), exist (without ``force``) or repeat;
-``-`` writes standard output (one target at most, and not a chart); missing folders are
-created; a chart is refused when no kernel can be drawn on it.
+``-`` writes standard output (one target at most, and neither a chart nor Parquet); missing
+folders are created; a chart is refused when no kernel can be drawn on it.
 """
 
 from __future__ import annotations
@@ -26,20 +27,21 @@ class OutputRequest:
     """Which files to write. Paths are None when not wanted; ``-`` is standard output.
 
     ``ceilings``: the chart's compute ceilings, ``"used"`` or ``"all"``. ``inputs``: the files
-    read, never to be written over.
+    read, never to be written over. ``parquet``: the per-launch kernel table (not the analysis).
     """
 
     json: Path | None = None
     csv: Path | None = None
     html: Path | None = None
     png: Path | None = None  # any of FIGURE_FORMATS, by suffix
+    parquet: Path | None = None
     force: bool = False
     top: int = 8
     ceilings: str = "used"
     inputs: Sequence[Path] = ()
 
     def targets(self) -> list[Path]:
-        return [p for p in (self.json, self.csv, self.html, self.png) if p is not None]
+        return [p for p in (self.json, self.csv, self.html, self.png, self.parquet) if p is not None]
 
     @property
     def to_stdout(self) -> bool:
@@ -49,6 +51,9 @@ class OutputRequest:
 
 def check_targets(request: OutputRequest) -> None:
     """Raise before any work if a target is an input, exists (without force), repeats, or has a bad suffix."""
+    if is_stdout(request.parquet):
+        raise RooflineError("a Parquet file cannot go to standard output (-)",
+                            hint="give a file name, e.g. --parquet launches.parquet")
     check_files([(p, p is request.png) for p in request.targets()], force=request.force, inputs=request.inputs)
 
 
@@ -95,10 +100,16 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     operators the HTML report drills down from modules to operators to kernels. ``estimates``: the
     counter-free estimate of the same program (a KernelTable), compared per module and operator.
     ``comparison``: the measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`)
-    written into the JSON as its ``estimate`` block."""
+    written into the JSON as its ``estimate`` block. The Parquet file (``request.parquet``) holds
+    ``table`` (or ``diagnoses`` when that is a KernelTable), every launch with its raw metrics."""
     check_targets(request)
     if request.png is not None:
         check_drawable(analysis)  # before anything is written
+    from roofline.kernels import KernelTable  # here: `import roofline.outputs` stays free of pandas
+
+    launches = table if table is not None else diagnoses
+    if request.parquet is not None and not isinstance(launches, KernelTable):
+        raise RooflineError("no per-launch kernel table to write as Parquet", path=request.parquet)
     outputs: list[tuple[Path, Any]] = []
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
@@ -112,6 +123,10 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.png is not None:
         png = request.png
         outputs.append((png, lambda: figure_bytes(chart(analysis, request), png.suffix)))
+    if request.parquet is not None:
+        from roofline.readers.kernel_parquet import to_bytes
+
+        outputs.append((request.parquet, lambda: to_bytes(launches)))
     return write_all(outputs, force=request.force, inputs=request.inputs, stdout=stdout)
 
 

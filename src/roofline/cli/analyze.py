@@ -25,6 +25,8 @@ class By(str, Enum):
 BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
            "or per module path (module; see --depth).")
 DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
+PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
+                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
                  "operator (or per module under --by module), with their ratios.")
@@ -119,7 +121,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def analyze(
         ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, or folders of them; - reads standard input. Several files describing the same launches are merged.")],
+        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, or a GPU spec name (roofline machine --list-specs). Repeat to combine (first wins). Default: the profile's own peak metrics.")] = None,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
@@ -134,6 +136,7 @@ def register(app: typer.Typer) -> None:
         csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV; - writes standard output.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive, self-contained HTML report.")] = None,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the hierarchical roofline chart (.png, .svg or .pdf).")] = None,
+        parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP)] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
@@ -144,8 +147,8 @@ def register(app: typer.Typer) -> None:
         from roofline.analysis.select import select
 
         messages = messages_for(ctx, quiet)
-        request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, force=force, top=top,
-                                ceilings=ceilings.value,
+        request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, parquet=parquet_out,
+                                force=force, top=top, ceilings=ceilings.value,
                                 inputs=input_files([*files, *([estimate] if estimate else [])], machine))
         check_targets(request)  # refuse before reading anything
         launches = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)

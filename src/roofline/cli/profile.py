@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import BY_HELP, DEPTH_HELP, By, Fp16
+from roofline.cli.analyze import BY_HELP, DEPTH_HELP, PARQUET_HELP, By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
 from roofline.cli.options import Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
 
@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive HTML report.")] = None,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the roofline chart (.png, .svg or .pdf).")] = None,
+        parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP + " Under a launcher: NAME.rankN.parquet, for roofline merge.")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         work: WorkOpt = Work.flops,
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never the program or its inputs).")] = False,
@@ -88,7 +89,8 @@ def register(app: typer.Typer) -> None:
             torch=torch, estimate=not no_estimate,
         )
         request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
-                                png=_ranked(png_out, rank), force=force, top=top, ceilings=ceilings.value,
+                                png=_ranked(png_out, rank), parquet=_ranked(parquet_out, rank), force=force, top=top,
+                                ceilings=ceilings.value,
                                 inputs=inputs)
         check_targets(request)
         console = results_console(to_stderr=request.to_stdout)  # stdout may carry --json -
@@ -107,23 +109,27 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def merge(
         ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json) or profiles.")],
-        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table (.kernels.json); - writes standard output.")],
+        files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json, NAME.rankN.parquet) or profiles.")],
+        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table: X.parquet (streamed, the fast way for many ranks) or X.kernels.json; - writes JSON to standard output.")],
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention for profiles that are not kernel tables.")] = Fp16.ncu,
         force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file (never an input).")] = False,
         quiet: Quiet = False,
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
         from roofline.outputs import check_files, write_all
+        from roofline.profiling.merge import merge_tables, merge_to_parquet
         from roofline.readers import kernel_json as table_file
-        from roofline.profiling.merge import merge_tables
 
         messages = messages_for(ctx, quiet)
         check_files([(out, False)], force=force, inputs=files)
-        table = merge_tables(files, fp16=fp16.value)
-        write_all([(out, lambda: table_file.to_json(table))], force=force, inputs=files)
-        ranks = int(table.metrics["rank"].dropna().nunique())
-        messages.info(f"merged {len(files)} files ({ranks} ranks, {len(table)} rows) into {out}")
+        if out.suffix.lower() == ".parquet":
+            summary = merge_to_parquet(files, out, fp16=fp16.value, force=force, inputs=files)
+            ranks, rows = summary.ranks, summary.rows
+        else:
+            table = merge_tables(files, fp16=fp16.value)
+            write_all([(out, lambda: table_file.to_json(table))], force=force, inputs=files)
+            ranks, rows = int(table.metrics["rank"].dropna().nunique()), len(table)
+        messages.info(f"merged {len(files)} files ({ranks} ranks, {rows} rows) into {out}")
 
 
 def _ranked(path: Optional[Path], rank: Optional[int]) -> Optional[Path]:

@@ -1,7 +1,9 @@
 """`read_profile`: any supported profiler output(s) -> one validated :class:`KernelTable`.
 
 The format is detected by content (``.ncu-rep`` by its name, since it is a binary
-container): Nsight Compute CSV (raw or details page) or an Nsight Compute report.
+container): Nsight Compute CSV (raw or details page), an Nsight Compute report, or one of our
+kernel-table files (``*.kernels.json``, or Parquet: the ``PAR1`` magic, then the footer's
+``roofline.schema`` key, :mod:`roofline.readers.kernel_parquet`).
 ``-`` is standard input; pipes (``<(cmd)``, ``/dev/stdin``) are read once into memory
 (:mod:`roofline.readers.stream`); a folder stands for the profiles in it
 (:func:`profile_files`), skipping, with one warning, files in it that are not readable profiles.
@@ -30,7 +32,9 @@ from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 #: Files taken from a folder given as a profile.
-PROFILE_PATTERNS = ("*.csv", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json")
+PROFILE_PATTERNS = ("*.csv", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet")
+#: The first bytes of a Parquet file.
+PARQUET_MAGIC = b"PAR1"
 #: How many skipped files a warning names.
 MAX_NAMED = 5
 
@@ -48,7 +52,8 @@ def profile_files(path: str | PathLike[str]) -> list[Path]:
     files = sorted({f for pattern in PROFILE_PATTERNS for f in p.glob(pattern) if f.is_file()})
     if not files:
         raise InputError("the folder holds no profiles", path=p,
-                         hint="give ncu CSV exports (*.csv), reports (*.ncu-rep) or per-metric files (out.*)")
+                         hint="give ncu CSV exports (*.csv), reports (*.ncu-rep), per-metric files (out.*) "
+                              "or kernel tables (*.kernels.json, *.parquet)")
     return files
 
 
@@ -66,12 +71,12 @@ def _check_memory(src: InMemory) -> None:
     if not head.strip():
         raise InputError("no data (the stream is empty)", path=src.name,
                          hint="check the command that writes it: ncu ... --csv | roofline analyze -")
+    if _is_kernel_json_bytes(head) or head.startswith(PARQUET_MAGIC):
+        raise InputError("a kernel-table file (.kernels.json or Parquet) cannot be read from a pipe or standard input",
+                         path=src.name, hint="give the file by its name")
     if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputError("binary data on a pipe or standard input (a .ncu-rep report?)", path=src.name,
                          hint="give a .ncu-rep report by its file name; a pipe can carry ncu CSV (ncu --import R --csv)")
-    if _is_kernel_json_bytes(head):
-        raise InputError("a kernel-table file cannot be read from a pipe or standard input", path=src.name,
-                         hint="give the .kernels.json file by its name")
 
 
 def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
@@ -87,6 +92,9 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
         from roofline.readers.ncu_rep import read_ncu_rep
 
         return read_ncu_rep(p)
+    if _table_kind(p) is not None:
+        raise InputError("a kernel-table file, not a raw profiler output", path=p,
+                         hint="read it with roofline.readers.read_profile (roofline analyze)")
     return read_ncu_csv(p)
 
 
@@ -107,7 +115,9 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     sources, folders = _sources(paths)
     # (files of the run, its table), raw profiler runs first, then our kernel-table files, as before.
     units: list[tuple[list[str], KernelTable]] = []
-    raw = [p for p in sources if not _is_kernel_json(p)]
+    kinds = {p: _table_kind(p) for p in sources}
+    raw = [p for p in sources if kinds[p] is None]
+    tables = [p for p in sources if kinds[p] is not None]
     skipped: list[str] = []
     if raw:
         profiles = []
@@ -118,13 +128,19 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
                 if p not in folders:
                     raise
                 skipped.append(f"{Path(fspath(p)).name} ({exc.message})")
-        if not profiles and skipped and not any(_is_kernel_json(p) for p in sources):
-            raise InputError("none of the files in the folder is a readable profile", path=_folder_label(folders),
-                             hint="; ".join(skipped[:MAX_NAMED]))
         for run in split_runs(profiles):
             run_sources = [p.source for p in run]
             units.append((run_sources, build_table(merge_profiles(run), fp16=fp16, sources=run_sources)))
-    units += [([fspath(p)], _read_kernel_json(p)) for p in sources if _is_kernel_json(p)]
+    for p in tables:
+        try:
+            units.append(([fspath(p)], _read_table_file(p, kinds[p])))
+        except InputError as exc:
+            if p not in folders:
+                raise
+            skipped.append(f"{Path(fspath(p)).name} ({exc.message})")
+    if not units:
+        raise InputError("none of the files in the folder is a readable profile", path=_folder_label(folders),
+                         hint="; ".join(skipped[:MAX_NAMED]))
     if len(units) == 1:
         table = units[0][1]
     else:
@@ -183,19 +199,28 @@ def _is_kernel_json_bytes(head: bytes) -> bool:
     return head.startswith(b"{") and b'"roofline.kernels/1"' in head
 
 
-def _is_kernel_json(path: str | PathLike[str] | InMemory) -> bool:
-    """True for our own kernel-table files (``*.kernels.json`` from roofline profile / merge), by content."""
+def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
+    """``"json"`` or ``"parquet"`` for a kernel-table file (ours, from roofline profile, analyze
+    --parquet or merge), by content; None for anything else. Any Parquet file counts: one that
+    is not ours is refused by its reader with a clear message, not read as CSV."""
     if isinstance(path, InMemory):
-        return False  # refused by _check_memory: a stream is read as CSV
+        return None  # refused by _check_memory: a stream is read as CSV
     p = Path(fspath(path))
     if not p.is_file():
-        return False
+        return None
     with p.open("rb") as fh:
-        head = fh.read(4096).lstrip()
-    return head.startswith(b"{") and b'"roofline.kernels/1"' in head
+        head = fh.read(4096)
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    return "json" if _is_kernel_json_bytes(head) else None
 
 
-def _read_kernel_json(path: str | PathLike[str]) -> KernelTable:
+def _read_table_file(path: str | PathLike[str], kind: str | None) -> KernelTable:
+    # Imported here: pyarrow.parquet is needed only when a Parquet file is met (not on the CSV path).
+    if kind == "parquet":
+        from roofline.readers import kernel_parquet
+
+        return kernel_parquet.read(Path(fspath(path)))
     from roofline.readers import kernel_json
 
     return kernel_json.read(Path(fspath(path)))
