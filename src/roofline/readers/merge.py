@@ -38,12 +38,16 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
+from roofline.readers.ncu_columns import frame_of
 from roofline.readers.profile import RawProfile, is_timing_metric
 from roofline.units import counted
 
@@ -55,118 +59,176 @@ def _name(p: RawProfile) -> str:
     return Path(p.source).name
 
 
-def _refuse_repeated_ids(p: RawProfile) -> None:
-    if p.ids["launch_id"].duplicated().any():
+@dataclass(frozen=True, eq=False)
+class _Launches:
+    """What matching needs of one input, taken from its frames once (not per pair of inputs)."""
+
+    ids: np.ndarray  # launch IDs: int64, or object (with <NA>) where some is unknown
+    id_set: frozenset[Any]
+    names: np.ndarray  # kernel names, object (None where unknown)
+    process_ids: frozenset[object]  # known process IDs
+    process_names: frozenset[object]  # known process names (empty when the reader has none)
+
+    @classmethod
+    def of(cls, p: RawProfile) -> _Launches:
+        ids = p.ids["launch_id"].array
+        values = ids.to_numpy(dtype=object) if ids.isna().any() else ids.to_numpy(dtype=np.int64)
+        names = p.ids["kernel_name"].array
+        if names.dtype != pd.StringDtype():
+            names = names.astype("string")
+        return cls(values, frozenset(values.tolist()), names.to_numpy(dtype=object, na_value=None),
+                   _known(p, "process_id"), _known(p, "process_name"))
+
+    def same_names(self, other: _Launches, order: np.ndarray | None) -> bool:
+        """No launch is named differently by the two (unknown names differ from none)."""
+        if order is None and self.names.tolist() == other.names.tolist():
+            return True
+        return not _name_differences(self, other, order)
+
+    @property
+    def repeats(self) -> bool:
+        """Some launch ID appears twice (or two are unknown)."""
+        return len(self.id_set) != len(self.ids)
+
+
+def _summaries(profiles: Sequence[RawProfile]) -> dict[int, _Launches]:
+    return {id(p): _Launches.of(p) for p in profiles}
+
+
+def _refuse_repeated_ids(p: RawProfile, launches: _Launches) -> None:
+    if launches.repeats:
         raise InputError("launch IDs repeat within a file; cannot match launches across files", path=p.source)
 
 
-def _check_same_launches(base: RawProfile, other: RawProfile) -> pd.Series:
-    """Row positions of ``other``'s launches in ``base`` order; raises when launches differ."""
-    base_ids = base.ids["launch_id"]
-    other_ids = other.ids["launch_id"]
-    _refuse_repeated_ids(other)
-    _refuse_repeated_ids(base)
-    if set(base_ids) != set(other_ids):
+def _check_same_launches(base: RawProfile, other: RawProfile, launches: dict[int, _Launches]) -> np.ndarray | None:
+    """Row positions of ``other``'s launches in ``base`` order (None: the same order); raises when
+    launches differ."""
+    a, b = launches[id(base)], launches[id(other)]
+    _refuse_repeated_ids(other, b)
+    _refuse_repeated_ids(base, a)
+    if a.id_set != b.id_set:
         # plain ints: a list of numpy integers prints as [np.int64(3), ...]
-        only_a = ", ".join(str(int(i)) for i in sorted(set(base_ids) - set(other_ids))[:5]) or "none"
-        only_b = ", ".join(str(int(i)) for i in sorted(set(other_ids) - set(base_ids))[:5]) or "none"
+        only_a = ", ".join(str(int(i)) for i in sorted(a.id_set - b.id_set)[:5]) or "none"
+        only_b = ", ".join(str(int(i)) for i in sorted(b.id_set - a.id_set)[:5]) or "none"
         raise InputError(
             f"the files do not describe the same launches: launch IDs differ from {_name(base)} "
             f"(only there: {only_a}; only here: {only_b})", path=other.source,
             hint="merge only files of the same program run with the same --launch-skip/--launch-count; analyse others separately",
         )
-    order = _order(base, other)
-    differ = _name_differences(base, other, order)
+    order = _order(a, b)
+    differ = [] if a.same_names(b, order) else _name_differences(a, b, order)
     if differ:
-        i, a, b = differ[0]
+        i, x, y = differ[0]
         raise InputError(
-            f"the files do not describe the same launches: launch {base_ids.iloc[i]} is {a[:80]!r} in "
-            f"{_name(base)} but {b[:80]!r} here ({counted(len(differ), 'launch', 'launches')} {'differs' if len(differ) == 1 else 'differ'})", path=other.source,
+            f"the files do not describe the same launches: launch {a.ids[i]} is {x[:80]!r} in "
+            f"{_name(base)} but {y[:80]!r} here ({counted(len(differ), 'launch', 'launches')} {'differs' if len(differ) == 1 else 'differ'})", path=other.source,
             hint="merge only files of the same program run; analyse others separately",
         )
-    return pd.Series(order)
+    return order
 
 
-def _order(base: RawProfile, other: RawProfile) -> np.ndarray:
-    """Row positions of ``other``'s launches in ``base`` order (same launch-ID sets, no repeats)."""
-    other_ids = other.ids["launch_id"]
-    position = pd.Series(np.arange(len(other_ids)), index=other_ids.to_numpy())
-    return position.loc[base.ids["launch_id"].to_numpy()].to_numpy()
+def _order(base: _Launches, other: _Launches) -> np.ndarray | None:
+    """Row positions of ``other``'s launches in ``base`` order (same launch-ID sets, no repeats);
+    None when they are in the same order already (files of one run usually are)."""
+    if base.ids.dtype == other.ids.dtype and np.array_equal(base.ids, other.ids):
+        return None
+    if base.ids.dtype == np.int64 and other.ids.dtype == np.int64:
+        sorter = np.argsort(other.ids, kind="stable")
+        return sorter[np.searchsorted(other.ids, base.ids, sorter=sorter)]
+    position = {launch: i for i, launch in enumerate(other.ids.tolist())}
+    return np.array([position[launch] for launch in base.ids.tolist()], dtype=np.intp)
 
 
-def _name_differences(base: RawProfile, other: RawProfile, order: np.ndarray) -> list[tuple[int, str, str]]:
-    names_a = base.ids["kernel_name"].astype("string").to_numpy(dtype=object, na_value=None)
-    names_b = other.ids["kernel_name"].astype("string").to_numpy(dtype=object, na_value=None)[order]
-    return [(i, a, b) for i, (a, b) in enumerate(zip(names_a, names_b)) if a is not None and b is not None and a != b]
+def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    return values if order is None else values[order]
 
 
-def _known(p: RawProfile, column: str) -> set[object]:
+def _name_differences(base: _Launches, other: _Launches, order: np.ndarray | None) -> list[tuple[int, str, str]]:
+    names_a, names_b = base.names, _take(other.names, order)
+    differ = np.flatnonzero(~pd.isna(names_a) & ~pd.isna(names_b) & (names_a != names_b))
+    return [(int(i), names_a[i], names_b[i]) for i in differ]
+
+
+def _known(p: RawProfile, column: str) -> frozenset[object]:
     """The distinct known values of an identity column (empty when the reader has none)."""
     if column not in p.ids.columns:
-        return set()
-    return set(p.ids[column].dropna().tolist())
+        return frozenset()
+    return frozenset(v for v in set(p.ids[column].array.tolist()) if not pd.isna(v))  # distinct values first
 
 
-def _same_process(a: RawProfile, b: RawProfile) -> bool:
+def _same_process(a: _Launches, b: _Launches) -> bool:
     """Both files name the same process(es): same known process IDs, and names that do not differ."""
-    pids_a, pids_b = _known(a, "process_id"), _known(b, "process_id")
-    if not pids_a or pids_a != pids_b:
+    if not a.process_ids or a.process_ids != b.process_ids:
         return False
-    names_a, names_b = _known(a, "process_name"), _known(b, "process_name")
-    return not (names_a and names_b and names_a != names_b)
+    return not (a.process_names and b.process_names and a.process_names != b.process_names)
 
 
-def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray) -> str | None:
+def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray | None) -> str | None:
     """A metric both files measured with different values (``b`` aligned to ``a`` by ``order``), or None.
 
     Timing metrics count only when neither file is SASS-instrumented: otherwise the
     difference is the instrumentation's, which the timing rule settles.
     """
-    timing_counts = not (a.sass_instrumented or b.sass_instrumented)
-    for c in a.metrics.columns:
-        if c not in b.metrics.columns or (is_timing_metric(c) and not timing_counts):
+    common = [c for c in a.metrics.columns if c in b.metrics.columns]
+    timing_counts = not common or not (a.sass_instrumented or b.sass_instrumented)
+    for c in common:
+        if is_timing_metric(c) and not timing_counts:
             continue
-        x, y = a.metrics[c].reset_index(drop=True), b.metrics[c].iloc[order].reset_index(drop=True)
-        if not _same_values(x, y):
+        if not _same_values(a.metrics[c].array, _take_array(b.metrics[c].array, order)):
             return str(c)
     return None
 
 
-def _same_values(a: pd.Series, b: pd.Series) -> bool:
-    return bool(a.equals(b) or (a.dtype.kind in "iuf" and b.dtype.kind in "iuf"
-                                and np.allclose(a.to_numpy(dtype=np.float64), b.to_numpy(dtype=np.float64),
-                                                rtol=1e-12, atol=0, equal_nan=True)))
+def _take_array(values: ExtensionArray, order: np.ndarray | None) -> ExtensionArray:
+    return values if order is None else values.take(order)
 
 
-def _joins(run: list[RawProfile], p: RawProfile) -> bool:
+def _same_values(a: ExtensionArray | np.ndarray, b: ExtensionArray | np.ndarray) -> bool:
+    """Equal values (NaN equal to NaN, same dtype), or numbers equal within a relative 1e-12."""
+    x, y = np.asarray(a) if _is_numpy_number(a) else a, np.asarray(b) if _is_numpy_number(b) else b
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):  # NumPy numbers: no Series per test
+        if x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
+            return True
+        return bool(np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=1e-12, atol=0, equal_nan=True))
+    sa, sb = pd.Series(a), pd.Series(b)
+    return bool(sa.equals(sb) or (sa.dtype.kind in "iuf" and sb.dtype.kind in "iuf"
+                                  and np.allclose(sa.to_numpy(dtype=np.float64), sb.to_numpy(dtype=np.float64),
+                                                  rtol=1e-12, atol=0, equal_nan=True)))
+
+
+def _is_numpy_number(values: ExtensionArray | np.ndarray) -> bool:
+    return isinstance(values.dtype, np.dtype) and values.dtype.kind in "iuf"
+
+
+def _joins(run: list[RawProfile], p: RawProfile, launches: dict[int, _Launches]) -> bool:
     """True when ``p`` describes the launches of ``run`` (see the module docstring); raises when
     ``p`` claims to be that run (same process, same launch IDs) but names other kernels."""
-    base = run[0]
-    if set(base.ids["launch_id"]) != set(p.ids["launch_id"]):
+    base, a, b = run[0], launches[id(run[0])], launches[id(p)]
+    if a.id_set != b.id_set:
         return False
-    names_a, names_b = _known(base, "process_name"), _known(p, "process_name")
-    if names_a and names_b and names_a != names_b:
+    if a.process_names and b.process_names and a.process_names != b.process_names:
         return False
-    order = _order(base, p)
-    if _name_differences(base, p, order):
-        if _same_process(base, p):
-            _check_same_launches(base, p)  # raises, naming the first launch that differs
+    if not a.same_names(b, _order(a, b)):
+        if _same_process(a, b):
+            _check_same_launches(base, p, launches)  # raises, naming the first launch that differs
         return False
     for member in run:
-        if not _same_process(member, p) and _measured_differently(member, p, _order(member, p)) is not None:
+        m = launches[id(member)]
+        if not _same_process(m, b) and _measured_differently(member, p, _order(m, b)) is not None:
             return False
     return True
 
 
 def split_runs(profiles: Sequence[RawProfile]) -> list[list[RawProfile]]:
     """Group inputs into runs (see the module docstring), each run's files and the runs in input order."""
+    launches = _summaries(profiles)
     if len(profiles) > 1:
         for p in profiles:
-            _refuse_repeated_ids(p)
+            _refuse_repeated_ids(p, launches[id(p)])
     runs: list[list[RawProfile]] = []
     for p in profiles:
         for run in runs:
-            if _joins(run, p):
+            if _joins(run, p, launches):
                 run.append(p)
                 break
         else:
@@ -216,14 +278,14 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     if len(profiles) == 1:
         return profiles[0]
     base = profiles[0]
+    launches = _summaries(profiles)
     warnings: list[str] = [w for p in profiles for w in p.warnings]
-    aligned: list[pd.DataFrame] = []
-    for p in profiles:
-        order = _check_same_launches(base, p) if p is not base else pd.Series(np.arange(len(p)))
-        aligned.append(p.metrics.iloc[order.to_numpy()].reset_index(drop=True))
+    orders = [None] + [_check_same_launches(base, p, launches) for p in profiles[1:]]
+    # Each input's metric columns in base order, as arrays: one DataFrame is made, at the end.
+    aligned = [{c: _take_array(v.array, order) for c, v in p.metrics.items()} for p, order in zip(profiles, orders)]
 
     # Which inputs may supply timing.
-    timing_inputs = [i for i, m in enumerate(aligned) if any(is_timing_metric(c) for c in m.columns)]
+    timing_inputs = [i for i, m in enumerate(aligned) if any(is_timing_metric(c) for c in m)]
     drop_timing: set[int] = set()
     keep_timing: dict[int, set[str]] = {}
     if len(timing_inputs) > 1:
@@ -232,9 +294,10 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
         # Exports of one process come from one ncu session, whose metrics of a launch agree with each
         # other (rates x cycles = counts): its instrumented file may still give what no clean file has
         # (the SM clock of a roofline-section export, say).
-        clean_columns = {c for i in clean for c in aligned[i].columns if is_timing_metric(c)}
-        keep_timing = {i: {c for c in aligned[i].columns if is_timing_metric(c) and c not in clean_columns}
-                       for i in drop_timing if any(_same_process(profiles[i], profiles[c]) for c in clean)}
+        clean_columns = {c for i in clean for c in aligned[i] if is_timing_metric(c)}
+        keep_timing = {i: {c for c in aligned[i] if is_timing_metric(c) and c not in clean_columns}
+                       for i in drop_timing
+                       if any(_same_process(launches[id(profiles[i])], launches[id(profiles[c])]) for c in clean)}
         if drop_timing:
             warnings.append(
                 "timing taken from " + ", ".join(_name(profiles[i]) for i in clean)
@@ -250,28 +313,56 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                 "cycles; timing may be too long (profile gpu__time_duration.sum in a run without sm__sass_* metrics)"
             )
 
-    columns: dict[str, pd.Series] = {}
+    columns: dict[str, ExtensionArray] = {}
     origin: dict[str, int] = {}
     units: dict[str, str] = {}
     for i, m in enumerate(aligned):
-        for c in m.columns:
+        for c, values in m.items():
             if i in drop_timing and is_timing_metric(c) and c not in keep_timing.get(i, ()):
                 continue
             if c not in columns:
-                columns[c] = m[c]
+                columns[c] = values
                 origin[c] = i
                 units[c] = profiles[i].units.get(c, "")
                 continue
-            if not _same_values(columns[c], m[c]):
+            if not _same_values(columns[c], values):
                 warnings.append(f"{c} differs between {_name(profiles[origin[c]])} and {_name(profiles[i])}; "
                                 f"kept {_name(profiles[origin[c]])}'s values")
-    metrics = pd.DataFrame(columns)
-    ids = base.ids.reset_index(drop=True).copy()
-    for p in profiles[1:]:  # fill identity gaps (e.g. CC known in one file only)
-        order = _check_same_launches(base, p)
-        other = p.ids.iloc[order.to_numpy()].reset_index(drop=True)
-        for col in ("phase", "op", "module", "device", "compute_capability", "grid", "block", "stream"):
-            if col in ids.columns and col in other.columns:
-                ids[col] = ids[col].fillna(other[col])
+    metrics = frame_of(columns, len(base))
+    ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)))
+
+
+#: Identity columns one input may know where the first does not (e.g. CC known in one file only).
+_FILLED = ("phase", "op", "module", "device", "compute_capability", "grid", "block", "stream")
+
+
+def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | None]]) -> pd.DataFrame:
+    """The first input's identity columns, their gaps filled from the other inputs, in order."""
+    index = base.ids.index
+    fresh = isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+    ids = base.ids.copy() if fresh else base.ids.reset_index(drop=True).copy()
+    for col in _FILLED:
+        if col not in ids.columns:
+            continue
+        values = ids[col].array
+        missing = np.asarray(values.isna())
+        for p, order in others:
+            if not missing.any():
+                break
+            if col not in p.ids.columns:
+                continue
+            other = _take_array(p.ids[col].array, order)
+            if other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
+                values = pd.Series(values).fillna(pd.Series(other)).array
+            else:
+                fill = missing & ~np.asarray(other.isna())
+                if not fill.any():
+                    continue
+                values = values.copy()
+                values[fill] = other[fill]
+            missing = np.asarray(values.isna())
+        if values is not ids[col].array:
+            ids[col] = values
+    return ids

@@ -47,6 +47,8 @@ import subprocess
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from roofline.readers.torch_ranges import DEFAULT_DOMAIN, Range, attribute
 
@@ -79,7 +81,12 @@ def _demangler():
 
 
 def demangle_names(names: pd.Series) -> tuple[pd.Series, list[str]]:
-    """Demangle the ``_Z...`` names of a string Series (distinct names only); returns names and warnings."""
+    """Demangle the ``_Z...`` names of a string Series (distinct names only); returns names and warnings.
+
+    Names of the ``string`` dtype none of which is mangled (what ncu prints by default) come back
+    as they are, the very Series given (one Arrow scan, no copy)."""
+    if names.dtype == pd.StringDtype() and not has_mangled(names.array):
+        return names, []
     mangled = [n for n in pd.unique(names.dropna()) if isinstance(n, str) and n.startswith("_Z")]
     if not mangled:
         return names.astype("string"), []
@@ -91,6 +98,16 @@ def demangle_names(names: pd.Series) -> tuple[pd.Series, list[str]]:
         ]
     mapping = dict(zip(mangled, demangle(mangled)))
     return names.astype("string").replace(mapping), []
+
+
+def has_mangled(names: object) -> bool:
+    """True when some name is mangled (``_Z...``): of a ``string`` array or Series (one Arrow scan),
+    or of a NumPy object array of text and None. Other arrays: True (let :func:`demangle_names` look)."""
+    if isinstance(names, np.ndarray) and names.dtype == object:
+        return any(isinstance(n, str) and n.startswith("_Z") for n in set(names.tolist()))
+    if getattr(names, "dtype", None) != pd.StringDtype():
+        return True
+    return bool(pc.any(pc.starts_with(pa.array(names), "_Z")).as_py())
 
 
 def innermost_range(stack: str | None) -> str | None:

@@ -4,19 +4,23 @@ numbers with thousands separators, and the launch identities (IDs, names, NVTX a
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from roofline.errors import InputError
-from roofline.readers.names import attribution_from_nvtx, demangle_names
+from roofline.readers.names import attribution_from_nvtx, demangle_names, has_mangled
 from roofline.readers.ncu_layout import ID_MAP, CsvLayout, is_nvtx_column
 from roofline.readers.profile import IDENTITY
 
 log = logging.getLogger(__name__)
 
 INT_IDS = ("launch_id", "process_id", "device", "stream")
+
+
 def read_kwargs(layout: CsvLayout) -> dict[str, object]:
     if layout.european:
         return {"thousands": ".", "decimal": ","}
@@ -73,53 +77,126 @@ def to_numeric(col: pd.Series, european: bool) -> pd.Series | None:
 _TEXT_IDS = ("Kernel Name", "Function Name", "Grid Size", "Block Size", "CC")
 
 
-def as_string(values: pd.Series) -> pd.Series:
+def as_string(values: pd.Series | np.ndarray | pd.api.extensions.ExtensionArray) -> pd.Series:
     """A column as the kernel table's ``string`` dtype; categories are decoded without a Python loop."""
+    return pd.Series(text_array(values)) if not isinstance(values, pd.Series) else _as_string(values)
+
+
+def text_array(values: pd.Series | np.ndarray | pd.api.extensions.ExtensionArray) -> pd.api.extensions.ExtensionArray:
+    """:func:`as_string`'s values as a pandas array. A NumPy object array (text and None: plain rows,
+    :mod:`roofline.readers.ncu_details`) goes to Arrow as it is: on small files a pandas round trip
+    would be most of the cost."""
+    if isinstance(values, np.ndarray):
+        return string_array(values)
+    return _as_string(values if isinstance(values, pd.Series) else pd.Series(values)).array
+
+
+def _as_string(values: pd.Series) -> pd.Series:
     if isinstance(values.dtype, pd.CategoricalDtype):
         categories = values.cat.categories
         if categories.dtype.kind == "f":  # a CC like "8.0" read as the number 8.0
             categories = pd.Index([f"{v:.1f}" for v in categories], dtype=object)
-        try:
-            import pyarrow as pa
-
-            codes = values.cat.codes.to_numpy()
-            dictionary = pa.array(categories.astype(str).to_numpy(dtype=object), type=pa.large_string())
-            decoded = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary).cast(pa.large_string())
-            out = pd.Series(pd.array(decoded, dtype=pd.StringDtype("pyarrow")), index=values.index)
-            return out if str(out.dtype) == "string" else out.astype("string")
-        except ImportError:  # pyarrow is optional for pandas: same result, slower
-            return values.cat.rename_categories(list(categories.astype(str))).astype("string")
+        codes = values.cat.codes.to_numpy()
+        dictionary = pa.array(categories.astype(str).to_numpy(dtype=object), type=pa.large_string())
+        decoded = pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary).cast(pa.large_string())
+        out = pd.Series(pd.array(decoded, dtype=pd.StringDtype("pyarrow")), index=values.index)
+        return out if str(out.dtype) == "string" else out.astype("string")
     if values.dtype.kind == "f":
         return values.map({v: f"{v:.1f}" for v in pd.unique(values.dropna())}).astype("string")
     return values.astype("string")
 
 
+def string_array(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Text and None (a NumPy object array) as the kernel table's ``string`` array (<NA> for None)."""
+    return pd.arrays.ArrowStringArray(pa.chunked_array([pa.array(values, type=pa.large_string(), from_pandas=True)]))
+
+
+def unknown_array(n: int, integer: bool) -> pd.api.extensions.ExtensionArray:
+    """``n`` unknown values: ``Int64`` or ``string``, all <NA>."""
+    if integer:
+        return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+    return pd.arrays.ArrowStringArray(pa.chunked_array([pa.nulls(n, pa.large_string())]))
+
+
+def _int_ids(values: object) -> pd.api.extensions.ExtensionArray:
+    """An integer identity column (IDs, device, stream) as ``Int64``; what is not a number is <NA>."""
+    if isinstance(values, pd.arrays.IntegerArray) and values.dtype == "Int64":
+        return values
+    array = values.to_numpy() if isinstance(values, pd.Series) and values.dtype.kind == "i" else values
+    if isinstance(array, np.ndarray) and array.dtype == np.int64:
+        return pd.arrays.IntegerArray(array, np.zeros(len(array), dtype=bool))
+    return pd.to_numeric(pd.Series(values) if isinstance(values, np.ndarray) else values,
+                         errors="coerce").astype("Int64").array
+
+
 def identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
     """The identity columns of a launch-per-row frame (ncu names) as kernel-table columns."""
-    n = len(frame)
-    out = {}
+    columns = {c: frame[c] for c in frame.columns if c in ID_MAP or is_nvtx_column(c)}
+    return pd.DataFrame(identity_arrays(columns, len(frame), frame.index), index=frame.index)
+
+
+def frame_of(arrays: Mapping[str, object], n: int) -> pd.DataFrame:
+    """A DataFrame of ``n`` launches from NumPy or pandas arrays by name, made in one call.
+
+    Its column labels are plain Python text (object dtype, as pandas 2 made them): pandas 3
+    infers an Arrow-backed ``str`` Index instead, which on these small frames costs three times
+    as much to build and builds an Arrow hash table at the first look-up (measured on the 2-core
+    VM, 10 identity columns: 200 -> 135 us a frame, 55 -> 12 us the first look-up)."""
+    frame = pd.DataFrame(dict(enumerate(arrays.values())), index=pd.RangeIndex(n), copy=False)
+    frame.columns = pd.Index(list(arrays), dtype=object)
+    return frame
+
+
+def launch_identities(columns: Mapping[str, object], n: int, path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """The kernel-table identity frame of ``n`` launches from their ncu columns (see
+    :func:`identity_arrays`), kernel names demangled (:func:`finish_names`), built in one
+    DataFrame call; and the warnings, naming the file."""
+    arrays = identity_arrays(columns, n)
+    given = next((columns[c] for c, ours in ID_MAP.items() if ours == "kernel_name" and c in columns), None)
+    warnings: list[str] = []
+    if has_mangled(arrays["kernel_name"] if given is None else given):
+        names, warnings = demangle_names(pd.Series(arrays["kernel_name"]))
+        arrays["kernel_name"] = names.array
+    return frame_of(arrays, n), [f"{path.name}: {w}" for w in warnings]
+
+
+def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | None = None) -> dict[str, object]:
+    """The kernel-table identity columns of ``n`` launches from their ncu columns (ncu names:
+    Series, NumPy arrays or pandas arrays, one value per launch), as pandas arrays by name.
+
+    Integer IDs: ``Int64`` (what is not a number is <NA>); text: ``string``; columns the input
+    lacks: all <NA>; NVTX columns give phase, module, op and op_stack. ``index``: the launches'
+    index, which the NVTX attribution is given (a fresh RangeIndex when None)."""
+    out: dict[str, object] = {}
     for ncu_name, ours in ID_MAP.items():
-        if ncu_name in frame.columns and ours not in out:
-            out[ours] = frame[ncu_name]
-    ids = pd.DataFrame(index=frame.index)
+        if ncu_name in columns and ours not in out:
+            out[ours] = columns[ncu_name]
+    arrays: dict[str, object] = {}
     for col in IDENTITY:
         if col in out:
-            values = out[col]
-            if col in INT_IDS:
-                ids[col] = pd.to_numeric(values, errors="coerce").astype("Int64")
-            else:
-                ids[col] = as_string(values)
+            arrays[col] = _int_ids(out[col]) if col in INT_IDS else text_array(out[col])  # type: ignore[arg-type]
         else:
-            ids[col] = pd.array([], dtype="Int64" if col in INT_IDS else "string").take(
-                np.full(n, -1, dtype=np.intp), allow_fill=True)
-    nvtx = [c for c in frame.columns if is_nvtx_column(c)]
+            arrays[col] = unknown_array(n, col in INT_IDS)
+    nvtx = [c for c in columns if is_nvtx_column(c)]
     if nvtx:  # phase, module, op; op_stack goes to the metrics (with_op_stack)
-        attribution = attribution_from_nvtx(frame[nvtx], process=ids["process_id"], kernel_names=ids["kernel_name"])
+        index = pd.RangeIndex(n) if index is None else index
+        frame = pd.DataFrame({c: _series(columns[c]) for c in nvtx})
+        attribution = attribution_from_nvtx(frame, process=pd.Series(arrays["process_id"], index=index),
+                                            kernel_names=pd.Series(arrays["kernel_name"], index=index))
         for col in attribution.columns:
-            ids[col] = attribution[col].set_axis(ids.index)
+            arrays[col] = attribution[col].array
     if "process_name" in out:
-        ids["process_name"] = as_string(out["process_name"])
-    return ids
+        arrays["process_name"] = text_array(out["process_name"])  # type: ignore[arg-type]
+    return arrays
+
+
+def _series(values: object) -> pd.Series:
+    """A column as a Series on a fresh RangeIndex; an object array of text as the parser's text."""
+    if isinstance(values, pd.Series):
+        return values.reset_index(drop=True)
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return pd.Series(values, dtype="str")
+    return pd.Series(values)
 
 
 def with_op_stack(ids: pd.DataFrame, metrics: pd.DataFrame, units: dict[str, str]) -> pd.DataFrame:
@@ -132,8 +209,10 @@ def with_op_stack(ids: pd.DataFrame, metrics: pd.DataFrame, units: dict[str, str
 
 
 def finish_names(ids: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """Mangled kernel names (``_Z...``) demangled in place; the warnings name the file."""
     names, warnings = demangle_names(ids["kernel_name"])
-    ids["kernel_name"] = names
+    if names is not ids["kernel_name"]:
+        ids["kernel_name"] = names
     return ids, [f"{path.name}: {w}" for w in warnings]
 
 

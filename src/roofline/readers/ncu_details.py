@@ -1,82 +1,264 @@
 """ncu ``--page details`` (and ``--metrics`` without ``--page``): one row per (launch, metric),
-pivoted here to one row per launch; section exports' display names mapped to metrics."""
+turned here into one row per launch; section exports' display names mapped to metrics.
+
+Two ways in, one way on. A small page written plainly (the rows sniffing already split,
+:func:`roofline.readers.ncu_layout.plain_rows`) is taken as it is; any other page goes through
+pandas' parser (:func:`roofline.readers.ncu_columns.read_frame`). Both give the same columns,
+one value per row, and the rest works on arrays: launches and metrics numbered in order of
+first appearance (``pandas.factorize``), values scaled by their unit, and the launch x metric
+table filled by those numbers, with no pivot and no MultiIndex. Fixed costs are what count on
+small files: the paper's DeepCAM set is twelve pages of 35 rows each.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from roofline.readers.ncu_columns import drop_junk_rows, finish_names, identity, read_frame, with_op_stack
+from roofline.errors import InputError
+from roofline.readers.ncu_columns import (
+    drop_junk_rows,
+    frame_of,
+    launch_identities,
+    read_frame,
+    string_array,
+    with_op_stack,
+)
 from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.ncu_layout import ID_MAP, CsvLayout, is_nvtx_column
 from roofline.readers.profile import RawProfile
 from roofline.units import si_factor
 
+#: Columns the parser reads as numbers (the others are read as text).
+NUMERIC_IDS = ("ID", "Process ID", "Device", "Stream")
+#: Text pandas' parser reads as missing: its default ``na_values`` and ncu's ``n/a``. Plain rows
+#: follow it, so that both ways in give the same table (tests/test_small_files.py checks the list
+#: against pandas).
+NA_TEXT = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+    "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+})
+#: Longest launch ID or process ID taken from plain rows (longer ones may not fit in int64).
+_MAX_DIGITS = 18
+
+Columns = dict[str, object]  # ncu column -> one value per row: a NumPy array or a pandas array
+
 
 def read_details(layout: CsvLayout) -> RawProfile:
-    """``--page details``: one row per (launch, metric), pivoted to one row per launch."""
+    """``--page details``: one row per (launch, metric), turned into one row per launch."""
     header = layout.header
     id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
     section = ["Section Name"] if "Section Name" in header else []
     cols = id_cols + section + ["Metric Name", "Metric Unit", "Metric Value"]
-    text = {c: "str" for c in cols if c not in ("ID", "Process ID", "Device", "Stream")}
-    frame = read_frame(layout, cols, text)
-    frame = drop_junk_rows(frame, layout.path)
-    frame = frame[frame["Metric Name"].notna()]
-    frame = frame.assign(**{"Metric Name": _metric_names(frame)})
+    columns = _from_rows(layout, cols)
+    if columns is None:
+        columns = _from_parser(layout, cols)
+    return _per_launch(columns, id_cols, layout)
+
+
+def _from_rows(layout: CsvLayout, cols: list[str]) -> Columns | None:
+    """The columns of plainly written rows, as pandas' parser would give them; None where that is
+    not certain (a repeated header name, a column missing, an ID or process ID that is not plain
+    digits): the parser then reads the page, and says what is wrong with it."""
+    rows, header = layout.rows, layout.header
+    if rows is None or not rows or len(set(header)) != len(header) or any(c not in header for c in cols):
+        return None
+    by_column = list(zip(*rows))
+    position = {c: i for i, c in enumerate(header)}
+    columns: Columns = {}
+    for c in cols:
+        values = by_column[position[c]]
+        if c in NUMERIC_IDS:
+            numbers = _integers(values, missing_allowed=c != "ID")
+            if numbers is None:
+                return None
+            columns[c] = numbers
+        else:
+            columns[c] = np.array([None if v in NA_TEXT else v for v in values], dtype=object)
+    return columns
+
+
+def _integers(values: tuple[str, ...], missing_allowed: bool) -> np.ndarray | pd.api.extensions.ExtensionArray | None:
+    """Plain decimal digits as int64 (``Int64`` with <NA> for missing values where allowed); None
+    for anything else (signs, separators, decimals: the parser's own rules apply to those)."""
+    digits = "".join(values)
+    if digits.isascii() and digits.isdigit() and min(map(len, values)) >= 1 and max(map(len, values)) <= _MAX_DIGITS:
+        data = np.fromiter(map(int, values), dtype=np.int64, count=len(values))  # plain digits: none missing
+        return pd.arrays.IntegerArray(data, np.zeros(len(data), dtype=bool)) if missing_allowed else data
+    missing = np.fromiter((v in NA_TEXT for v in values), dtype=bool, count=len(values))
+    if missing.any() and not missing_allowed:
+        return None
+    if not all(m or (v.isascii() and v.isdigit() and len(v) <= _MAX_DIGITS) for v, m in zip(values, missing)):
+        return None
+    data = np.fromiter((0 if m else int(v) for v, m in zip(values, missing)), dtype=np.int64, count=len(values))
+    return pd.arrays.IntegerArray(data, missing) if missing_allowed else data
+
+
+def _from_parser(layout: CsvLayout, cols: list[str]) -> Columns:
+    """The columns as pandas' parser reads them (text as text, IDs as numbers), junk rows dropped."""
+    text = {c: "str" for c in cols if c not in NUMERIC_IDS}
+    frame = drop_junk_rows(read_frame(layout, cols, text), layout.path)
+    columns: Columns = {c: frame[c].array if c in text else frame[c].to_numpy() for c in cols}
+    columns["ID"] = _launch_ids(pd.to_numeric(frame["ID"]).to_numpy(), layout)  # numbers: junk rows are gone
+    return columns
+
+
+def _launch_ids(values: np.ndarray, layout: CsvLayout) -> np.ndarray:
+    """Launch IDs as int64; refused when some is not a whole number that int64 holds."""
+    try:
+        ids = values.astype(np.int64)
+        whole = values.dtype.kind == "i" or bool((ids == values).all())
+    except (OverflowError, TypeError, ValueError):
+        whole = False
+    if not whole:
+        raise InputError("launch IDs that are not whole numbers (or too large)", path=layout.path,
+                         hint="ncu numbers launches 0, 1, 2, ...: re-export the file with ncu --csv")
+    return ids
+
+
+def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawProfile:
+    """One row per launch and one column per metric, from the page's columns (one value per row)."""
+    named = _known(columns["Metric Name"])
+    if not named.all():
+        columns = {c: v[named] for c, v in columns.items()}  # type: ignore[index]
+    metric, metric_names = _metric_codes(columns["Metric Name"], columns.get("Section Name"))
+    launch, launch_ids = _launch_codes(columns["ID"])  # type: ignore[arg-type]
+    n_launches, n_metrics = len(launch_ids), len(metric_names)
     warnings: list[str] = []
-    dup = frame.duplicated(["ID", "Metric Name"], keep="first")
-    if dup.any():
-        names = sorted(set(frame.loc[dup, "Metric Name"]))
+    repeated = _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
+    if repeated is not None:
+        names = sorted({metric_names[m] for m in metric[repeated]})
         warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): {', '.join(names[:5])}")
-        frame = frame[~dup]
-    raw_values = frame["Metric Value"]
-    thousands, decimal = (".", ",") if layout.european else (",", ".")
-    cleaned = raw_values.str.replace(thousands, "", regex=False)
-    if decimal != ".":
-        cleaned = cleaned.str.replace(decimal, ".", regex=False)
-    numeric = pd.to_numeric(cleaned, errors="coerce")
-    units = frame["Metric Unit"].fillna("")
-    factors = units.map({u: si_factor(u) for u in units.unique()}).astype("float64")
-    value = numeric.astype("float64") * factors
-    is_text = numeric.isna() & raw_values.notna() & (raw_values.str.strip() != "")
-    text_metrics = set(frame.loc[is_text, "Metric Name"])
-    launch = frame["ID"].astype("int64")
-    order = pd.unique(launch)
-    wide = pd.DataFrame({"ID": launch, "name": frame["Metric Name"], "value": value})
-    numeric_part = wide[~wide["name"].isin(text_metrics)].pivot(index="ID", columns="name", values="value")
-    parts = [numeric_part]
+        columns = {c: v[~repeated] for c, v in columns.items()}  # type: ignore[index]
+        launch, metric = launch[~repeated], metric[~repeated]
+    raw = columns["Metric Value"]
+    numeric = _numbers(raw, layout.european)
+    unit_code, unit_names = pd.factorize(columns["Metric Unit"])  # type: ignore[call-overload]
+    factor = np.array([si_factor(u) for u in unit_names] + [si_factor("")])[unit_code]  # -1 (no unit): the last
+    value = numeric * factor
+    text_metrics = sorted(set(metric[_is_text(raw, numeric)].tolist()))
+    table = np.full((n_launches, n_metrics), np.nan)
     if text_metrics:
-        tw = pd.DataFrame({"ID": launch, "name": frame["Metric Name"], "value": raw_values})
-        parts.append(tw[tw["name"].isin(text_metrics)].pivot(index="ID", columns="name", values="value").astype("string"))
-    metrics = pd.concat(parts, axis=1).reindex(order)
-    metrics.columns.name = None
-    metric_order = list(pd.unique(frame["Metric Name"]))
-    metrics = metrics[[m for m in metric_order if m in metrics.columns]]
-    first = frame.drop_duplicates("ID", keep="first").set_index("ID").reindex(order).reset_index()
-    unit_of = frame.drop_duplicates("Metric Name").set_index("Metric Name")["Metric Unit"].fillna("").to_dict()
-    metrics = metrics.reset_index(drop=True)
-    ids, name_warnings = finish_names(identity(first, layout), layout.path)
-    metric_units = {str(k): str(v) for k, v in unit_of.items()}
+        numeric_rows = ~np.isin(metric, text_metrics)
+        table[launch[numeric_rows], metric[numeric_rows]] = value[numeric_rows]
+    else:
+        table[launch, metric] = value
+    metrics = _metric_frame(table, metric_names, {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics})
+    first_row = _first_rows(launch, n_launches)
+    first_unit = _first_rows(metric, n_metrics)
+    unit_values = _take(columns["Metric Unit"], first_unit)
+    metric_units = {name: "" if pd.isna(u) else str(u) for name, u in zip(metric_names, unit_values)}
+    id_values = {c: _take(columns[c], first_row) for c in id_cols if c != "ID"}
+    id_values["ID"] = launch_ids
+    ids, name_warnings = launch_identities(id_values, n_launches, layout.path)
     metrics = with_op_stack(ids, metrics, metric_units)
     return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units=metric_units,
                       warnings=tuple(warnings + name_warnings))
 
 
-def _metric_names(frame: pd.DataFrame) -> pd.Series:
-    """Metric names of a details page; section labels ("Duration") become the metric they show
-    (:mod:`roofline.readers.ncu_display`); a label the table does not know stays ``Section: Label``."""
-    names = frame["Metric Name"].astype(str)
-    if "Section Name" in frame.columns:
-        sections = frame["Section Name"].astype(object).where(frame["Section Name"].notna(), "")
+def _known(values: object) -> np.ndarray:
+    """Where values are there (plain rows' missing values are None)."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values != None  # noqa: E711 (elementwise)
+    return ~pd.isna(values)
+
+
+def _metric_codes(names: object, sections: object | None) -> tuple[np.ndarray, list[str]]:
+    """Each row's metric (numbered in order of first appearance) and the metric names.
+
+    Section labels ("Duration") become the metric they show (:mod:`roofline.readers.ncu_display`);
+    a label the table does not know stays ``Section: Label``. Only the distinct (section, name)
+    pairs are looked at."""
+    name_code, distinct_names = pd.factorize(names)  # type: ignore[call-overload]
+    if not any(is_display_name(str(n)) for n in distinct_names):  # metric names: the section says nothing
+        return name_code.astype(np.int64), [str(n) for n in distinct_names]
+    if sections is None:
+        pair_code, pairs = name_code, [("", str(n)) for n in distinct_names]
     else:
-        sections = pd.Series("", index=frame.index, dtype=object)
-    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([sections.astype(str), names]))
-    mapped = []
-    for section, name in pairs:  # distinct (section, name) pairs only
-        if not is_display_name(name):
-            mapped.append(name)
-            continue
-        metric = metric_for(name, section or None)
-        mapped.append(metric if metric is not None else (f"{section}: {name}" if section else name))
-    return pd.Series(np.asarray(mapped, dtype=object)[codes], index=frame.index)
+        section_code, distinct_sections = pd.factorize(sections)  # type: ignore[call-overload]
+        width = len(distinct_names)
+        pair_code, first = pd.factorize((section_code.astype(np.int64) + 1) * width + name_code)
+        labels = ["", *(str(s) for s in distinct_sections)]
+        pairs = [(labels[c // width], str(distinct_names[c % width])) for c in first.tolist()]
+    mapped = [_metric_of(name, section) for section, name in pairs]
+    code, metric_names = pd.factorize(np.array(mapped, dtype=object))
+    return code[pair_code].astype(np.int64), [str(m) for m in metric_names]
+
+
+def _metric_of(name: str, section: str) -> str:
+    if not is_display_name(name):
+        return name
+    metric = metric_for(name, section or None)
+    return metric if metric is not None else (f"{section}: {name}" if section else name)
+
+
+def _launch_codes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's launch, numbered in order of first appearance, and the launch IDs in that order."""
+    if len(ids) > 1 and (ids[1:] > ids[:-1]).all():  # a launch per row, in order (a one-metric page)
+        return np.arange(len(ids)), ids
+    return pd.factorize(ids)  # type: ignore[return-value]
+
+
+def _repeated(key: np.ndarray, size: int) -> np.ndarray | None:
+    """Rows whose key an earlier row has (a metric listed twice for a launch); None when none is."""
+    if len(key) == 0 or np.bincount(key, minlength=size).max() <= 1:
+        return None
+    return pd.Series(key).duplicated(keep="first").to_numpy()
+
+
+def _numbers(raw: object, european: bool) -> np.ndarray:
+    """Metric values as float64, thousands separators removed (NaN for what is not a number)."""
+    thousands, decimal = (".", ",") if european else (",", ".")
+    if isinstance(raw, np.ndarray):  # text and None: str.replace is what pandas' .str.replace does
+        if decimal == ".":
+            cleaned = [None if v is None else v.replace(thousands, "") for v in raw]
+        else:
+            cleaned = [None if v is None else v.replace(thousands, "").replace(decimal, ".") for v in raw]
+        numbers = pd.to_numeric(np.array(cleaned, dtype=object), errors="coerce")
+    else:
+        text = pd.Series(raw).str.replace(thousands, "", regex=False)
+        if decimal != ".":
+            text = text.str.replace(decimal, ".", regex=False)
+        numbers = pd.to_numeric(text, errors="coerce")
+    return np.asarray(numbers, dtype=np.float64)
+
+
+def _is_text(raw: object, numeric: np.ndarray) -> np.ndarray:
+    """Values that are there but are not numbers (a text metric), as a mask."""
+    candidates = np.isnan(numeric) & ~pd.isna(raw)
+    if not candidates.any():
+        return candidates
+    where = np.flatnonzero(candidates)
+    if isinstance(raw, np.ndarray):
+        candidates[where] = [raw[i].strip() != "" for i in where]
+    else:
+        candidates[where] = (pd.Series(raw[where]).str.strip() != "").to_numpy()  # type: ignore[index]
+    return candidates
+
+
+def _text_column(raw: object, launch: np.ndarray, metric: np.ndarray, code: int, n: int) -> object:
+    """A text metric's values per launch (``string``, <NA> where a launch has none)."""
+    rows = np.flatnonzero(metric == code)
+    values = raw[rows]  # type: ignore[index]
+    out = np.full(n, None, dtype=object)
+    out[launch[rows]] = values if isinstance(values, np.ndarray) else values.to_numpy(dtype=object, na_value=None)
+    return string_array(out)
+
+
+def _metric_frame(table: np.ndarray, names: list[str], text: dict[int, object]) -> pd.DataFrame:
+    if not text:  # one float block (labels as frame_of makes them)
+        return pd.DataFrame(table, columns=pd.Index(names, dtype=object), index=pd.RangeIndex(len(table)), copy=False)
+    return frame_of({name: text.get(j, table[:, j]) for j, name in enumerate(names)}, len(table))
+
+
+def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
+    """The first row of each of the ``n`` codes."""
+    first = np.full(n, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    return first
+
+
+def _take(values: Any, rows: np.ndarray) -> Any:
+    return values[rows]  # type: ignore[index]

@@ -2,12 +2,20 @@
 the header line after any program output, the raw page's units row, the page layout (raw or
 details), the number convention (``1,234.5`` or ``1.234,5``), and a cut-off last line.
 The readers of the two pages (:mod:`roofline.readers.ncu_raw`, :mod:`roofline.readers.ncu_details`)
-start from the :class:`CsvLayout` it returns."""
+start from the :class:`CsvLayout` it returns.
+
+Small files (up to :data:`WHOLE_FILE_BYTES`, such as the one-metric-per-file sets of a paper:
+15 KB each) are read once, whole, and everything here works on those bytes; a small details
+page whose every line is written the way ncu writes it (every field in double quotes, no quote
+inside a value) is also split into its rows here (:func:`plain_rows`), which the details reader
+then uses instead of a CSV parser: on ~100-row files a parser's fixed cost is most of the time.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +47,8 @@ NON_METRIC = {
 #: How many lines are scanned for the header (program output can be long).
 MAX_PREAMBLE_LINES = 200_000
 _SAMPLE_ROWS = 200
+#: Files up to this size are read whole, once (the sniffing and the readers work on the bytes).
+WHOLE_FILE_BYTES = 1 << 20
 
 
 def is_non_metric(col: str) -> bool:
@@ -63,7 +73,8 @@ class CsvLayout:
     units: list[str] | None  # the raw page's units row
     european: bool  # "1.234,5" numbers
     sample: list[list[str]]  # first data rows, parsed
-    data: bytes | None = None  # the whole file as UTF-8, when read into memory (a pipe, UTF-16)
+    data: bytes | None = None  # the whole file, when read into memory (a small file, a pipe; UTF-16 as UTF-8)
+    rows: list[list[str]] | None = None  # every data row of a small, plainly quoted details page (plain_rows)
 
     def open(self) -> BinaryIO:
         """The file's bytes from the start: the file itself, or the copy in memory."""
@@ -85,6 +96,44 @@ def looks_like_ncu_header(fields: list[str]) -> bool:
     return len(fields) >= 3 and fields[0] == "ID" and ("Kernel Name" in fields or "Function Name" in fields)
 
 
+#: Where a header line may start: ``"ID"`` or ``ID,`` at a line start, after any byte-order marks.
+_HEADER_START = re.compile(rb'^(?:\xef\xbb\xbf)*(?:"ID"|ID,)', re.MULTILINE)
+
+
+def _header_in(data: bytes) -> tuple[list[str], int] | None:
+    """The header and the offset of the line after it, in a file's bytes (the same lines
+    :func:`_header_in_lines` would find, found by a regular expression instead of line by line)."""
+    lines, counted_to = 0, 0
+    for match in _HEADER_START.finditer(data):
+        start = match.start()
+        lines += data.count(b"\n", counted_to, start)
+        counted_to = start
+        if lines > MAX_PREAMBLE_LINES:
+            return None
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        fields = _parse_line(_decode(data[start:end]))
+        if looks_like_ncu_header(fields):
+            return fields, end
+    return None
+
+
+def _header_in_lines(fh: BinaryIO) -> tuple[list[str], int] | None:
+    """The header and the offset of the line after it, reading ``fh`` line by line from its start."""
+    fh.seek(0)
+    offset = 0
+    for i, line in enumerate(fh):
+        offset += len(line)
+        text = _decode(line)
+        if text.startswith(('"ID"', "ID,")):
+            fields = _parse_line(text)
+            if looks_like_ncu_header(fields):
+                return fields, offset
+        if i >= MAX_PREAMBLE_LINES:
+            break
+    return None
+
+
 def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
     """Find the header, the units row and the number convention of an ncu CSV.
 
@@ -94,7 +143,9 @@ def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
     """
     if data is None:
         with path.open("rb") as fh:
-            if utf16_codec(fh.read(2)) is not None:  # UTF-16: transcoded once, then read from memory
+            if 0 < os.fstat(fh.fileno()).st_size <= WHOLE_FILE_BYTES:  # a small file: read once, whole
+                data = fh.read()
+            elif utf16_codec(fh.read(2)) is not None:  # UTF-16: transcoded once, then read from memory
                 fh.seek(0)
                 data = fh.read()
     if data is not None and utf16_codec(data) is not None:
@@ -109,29 +160,21 @@ def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
         if lower.startswith((b"<!doctype html", b"<html")) or b"<html" in lower[:512]:
             raise InputError("this is an HTML page, not an ncu CSV (saved from a browser by mistake?)", path=path,
                              hint="download the raw file, or export it with ncu --csv")
-        fh.seek(0)
-        offset = 0
-        header: list[str] | None = None
-        for i, line in enumerate(fh):
-            offset += len(line)
-            text = _decode(line)
-            if text.startswith(('"ID"', "ID,")):
-                fields = _parse_line(text)
-                if looks_like_ncu_header(fields):
-                    header = fields
-                    break
-            if i >= MAX_PREAMBLE_LINES:
-                break
-        if header is None:
+        found = _header_in(data) if data is not None else _header_in_lines(fh)
+        if found is None:
             raise InputError(
                 "not an Nsight Compute CSV: no header line starting with \"ID\",...,\"Kernel Name\" found",
                 path=path, hint="export with ncu --csv --page raw (or --page details)",
             )
-        data_offset = offset
+        header, data_offset = found
+        fh.seek(data_offset)
         layout = "details" if ("Metric Name" in header and "Metric Value" in header) else "raw"
         units: list[str] | None = None
-        sample: list[list[str]] = []
-        for line in fh:
+        rows = None
+        if layout == "details" and data is not None and len(data) <= WHOLE_FILE_BYTES:
+            rows = plain_rows(data[data_offset:], len(header))
+        sample: list[list[str]] = [] if rows is None else rows[:_SAMPLE_ROWS]
+        for line in fh if rows is None else ():
             text = _decode(line)
             if not text.strip():
                 continue
@@ -148,11 +191,41 @@ def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
                          hint="check that ncu matched kernels (--kernel-name, --launch-count) and that the file is complete")
     _check_last_line(path, len(header), data)
     european = _detect_european(path, header, layout, sample)
-    return CsvLayout(path, header, data_offset, layout, units, european, sample, data)
+    return CsvLayout(path, header, data_offset, layout, units, european, sample, data, rows)
+
+
+def plain_rows(body: bytes, ncols: int) -> list[list[str]] | None:
+    """The rows of a table written the way ncu writes it, split without a CSV parser; None
+    when any line is written otherwise.
+
+    Plain: UTF-8; each line ``"v1","v2",...`` with exactly ``ncols`` values, every value in
+    double quotes and none holding a quote (so ``","`` only ever separates values); line ends
+    ``\n`` or ``\r\n``; empty lines skipped. Such rows are what a CSV parser makes of those
+    lines, value for value; any other line (a ``==PROF==`` line after the table, a row that
+    leaves out the trailing Rule columns, Latin-1 bytes) is left to the parser.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text:
+        if text.count("\r") != text.count("\r\n"):
+            return None
+        text = text.replace("\r\n", "\n")
+    lines = [line for line in text.split("\n") if line]
+    # Every line "...": ncols values split at "," (2 ncols quotes at least), and no more quotes in
+    # all than that: no quote is left inside a value.
+    if text.count('"') != 2 * ncols * len(lines) or not all(
+            len(line) > 1 and line[0] == line[-1] == '"' for line in lines):
+        return None
+    rows = [line[1:-1].split('","') for line in lines]
+    return rows if all(len(row) == ncols for row in rows) else None
 
 
 def _check_last_line(path: Path, ncols: int, data: bytes | None = None) -> None:
     """A file cut off mid-line (no final newline, short row or open quote) is refused."""
+    if data is not None and data.endswith(b"\n"):
+        return
     with (io.BytesIO(data) if data is not None else path.open("rb")) as fh:
         fh.seek(0, 2)
         size = fh.tell()
@@ -197,8 +270,9 @@ def _detect_european(path: Path, header: list[str], layout: str, sample: list[li
         for i in cols:
             if i < len(row):
                 v = row[i]
-                us += bool(_US.match(v))
-                eu += bool(_EU.match(v))
+                if "." in v or "," in v:  # both patterns need one: plain integers say nothing
+                    us += bool(_US.match(v))
+                    eu += bool(_EU.match(v))
     if us and eu:
         raise InputError("numbers use both '.' and ',' as decimal marks; cannot tell the locale", path=path,
                          hint="re-export with an English locale (LC_NUMERIC=C ncu ...)")
