@@ -150,16 +150,31 @@ def merged_schema(footers: Sequence[Footer]) -> pa.Schema:
     return pa.schema([*fields, RANK_FIELD])
 
 
-def _conformed(data: pa.Table, schema: pa.Schema, source: str, rank: int | None) -> pa.Table:
-    """``data`` with ``source`` and ``metric:rank`` set and the columns of ``schema`` (absent ones null)."""
-    n = data.num_rows
-    have = set(data.column_names)
-    body = [f for f in schema if f.name not in ("source", RANK_FIELD.name)]
-    if all(f.name in have for f in body):  # the usual case, in C++: pick, set two columns, cast if a type differs
-        out = data.select([f.name for f in body])
-        out = out.add_column(schema.get_field_index("source"), "source", pa.repeat(pa.scalar(source, pa.string()), n))
+@dataclass(frozen=True)
+class _Target:
+    """The merged schema and what conforming each input to it needs, worked out once."""
+
+    schema: pa.Schema
+    body: tuple[str, ...]  # every column but source and metric:rank, in order
+    read: frozenset[str]  # the columns read from an input (all of body it has)
+    source_at: int
+
+    @classmethod
+    def of(cls, schema: pa.Schema) -> _Target:
+        body = tuple(n for n in schema.names if n not in ("source", RANK_FIELD.name))
+        return cls(schema, body, frozenset(body), schema.get_field_index("source"))
+
+
+def _conformed(data: pa.Table, target: _Target, source: str, rank: int | None) -> pa.Table:
+    """``data`` with ``source`` and ``metric:rank`` set and the columns of ``target`` (absent ones null)."""
+    n, schema = data.num_rows, target.schema
+    names = data.schema.names
+    if names == list(target.body) or target.read <= set(names):  # the usual case, in C++
+        out = data if names == list(target.body) else data.select(list(target.body))
+        out = out.add_column(target.source_at, "source", pa.repeat(pa.scalar(source, pa.string()), n))
         out = out.append_column(RANK_FIELD, pa.repeat(pa.scalar(rank, pa.int64()), n))
         return out if out.schema.equals(schema) else out.cast(schema)
+    have = set(names)
     columns = []
     for fld in schema:
         if fld.name == "source":
@@ -187,11 +202,10 @@ def _in_order(jobs: Sequence[Callable[[], T]], workers: int) -> Iterator[T]:
             yield ahead.popleft().result()
 
 
-def _read_part(footer: Footer, schema: pa.Schema, keep: frozenset[str], path: Path) -> pa.Table:
-    """One input's rows in the merged ``schema``, ``source`` its name, ``rank`` from its name
-    (``keep``: the columns read, all of ``schema`` but those two)."""
-    wanted = [n for n in footer.schema.names if n in keep]
-    return _conformed(kernel_parquet.read_arrow(footer, wanted), schema, path.name, rank_of(path))
+def _read_part(footer: Footer, target: _Target, path: Path) -> pa.Table:
+    """One input's rows in the merged schema, ``source`` its name, ``rank`` from its name."""
+    wanted = [n for n in footer.schema.names if n in target.read]
+    return _conformed(kernel_parquet.read_arrow(footer, wanted), target, path.name, rank_of(path))
 
 
 @contextmanager
@@ -222,7 +236,7 @@ def merge_to_parquet(paths: Sequence[str | Path], out: str | Path, *, fp16: str 
     if not paths:
         raise InputError("no files to merge")
     files = [Path(p) for p in paths]
-    target = check_writable(out, force=force, inputs=[*files, *map(Path, inputs)])
+    dest = check_writable(out, force=force, inputs=[*files, *map(Path, inputs)])
     with tempfile.TemporaryDirectory(prefix="roofline-merge-") as spill:
         footers = _footers(files, fp16, Path(spill))
         schema = merged_schema(footers)
@@ -237,12 +251,12 @@ def merge_to_parquet(paths: Sequence[str | Path], out: str | Path, *, fp16: str 
             column_notes={c: list(t) for c, t in notes.items()})
         schema = schema.with_metadata(meta)
         rows = 0
-        with _replacing(target) as tmp:
+        with _replacing(dest) as tmp:
             with kernel_parquet.writer(tmp, schema) as writer:
                 batch: list[pa.Table] = []
                 pending = 0
-                keep = frozenset(schema.names) - {"source", RANK_FIELD.name}
-                jobs = [partial(_read_part, footer, schema, keep, path) for path, footer in zip(files, footers)]
+                target = _Target.of(schema)
+                jobs = [partial(_read_part, footer, target, path) for path, footer in zip(files, footers)]
                 for part in _in_order(jobs, WORKERS):
                     batch.append(part)
                     pending += part.num_rows
