@@ -190,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         folder = args.folder or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        stats = existing(folder, args.ranks, args.json) or make_ranks(folder, args.ranks, args.launches, args.json)
-        print(f"generated {args.ranks} ranks x {args.launches} launches in {time.perf_counter() - t0:.1f} s: "
+        reused = existing(folder, args.ranks, args.json)
+        stats = reused or make_ranks(folder, args.ranks, args.launches, args.json)
+        print(f"{'reused' if reused else 'generated'} {args.ranks} ranks x {args.launches} launches in {time.perf_counter() - t0:.1f} s: "
               f"Parquet {stats['parquet_bytes'] / MB:.1f} MB (written in {stats['parquet_s']:.1f} s)"
               + (f", JSON {stats['json_bytes'] / MB:.1f} MB (written in {stats['json_s']:.1f} s)" if args.json else ""),
               flush=True)
