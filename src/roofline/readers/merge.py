@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -59,25 +59,39 @@ def _name(p: RawProfile) -> str:
     return Path(p.source).name
 
 
-@dataclass(frozen=True, eq=False)
 class _Launches:
-    """What matching needs of one input, taken from its frames once (not per pair of inputs)."""
+    """What matching needs of one input, taken from its frames once (not once per pair of inputs),
+    and only when asked for (merging files of one run never asks for the process)."""
 
-    ids: np.ndarray  # launch IDs: int64, or object (with <NA>) where some is unknown
-    id_set: frozenset[Any]
-    names: np.ndarray  # kernel names, object (None where unknown)
-    process_ids: frozenset[object]  # known process IDs
-    process_names: frozenset[object]  # known process names (empty when the reader has none)
+    def __init__(self, profile: RawProfile) -> None:
+        self.profile = profile
 
-    @classmethod
-    def of(cls, p: RawProfile) -> _Launches:
-        ids = p.ids["launch_id"].array
-        values = ids.to_numpy(dtype=object) if ids.isna().any() else ids.to_numpy(dtype=np.int64)
-        names = p.ids["kernel_name"].array
+    @cached_property
+    def ids(self) -> np.ndarray:
+        """Launch IDs: int64, or object (with <NA>) where some is unknown."""
+        ids = self.profile.ids["launch_id"].array
+        return ids.to_numpy(dtype=object) if ids.isna().any() else ids.to_numpy(dtype=np.int64)
+
+    @cached_property
+    def id_set(self) -> frozenset[Any]:
+        return frozenset(self.ids.tolist())
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        """Kernel names, object (None where unknown)."""
+        names = self.profile.ids["kernel_name"].array
         if names.dtype != pd.StringDtype():
             names = names.astype("string")
-        return cls(values, frozenset(values.tolist()), names.to_numpy(dtype=object, na_value=None),
-                   _known(p, "process_id"), _known(p, "process_name"))
+        return names.to_numpy(dtype=object, na_value=None)
+
+    @cached_property
+    def process_ids(self) -> frozenset[Any]:
+        return _known(self.profile, "process_id")
+
+    @cached_property
+    def process_names(self) -> frozenset[Any]:
+        """Known process names (empty when the reader has none)."""
+        return _known(self.profile, "process_name")
 
     def same_names(self, other: _Launches, order: np.ndarray | None) -> bool:
         """No launch is named differently by the two (unknown names differ from none)."""
@@ -92,7 +106,7 @@ class _Launches:
 
 
 def _summaries(profiles: Sequence[RawProfile]) -> dict[int, _Launches]:
-    return {id(p): _Launches.of(p) for p in profiles}
+    return {id(p): _Launches(p) for p in profiles}
 
 
 def _refuse_repeated_ids(p: RawProfile, launches: _Launches) -> None:
@@ -153,7 +167,8 @@ def _known(p: RawProfile, column: str) -> frozenset[object]:
     """The distinct known values of an identity column (empty when the reader has none)."""
     if column not in p.ids.columns:
         return frozenset()
-    return frozenset(v for v in set(p.ids[column].array.tolist()) if not pd.isna(v))  # distinct values first
+    values = p.ids[column].array.to_numpy(dtype=object, na_value=None)
+    return frozenset(v for v in set(values.tolist()) if v is not None and not pd.isna(v))  # distinct values first
 
 
 def _same_process(a: _Launches, b: _Launches) -> bool:
@@ -174,13 +189,18 @@ def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray | None
     for c in common:
         if is_timing_metric(c) and not timing_counts:
             continue
-        if not _same_values(a.metrics[c].array, _take_array(b.metrics[c].array, order)):
+        if not _same_values(_values(a.metrics[c]), _take_array(_values(b.metrics[c]), order)):
             return str(c)
     return None
 
 
-def _take_array(values: ExtensionArray, order: np.ndarray | None) -> ExtensionArray:
+def _take_array(values: ExtensionArray | np.ndarray, order: np.ndarray | None) -> ExtensionArray | np.ndarray:
     return values if order is None else values.take(order)
+
+
+def _values(column: pd.Series) -> ExtensionArray | np.ndarray:
+    """A column's values: a NumPy array for NumPy dtypes, else its pandas array."""
+    return column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
 
 
 def _same_values(a: ExtensionArray | np.ndarray, b: ExtensionArray | np.ndarray) -> bool:
@@ -282,7 +302,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     warnings: list[str] = [w for p in profiles for w in p.warnings]
     orders = [None] + [_check_same_launches(base, p, launches) for p in profiles[1:]]
     # Each input's metric columns in base order, as arrays: one DataFrame is made, at the end.
-    aligned = [{c: _take_array(v.array, order) for c, v in p.metrics.items()} for p, order in zip(profiles, orders)]
+    aligned = [{c: _take_array(_values(v), order) for c, v in p.metrics.items()} for p, order in zip(profiles, orders)]
 
     # Which inputs may supply timing.
     timing_inputs = [i for i, m in enumerate(aligned) if any(is_timing_metric(c) for c in m)]
@@ -313,7 +333,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                 "cycles; timing may be too long (profile gpu__time_duration.sum in a run without sm__sass_* metrics)"
             )
 
-    columns: dict[str, ExtensionArray] = {}
+    columns: dict[str, ExtensionArray | np.ndarray] = {}
     origin: dict[str, int] = {}
     units: dict[str, str] = {}
     for i, m in enumerate(aligned):
@@ -328,7 +348,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
             if not _same_values(columns[c], values):
                 warnings.append(f"{c} differs between {_name(profiles[origin[c]])} and {_name(profiles[i])}; "
                                 f"kept {_name(profiles[origin[c]])}'s values")
-    metrics = frame_of(columns, len(base))
+    metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)))
@@ -353,7 +373,7 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
                 break
             if col not in p.ids.columns:
                 continue
-            other = _take_array(p.ids[col].array, order)
+            other = p.ids[col].array if order is None else p.ids[col].array.take(order)
             if other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
                 values = pd.Series(values).fillna(pd.Series(other)).array
             else:

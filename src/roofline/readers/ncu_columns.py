@@ -124,6 +124,8 @@ def _int_ids(values: object) -> pd.api.extensions.ExtensionArray:
         return values
     array = values.to_numpy() if isinstance(values, pd.Series) and values.dtype.kind == "i" else values
     if isinstance(array, np.ndarray) and array.dtype == np.int64:
+        if not array.flags.writeable:  # a view of a frame's column (to_numpy): the ids must own theirs
+            array = array.copy()
         return pd.arrays.IntegerArray(array, np.zeros(len(array), dtype=bool))
     return pd.to_numeric(pd.Series(values) if isinstance(values, np.ndarray) else values,
                          errors="coerce").astype("Int64").array
@@ -135,15 +137,22 @@ def identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
     return pd.DataFrame(identity_arrays(columns, len(frame), frame.index), index=frame.index)
 
 
-def frame_of(arrays: Mapping[str, object], n: int) -> pd.DataFrame:
-    """A DataFrame of ``n`` launches from NumPy or pandas arrays by name, made in one call.
+def frame_of(arrays: Mapping[str, object], n: int, *, copy: bool = False) -> pd.DataFrame:
+    """A DataFrame of ``n`` launches from NumPy or pandas arrays by name, made in one call; the
+    arrays are its own (``copy=False``: made for it, by the caller) or copied (another frame's).
 
     Its column labels are plain Python text (object dtype, as pandas 2 made them): pandas 3
     infers an Arrow-backed ``str`` Index instead, which on these small frames costs three times
     as much to build and builds an Arrow hash table at the first look-up (measured on the 2-core
-    VM, 10 identity columns: 200 -> 135 us a frame, 55 -> 12 us the first look-up)."""
-    frame = pd.DataFrame(dict(enumerate(arrays.values())), index=pd.RangeIndex(n), copy=False)
-    frame.columns = pd.Index(list(arrays), dtype=object)
+    VM, 10 identity columns: 200 -> 135 us a frame, 55 -> 12 us the first look-up). Columns all
+    float64 NumPy arrays (merged one-metric files) are stacked into the one block pandas would
+    make of them anyway."""
+    labels = pd.Index(list(arrays), dtype=object)
+    values = list(arrays.values())
+    if values and all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in values):
+        return pd.DataFrame(np.column_stack(values), columns=labels, index=pd.RangeIndex(n), copy=False)  # type: ignore[arg-type]
+    frame = pd.DataFrame(dict(enumerate(values)), index=pd.RangeIndex(n), copy=copy)
+    frame.columns = labels
     return frame
 
 

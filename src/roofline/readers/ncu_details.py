@@ -42,6 +42,8 @@ NA_TEXT = frozenset({
 })
 #: Longest launch ID or process ID taken from plain rows (longer ones may not fit in int64).
 _MAX_DIGITS = 18
+#: Longest object array factorized in Python rather than by pandas (faster below, slower above).
+_PYTHON_FACTORIZE = 1000
 
 Columns = dict[str, object]  # ncu column -> one value per row: a NumPy array or a pandas array
 
@@ -83,8 +85,7 @@ def _from_rows(layout: CsvLayout, cols: list[str]) -> Columns | None:
 def _integers(values: tuple[str, ...], missing_allowed: bool) -> np.ndarray | pd.api.extensions.ExtensionArray | None:
     """Plain decimal digits as int64 (``Int64`` with <NA> for missing values where allowed); None
     for anything else (signs, separators, decimals: the parser's own rules apply to those)."""
-    digits = "".join(values)
-    if digits.isascii() and digits.isdigit() and min(map(len, values)) >= 1 and max(map(len, values)) <= _MAX_DIGITS:
+    if _plain_integers(list(values)):
         data = np.fromiter(map(int, values), dtype=np.int64, count=len(values))  # plain digits: none missing
         return pd.arrays.IntegerArray(data, np.zeros(len(data), dtype=bool)) if missing_allowed else data
     missing = np.fromiter((v in NA_TEXT for v in values), dtype=bool, count=len(values))
@@ -135,9 +136,9 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
         launch, metric = launch[~repeated], metric[~repeated]
     raw = columns["Metric Value"]
     numeric = _numbers(raw, layout.european)
-    unit_code, unit_names = pd.factorize(columns["Metric Unit"])  # type: ignore[call-overload]
-    factor = np.array([si_factor(u) for u in unit_names] + [si_factor("")])[unit_code]  # -1 (no unit): the last
-    value = numeric * factor
+    unit_code, unit_names = _factorize(columns["Metric Unit"])
+    factors = np.array([si_factor(u) for u in unit_names] + [si_factor("")])  # -1 (no unit): the last
+    value = numeric * (factors[0] if len(unit_names) == 1 and unit_code.min() == 0 else factors[unit_code])
     text_metrics = sorted(set(metric[_is_text(raw, numeric)].tolist()))
     table = np.full((n_launches, n_metrics), np.nan)
     if text_metrics:
@@ -146,11 +147,13 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     else:
         table[launch, metric] = value
     metrics = _metric_frame(table, metric_names, {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics})
-    first_row = _first_rows(launch, n_launches)
-    first_unit = _first_rows(metric, n_metrics)
-    unit_values = _take(columns["Metric Unit"], first_unit)
+    unit_values = _take(columns["Metric Unit"], _first_rows(metric, n_metrics))
     metric_units = {name: "" if pd.isna(u) else str(u) for name, u in zip(metric_names, unit_values)}
-    id_values = {c: _take(columns[c], first_row) for c in id_cols if c != "ID"}
+    if n_launches == len(launch):  # a row per launch: the rows are the launches, in order
+        id_values = {c: columns[c] for c in id_cols if c != "ID"}
+    else:
+        first_row = _first_rows(launch, n_launches)
+        id_values = {c: _take(columns[c], first_row) for c in id_cols if c != "ID"}
     id_values["ID"] = launch_ids
     ids, name_warnings = launch_identities(id_values, n_launches, layout.path)
     metrics = with_op_stack(ids, metrics, metric_units)
@@ -171,20 +174,32 @@ def _metric_codes(names: object, sections: object | None) -> tuple[np.ndarray, l
     Section labels ("Duration") become the metric they show (:mod:`roofline.readers.ncu_display`);
     a label the table does not know stays ``Section: Label``. Only the distinct (section, name)
     pairs are looked at."""
-    name_code, distinct_names = pd.factorize(names)  # type: ignore[call-overload]
+    name_code, distinct_names = _factorize(names)
     if not any(is_display_name(str(n)) for n in distinct_names):  # metric names: the section says nothing
-        return name_code.astype(np.int64), [str(n) for n in distinct_names]
+        return name_code, [str(n) for n in distinct_names]
     if sections is None:
         pair_code, pairs = name_code, [("", str(n)) for n in distinct_names]
     else:
-        section_code, distinct_sections = pd.factorize(sections)  # type: ignore[call-overload]
+        section_code, distinct_sections = _factorize(sections)
         width = len(distinct_names)
-        pair_code, first = pd.factorize((section_code.astype(np.int64) + 1) * width + name_code)
+        pair_code, first = pd.factorize((section_code + 1) * width + name_code)
         labels = ["", *(str(s) for s in distinct_sections)]
         pairs = [(labels[c // width], str(distinct_names[c % width])) for c in first.tolist()]
     mapped = [_metric_of(name, section) for section, name in pairs]
     code, metric_names = pd.factorize(np.array(mapped, dtype=object))
     return code[pair_code].astype(np.int64), [str(m) for m in metric_names]
+
+
+def _factorize(values: object) -> tuple[np.ndarray, list[Any]]:
+    """Codes in order of first appearance (-1 where missing) and the distinct values, as
+    ``pandas.factorize`` gives them; done in Python for plain rows' short object arrays (a
+    quarter of the time there)."""
+    if isinstance(values, np.ndarray) and values.dtype == object and len(values) <= _PYTHON_FACTORIZE:
+        seen: dict[Any, int] = {}
+        codes = [-1 if v is None else seen.setdefault(v, len(seen)) for v in values.tolist()]
+        return np.array(codes, dtype=np.int64), list(seen)
+    codes, uniques = pd.factorize(values)  # type: ignore[call-overload]
+    return codes.astype(np.int64), list(uniques)
 
 
 def _metric_of(name: str, section: str) -> str:
@@ -213,9 +228,11 @@ def _numbers(raw: object, european: bool) -> np.ndarray:
     thousands, decimal = (".", ",") if european else (",", ".")
     if isinstance(raw, np.ndarray):  # text and None: str.replace is what pandas' .str.replace does
         if decimal == ".":
-            cleaned = [None if v is None else v.replace(thousands, "") for v in raw]
+            cleaned = [None if v is None else v.replace(thousands, "") for v in raw.tolist()]
         else:
-            cleaned = [None if v is None else v.replace(thousands, "").replace(decimal, ".") for v in raw]
+            cleaned = [None if v is None else v.replace(thousands, "").replace(decimal, ".") for v in raw.tolist()]
+        if None not in cleaned and _plain_integers(cleaned):  # type: ignore[arg-type]  # counts: as to_numeric reads them
+            return np.fromiter(map(int, cleaned), dtype=np.int64, count=len(cleaned)).astype(np.float64)  # type: ignore[arg-type]
         numbers = pd.to_numeric(np.array(cleaned, dtype=object), errors="coerce")
     else:
         text = pd.Series(raw).str.replace(thousands, "", regex=False)
@@ -225,9 +242,16 @@ def _numbers(raw: object, european: bool) -> np.ndarray:
     return np.asarray(numbers, dtype=np.float64)
 
 
+def _plain_integers(values: list[str]) -> bool:
+    """Every value plain ASCII digits that int64 holds (pandas reads such a column as int64)."""
+    digits = "".join(values)
+    return bool(values) and digits.isascii() and digits.isdigit() and min(map(len, values)) >= 1 \
+        and max(map(len, values)) <= _MAX_DIGITS
+
+
 def _is_text(raw: object, numeric: np.ndarray) -> np.ndarray:
     """Values that are there but are not numbers (a text metric), as a mask."""
-    candidates = np.isnan(numeric) & ~pd.isna(raw)
+    candidates = np.isnan(numeric) & _known(raw)
     if not candidates.any():
         return candidates
     where = np.flatnonzero(candidates)
