@@ -85,6 +85,10 @@ class _Launches:
         return names.to_numpy(dtype=object, na_value=None)
 
     @cached_property
+    def metrics(self) -> frozenset[str]:
+        return frozenset(self.profile.metrics.columns)
+
+    @cached_property
     def process_ids(self) -> frozenset[Any]:
         return _known(self.profile, "process_id")
 
@@ -234,7 +238,8 @@ def _joins(run: list[RawProfile], p: RawProfile, launches: dict[int, _Launches])
         return False
     for member in run:
         m = launches[id(member)]
-        if not _same_process(m, b) and _measured_differently(member, p, _order(m, b)) is not None:
+        if not m.metrics.isdisjoint(b.metrics) and not _same_process(m, b) \
+                and _measured_differently(member, p, _order(m, b)) is not None:
             return False
     return True
 

@@ -103,6 +103,8 @@ def _as_string(values: pd.Series) -> pd.Series:
         return out if str(out.dtype) == "string" else out.astype("string")
     if values.dtype.kind == "f":
         return values.map({v: f"{v:.1f}" for v in pd.unique(values.dropna())}).astype("string")
+    if values.dtype == pd.StringDtype():  # an array of its own (over the same immutable Arrow data)
+        return pd.Series(values.array.copy(), index=values.index)
     return values.astype("string")
 
 
@@ -122,19 +124,21 @@ def _int_ids(values: object) -> pd.api.extensions.ExtensionArray:
     """An integer identity column (IDs, device, stream) as ``Int64``; what is not a number is <NA>."""
     if isinstance(values, pd.arrays.IntegerArray) and values.dtype == "Int64":
         return values
-    array = values.to_numpy() if isinstance(values, pd.Series) and values.dtype.kind == "i" else values
-    if isinstance(array, np.ndarray) and array.dtype == np.int64:
-        if not array.flags.writeable:  # a view of a frame's column (to_numpy): the ids must own theirs
-            array = array.copy()
+    if isinstance(values, pd.Series) and values.dtype.kind == "i" and not values.hasnans:
+        # A copy: to_numpy may be a view of the frame's column, and the ids must own theirs.
+        return pd.arrays.IntegerArray(values.to_numpy(dtype=np.int64, copy=True), np.zeros(len(values), dtype=bool))
+    if isinstance(values, np.ndarray) and values.dtype == np.int64:
+        array = values if values.flags.writeable else values.copy()  # a read-only view: another frame's
         return pd.arrays.IntegerArray(array, np.zeros(len(array), dtype=bool))
-    return pd.to_numeric(pd.Series(values) if isinstance(values, np.ndarray) else values,
-                         errors="coerce").astype("Int64").array
+    numbers = pd.to_numeric(pd.Series(values) if isinstance(values, np.ndarray) else values, errors="coerce")
+    return numbers.astype("Int64").array.copy()  # the ids' own (an Int64 input would come back as is)
 
 
 def identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
     """The identity columns of a launch-per-row frame (ncu names) as kernel-table columns."""
     columns = {c: frame[c] for c in frame.columns if c in ID_MAP or is_nvtx_column(c)}
-    return pd.DataFrame(identity_arrays(columns, len(frame), frame.index), index=frame.index)
+    # The arrays are the identity frame's own (none is the input's): no copy of a million names.
+    return pd.DataFrame(identity_arrays(columns, len(frame), frame.index), index=frame.index, copy=False)
 
 
 def frame_of(arrays: Mapping[str, object], n: int, *, copy: bool = False) -> pd.DataFrame:
@@ -219,8 +223,9 @@ def with_op_stack(ids: pd.DataFrame, metrics: pd.DataFrame, units: dict[str, str
 
 def finish_names(ids: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, list[str]]:
     """Mangled kernel names (``_Z...``) demangled in place; the warnings name the file."""
-    names, warnings = demangle_names(ids["kernel_name"])
-    if names is not ids["kernel_name"]:
+    given = ids["kernel_name"]
+    names, warnings = demangle_names(given)
+    if names is not given:
         ids["kernel_name"] = names
     return ids, [f"{path.name}: {w}" for w in warnings]
 

@@ -82,7 +82,7 @@ def _from_rows(layout: CsvLayout, cols: list[str]) -> Columns | None:
     return columns
 
 
-def _integers(values: tuple[str, ...], missing_allowed: bool) -> np.ndarray | pd.api.extensions.ExtensionArray | None:
+def _integers(values: tuple[str, ...], missing_allowed: bool) -> np.ndarray | pd.arrays.IntegerArray | None:
     """Plain decimal digits as int64 (``Int64`` with <NA> for missing values where allowed); None
     for anything else (signs, separators, decimals: the parser's own rules apply to those)."""
     if _plain_integers(list(values)):
@@ -131,7 +131,8 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     repeated = _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
     if repeated is not None:
         names = sorted({metric_names[m] for m in metric[repeated]})
-        warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): {', '.join(names[:5])}")
+        warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): "
+                        f"{', '.join(names[:5])}")
         columns = {c: v[~repeated] for c, v in columns.items()}  # type: ignore[index]
         launch, metric = launch[~repeated], metric[~repeated]
     raw = columns["Metric Value"]
@@ -146,7 +147,8 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
         table[launch[numeric_rows], metric[numeric_rows]] = value[numeric_rows]
     else:
         table[launch, metric] = value
-    metrics = _metric_frame(table, metric_names, {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics})
+    text_columns = {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics}
+    metrics = _metric_frame(table, metric_names, text_columns)
     unit_values = _take(columns["Metric Unit"], _first_rows(metric, n_metrics))
     metric_units = {name: "" if pd.isna(u) else str(u) for name, u in zip(metric_names, unit_values)}
     if n_launches == len(launch):  # a row per launch: the rows are the launches, in order
@@ -227,12 +229,13 @@ def _numbers(raw: object, european: bool) -> np.ndarray:
     """Metric values as float64, thousands separators removed (NaN for what is not a number)."""
     thousands, decimal = (".", ",") if european else (",", ".")
     if isinstance(raw, np.ndarray):  # text and None: str.replace is what pandas' .str.replace does
+        cleaned: list[Any]
         if decimal == ".":
             cleaned = [None if v is None else v.replace(thousands, "") for v in raw.tolist()]
         else:
             cleaned = [None if v is None else v.replace(thousands, "").replace(decimal, ".") for v in raw.tolist()]
-        if None not in cleaned and _plain_integers(cleaned):  # type: ignore[arg-type]  # counts: as to_numeric reads them
-            return np.fromiter(map(int, cleaned), dtype=np.int64, count=len(cleaned)).astype(np.float64)  # type: ignore[arg-type]
+        if None not in cleaned and _plain_integers(cleaned):  # counts: read as to_numeric reads them, faster
+            return np.fromiter(map(int, cleaned), dtype=np.int64, count=len(cleaned)).astype(np.float64)
         numbers = pd.to_numeric(np.array(cleaned, dtype=object), errors="coerce")
     else:
         text = pd.Series(raw).str.replace(thousands, "", regex=False)
@@ -242,8 +245,8 @@ def _numbers(raw: object, european: bool) -> np.ndarray:
     return np.asarray(numbers, dtype=np.float64)
 
 
-def _plain_integers(values: list[str]) -> bool:
-    """Every value plain ASCII digits that int64 holds (pandas reads such a column as int64)."""
+def _plain_integers(values: list[Any]) -> bool:
+    """Every value (text) plain ASCII digits that int64 holds (pandas reads such a column as int64)."""
     digits = "".join(values)
     return bool(values) and digits.isascii() and digits.isdigit() and min(map(len, values)) >= 1 \
         and max(map(len, values)) <= _MAX_DIGITS
@@ -272,8 +275,10 @@ def _text_column(raw: object, launch: np.ndarray, metric: np.ndarray, code: int,
 
 
 def _metric_frame(table: np.ndarray, names: list[str], text: dict[int, object]) -> pd.DataFrame:
-    if not text:  # one float block (labels as frame_of makes them)
-        return pd.DataFrame(table, columns=pd.Index(names, dtype=object), index=pd.RangeIndex(len(table)), copy=False)
+    """The metrics frame: the table's columns, text metrics in place of theirs (labels as frame_of's)."""
+    if not text:  # one float block
+        labels = pd.Index(names, dtype=object)
+        return pd.DataFrame(table, columns=labels, index=pd.RangeIndex(len(table)), copy=False)
     return frame_of({name: text.get(j, table[:, j]) for j, name in enumerate(names)}, len(table))
 
 
@@ -285,4 +290,4 @@ def _first_rows(codes: np.ndarray, n: int) -> np.ndarray:
 
 
 def _take(values: Any, rows: np.ndarray) -> Any:
-    return values[rows]  # type: ignore[index]
+    return values[rows]
