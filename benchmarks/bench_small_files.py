@@ -102,7 +102,8 @@ def check_same_answer(analysis, baseline: pd.DataFrame) -> int:  # type: ignore[
             continue
         row = ours.loc[name]
         pairs = [("launches", row["launches"], theirs["count"], 0.0),
-                 ("FLOPs (CC + TC)", row["fp32_flops"] + row["fp16_flops"] + row["tensor_flops"], theirs["flops"], 1e-9),
+                 ("FLOPs (CC + TC)", row["fp32_flops"] + row["fp16_flops"] + row["tensor_flops"], theirs["flops"],
+                  1e-9),
                  ("tensor FLOPs", row["tensor_flops"], theirs["tc_flops"], 1e-9),
                  ("DRAM bytes", row["dram_bytes"], theirs["dram_bytes"], 1e-9),
                  ("L2 bytes", row["l2_bytes"], theirs["l2_bytes"], 1e-9),
@@ -156,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         run()
     best = best_of(variants, args.repeat)
     ms = {name: (wall * 1e3, cpu * 1e3) for name, (wall, cpu) in best.items()}
+    now = dt.datetime.now().isoformat(timespec="seconds")
     lines = [
-        f"# bench_small_files: the paper's 12-file DeepCAM set, in-process ({dt.datetime.now().isoformat(timespec='seconds')})",
+        f"# bench_small_files: the paper's 12-file DeepCAM set, in-process ({now})",
         f"# machine: {os.cpu_count()} CPUs, {cpu_model()}; {platform.system()} {platform.release()}",
         f"# python {platform.python_version()}, pandas {pd.__version__}, pyarrow {pyarrow.__version__}, "
         f"numpy {np.__version__}, roofline {roofline.__version__}",

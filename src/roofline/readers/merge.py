@@ -25,6 +25,12 @@ inputs that collected no SASS metrics, and a warning says from which file.
 Any other metric present in several inputs of a run with different values: the first
 input's value wins, with a warning.
 
+Speed: what matching needs of an input (launch IDs, kernel names, process IDs and names, metric
+names) is taken from its frames once per call, as NumPy arrays and sets, and only when a test
+needs it; files of one run usually list their launches in the same order, which one array
+comparison tells. The merged metrics are made in one DataFrame call (the paper's twelve
+one-metric files: a few milliseconds in all, not a few hundred).
+
 Run labels (:func:`run_labels`): a run's file name less the suffixes we know
 (``.kernels.json``, ``.ncu.csv``, ``.ncu-rep``, ``.ncu-repz``, ``.csv``): ``b`` for
 ``/x/b.ncu.csv``. A run of several files takes the longest common start of their names
@@ -371,23 +377,28 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
     for col in _FILLED:
         if col not in ids.columns:
             continue
-        values = ids[col].array
+        values = given = ids[col].array
         missing = np.asarray(values.isna())
         for p, order in others:
             if not missing.any():
                 break
             if col not in p.ids.columns:
                 continue
-            other = p.ids[col].array if order is None else p.ids[col].array.take(order)
+            other = p.ids[col].array
+            unknown = np.asarray(other.isna())
+            if unknown.all():  # nothing to fill from (the usual case: no input knows the column)
+                continue
+            if order is not None:
+                other, unknown = other.take(order), unknown[order]
             if other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
                 values = pd.Series(values).fillna(pd.Series(other)).array
             else:
-                fill = missing & ~np.asarray(other.isna())
+                fill = missing & ~unknown
                 if not fill.any():
                     continue
                 values = values.copy()
                 values[fill] = other[fill]
             missing = np.asarray(values.isna())
-        if values is not ids[col].array:
+        if values is not given:
             ids[col] = values
     return ids

@@ -1,5 +1,9 @@
 """Columns shared by the two ncu CSV pages: the pandas read from the data's byte offset,
-numbers with thousands separators, and the launch identities (IDs, names, NVTX attribution)."""
+numbers with thousands separators, and the launch identities (IDs, names, NVTX attribution).
+
+Identities are made as pandas arrays straight from what the page gives (a parsed frame's
+columns, or plain rows' NumPy arrays) and put in one DataFrame call (:func:`frame_of`): on
+the small files of a one-metric-per-file set, pandas' per-call costs are most of the time."""
 
 from __future__ import annotations
 
@@ -154,7 +158,8 @@ def frame_of(arrays: Mapping[str, object], n: int, *, copy: bool = False) -> pd.
     labels = pd.Index(list(arrays), dtype=object)
     values = list(arrays.values())
     if values and all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in values):
-        return pd.DataFrame(np.column_stack(values), columns=labels, index=pd.RangeIndex(n), copy=False)  # type: ignore[arg-type]
+        stacked: np.ndarray = np.column_stack(values)  # type: ignore[arg-type]
+        return pd.DataFrame(stacked, columns=labels, index=pd.RangeIndex(n), copy=False)
     frame = pd.DataFrame(dict(enumerate(values)), index=pd.RangeIndex(n), copy=copy)
     frame.columns = labels
     return frame
