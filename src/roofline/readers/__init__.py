@@ -46,5 +46,5 @@ def read_machine(path: PathArg) -> Machine:
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.readers.<module>`` after ``import roofline``).
-_SUBMODULES = ("build", "csv_arrow", "dispatch", "ert", "kernel_json", "machine_files", "merge", "names", "ncu_columns", "ncu_csv", "ncu_details", "ncu_display", "ncu_layout", "ncu_raw", "ncu_rep", "profile", "torch_ranges")
+_SUBMODULES = ("build", "csv_arrow", "dispatch", "ert", "kernel_json", "kernel_parquet", "machine_files", "merge", "names", "ncu_columns", "ncu_csv", "ncu_details", "ncu_display", "ncu_layout", "ncu_raw", "ncu_rep", "profile", "torch_ranges")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=("PathArg", "ProfileReader", "read_machine", "read_profile"))
