@@ -17,6 +17,9 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from pandas.api.internals import create_dataframe_from_blocks
 
 from roofline.attribution import module_at_depth
 from roofline.errors import InputError
@@ -107,6 +110,8 @@ SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", *OP_COLUMNS, "sfu_ops", 
           *INSTRUCTION_COLUMNS, *TRANSACTION_COLUMNS.values())
 #: Every numeric count column (never negative).
 COUNT_COLUMNS = SUMMED[2:]
+#: The float columns that are never negative.
+NON_NEGATIVE = ("time_s", "sm_clock_hz", *COUNT_COLUMNS)
 
 FP16_CONVENTIONS = ("ncu", "paper")
 #: A grouping of launches: one of the named views, or a tuple of key columns (a drill-down).
@@ -181,23 +186,40 @@ def from_records(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return validate(frame)
 
 
-def _known_sum(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per row: the sum of the known values of ``columns`` (NaN when none is known), and whether one is unknown."""
-    parts = frame[list(columns)].to_numpy(dtype=float, na_value=np.nan)
-    known = ~np.isnan(parts)
-    any_known = known.any(axis=1)
-    total = np.where(any_known, np.nansum(np.where(known, parts, 0.0), axis=1), np.nan)
-    return total, any_known & ~known.all(axis=1)
+def known_sum(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: the sum of the known values of ``parts`` (same-length float arrays; NaN when none is
+    known), and whether one of them is unknown. Summed left to right, one part at a time (no 2-D copy)."""
+    total = np.zeros(len(parts[0]))
+    any_known = np.zeros(len(parts[0]), dtype=bool)
+    all_known = np.ones(len(parts[0]), dtype=bool)
+    for values in parts:
+        unknown = np.isnan(values)
+        total += np.where(unknown, 0.0, values)
+        any_known |= ~unknown
+        all_known &= ~unknown
+    total[~any_known] = np.nan
+    return total, any_known & ~all_known
+
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy(dtype=float, na_value=np.nan)
 
 
 def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
     """Set ``flops`` (sum of known components) and ``flops_partial`` from the component columns,
     then ``ops`` and ``ops_partial`` (:func:`with_total_ops`)."""
-    total, partial = _known_sum(frame, FLOP_COLUMNS)
+    total, partial = known_sum([_floats(frame, c) for c in FLOP_COLUMNS])
     out = frame.copy()
     out["flops"] = total
     out["flops_partial"] = pd.array(partial, dtype="boolean")
     return with_total_ops(out, copy=False)
+
+
+def total_ops(flops: np.ndarray, flops_partial: np.ndarray, others: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``ops`` = flops + the :data:`OP_COLUMNS` given in ``others`` (their known parts), and ``ops_partial``
+    (a part unknown, or flops itself partial where ops is known)."""
+    total, partial = known_sum([flops, *others])
+    return total, partial | (flops_partial & ~np.isnan(total))
 
 
 def with_total_ops(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
@@ -208,12 +230,101 @@ def with_total_ops(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
     for c in ("flops", *OP_COLUMNS):
         if c not in out.columns:
             out[c] = np.nan
-    total, partial = _known_sum(out, ("flops", *OP_COLUMNS))
     flops_partial = out["flops_partial"].fillna(False).to_numpy(dtype=bool) if "flops_partial" in out.columns \
         else np.zeros(len(out), dtype=bool)
+    total, partial = total_ops(_floats(out, "flops"), flops_partial, [_floats(out, c) for c in OP_COLUMNS])
     out["ops"] = total
-    out["ops_partial"] = pd.array(partial | (flops_partial & ~np.isnan(total)), dtype="boolean")
+    out["ops_partial"] = pd.array(partial, dtype="boolean")
     return out
+
+
+#: Above this many values (rows x float columns), float columns are kept as separate blocks rather
+#: than stacked into one (a copy): a table of a million launches is not copied to be framed.
+STACK_LIMIT = 4_000_000
+
+
+def frame_of(columns: Mapping[str, Any], index: pd.Index | None = None, *, copy: bool = False,
+             block: np.ndarray | None = None, block_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """A DataFrame of ``columns`` (name -> 1-D numpy array or pandas extension array, in order), built
+    at once rather than column by column (a column insert costs about 0.1 ms in pandas 3).
+
+    Float64 numpy columns are stacked into one 2-D block (below :data:`STACK_LIMIT` values), or
+    given already stacked as ``block`` (one row per name of ``block_columns``, which must be keys of
+    ``columns`` too, in any order; adopted). Arrays are adopted as they are, so pass arrays nothing
+    else holds (fresh results), or ``copy=True`` to copy those that could change (all but the float
+    arrays stacked and Arrow-backed arrays, which are immutable). The arrays must have one length and
+    the dtypes wanted.
+    """
+    names = list(columns)
+    n = len(index) if index is not None else (len(next(iter(columns.values()))) if names else 0)
+    position = {name: i for i, name in enumerate(names)}
+    blocks: list[tuple[Any, np.ndarray]] = []
+    in_block = set(block_columns)
+    if block is not None:
+        blocks.append((block, np.array([position[c] for c in block_columns], dtype=np.intp)))
+    floats = [c for c in names if c not in in_block and isinstance(columns[c], np.ndarray)
+              and columns[c].dtype == np.float64]
+    if floats and n * len(floats) <= STACK_LIMIT:
+        stacked = np.empty((len(floats), n))
+        for i, c in enumerate(floats):
+            stacked[i] = columns[c]
+        blocks.append((stacked, np.array([position[c] for c in floats], dtype=np.intp)))
+        in_block.update(floats)
+    for c in names:
+        if c in in_block:
+            continue
+        values = columns[c]
+        if copy and not isinstance(values, pd.arrays.ArrowExtensionArray):
+            values = values.copy()
+        blocks.append((values.reshape(1, -1) if isinstance(values, np.ndarray) else values,
+                       np.array([position[c]], dtype=np.intp)))
+    return create_dataframe_from_blocks(blocks, index=index if index is not None else pd.RangeIndex(n),
+                                        columns=pd.Index(names))
+
+
+def _arrow_strings() -> bool:
+    """True when pandas stores the ``string`` dtype in Arrow (its default with pyarrow installed)."""
+    return pd.StringDtype().storage == "pyarrow"
+
+
+def strings(values: Sequence[Any] | np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Strings (None, NaN or <NA>: missing) as the ``string`` dtype, built straight through Arrow
+    where pandas keeps strings there (``pd.array(values, dtype="string")`` costs 40 us more a call)."""
+    if _arrow_strings():
+        return pd.arrays.ArrowStringArray(pa.array(values, type=pa.large_string(), from_pandas=True))
+    return pd.array(values, dtype="string")
+
+
+def repeated(value: str | None, n: int) -> pd.api.extensions.ExtensionArray:
+    """``value`` (None: <NA>) ``n`` times, as the ``string`` dtype."""
+    if _arrow_strings():
+        return pd.arrays.ArrowStringArray(pa.nulls(n, pa.large_string()) if value is None
+                                          else pa.repeat(pa.scalar(value, pa.large_string()), n))
+    return pd.array([value], dtype="string").take(np.zeros(n, dtype=np.intp))
+
+
+def flags(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """A bool array (adopted: pass a fresh one) as the ``boolean`` dtype, none missing."""
+    return pd.arrays.BooleanArray(np.asarray(values, dtype=bool), np.zeros(len(values), dtype=bool))
+
+
+def unknown_values(dtype: str, n: int) -> pd.api.extensions.ExtensionArray:
+    """``n`` missing values of a declared non-float ``dtype``."""
+    if dtype == "string":
+        return repeated(None, n)
+    if dtype == "Int64":
+        return pd.arrays.IntegerArray(np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool))
+    if dtype == "boolean":
+        return pd.arrays.BooleanArray(np.zeros(n, dtype=bool), np.ones(n, dtype=bool))
+    return pd.array([], dtype=dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
+
+
+def check_counts(values: Mapping[str, np.ndarray], where: str | None = None) -> None:
+    """Raise :class:`InputError` naming the time and count columns of ``values`` (float arrays) that
+    hold negative numbers."""
+    bad = [name for name, v in values.items() if (v < 0).any()]
+    if bad:
+        raise InputError(f"negative values in {', '.join(bad)}", path=where)
 
 
 def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
@@ -225,19 +336,19 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
     missing = [c for c in COLUMN_NAMES if c not in frame.columns]
     if missing:
         raise InputError(f"kernel table lacks columns: {', '.join(missing)}", path=where)
-    out = pd.DataFrame(index=frame.index)
+    out: dict[str, pd.Series] = {}
     for c in COLUMNS:
         col = frame[c.name]
         try:
             out[c.name] = col.astype(c.dtype) if str(col.dtype) != c.dtype else col
         except (TypeError, ValueError) as exc:
             raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
-    numeric = ["time_s", "sm_clock_hz", *COUNT_COLUMNS]
     # column by column: no 2-D copy of the table (1e6 launches)
-    bad = [n for n in numeric if (out[n].to_numpy(dtype=float) < 0).any()]
-    if bad:
-        raise InputError(f"negative values in {', '.join(bad)}", path=where)
-    return out
+    check_counts({n: out[n].to_numpy() for n in NON_NEGATIVE}, where)
+    if len(frame) * len(COLUMNS) > STACK_LIMIT:  # large: the columns as they are, not copied
+        return pd.DataFrame(out, index=frame.index, copy=False)
+    return frame_of({n: col.to_numpy() if DTYPES[n] == "float64" else col.array for n, col in out.items()},
+                    frame.index, copy=True)
 
 
 def has_runs(frame: pd.DataFrame) -> bool:
@@ -283,17 +394,18 @@ def cut_modules(frame: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     return out
 
 
-def _row_labels(keys: Sequence[str], firsts: pd.DataFrame) -> pd.Series:
+def _row_labels(keys: Sequence[str], firsts: Mapping[str, Any]) -> pd.api.extensions.ExtensionArray:
     """The ``kernel_name`` of grouped rows keyed by ``keys`` without ``kernel_name``: op rows
     ``aten::addmm [backward]``, module rows the path, drill-downs ``module / op [phase]``;
-    an unknown op or module is :data:`NO_OPERATOR` / :data:`OUTSIDE_MODULES`."""
-    n = len(firsts)
+    an unknown op or module is :data:`NO_OPERATOR` / :data:`OUTSIDE_MODULES`. ``firsts``: the keys'
+    values per row."""
+    n = len(firsts[keys[0]])
     parts: list[list[str]] = [[] for _ in range(n)]
     phases: list[str | None] = [None] * n
     for k in keys:
         if k == "run":
             continue
-        values = firsts[k].astype("string").tolist()
+        values = pd.array(firsts[k]).astype("string").tolist()
         for i, v in enumerate(values):
             missing = v is pd.NA or v is None
             if k == "phase":
@@ -306,10 +418,30 @@ def _row_labels(keys: Sequence[str], firsts: pd.DataFrame) -> pd.Series:
                 parts[i].append("?" if missing else f"{k} {v}")
     labels = [" / ".join(p) + (f" [{ph}]" if ph is not None else "") if p else (ph or "(no phase)")
               for p, ph in zip(parts, phases)]
-    return pd.Series(pd.array(labels, dtype="string"))
+    return strings(labels)
 
 
-def _distinct_pairs(values: pd.Series, gid: np.ndarray, *, keep_missing: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sameness(values: pd.api.extensions.ExtensionArray) -> str:
+    """``"missing"`` when every value is missing, ``"one"`` when every value is one and the same
+    (none missing), else ``"mixed"``: most descriptive columns hold one value for a whole profile,
+    which needs no grouping (a comparison, not a hash of 1e6 strings)."""
+    if not len(values):
+        return "missing"
+    if isinstance(values, pd.arrays.ArrowExtensionArray):
+        arrow = pa.array(values)
+        if arrow.null_count:
+            return "missing" if arrow.null_count == len(arrow) else "mixed"
+        return "one" if pc.all(pc.equal(arrow, arrow[0])).as_py() else "mixed"
+    missing = values.isna()
+    if missing.all():
+        return "missing"
+    if missing.any():
+        return "mixed"
+    return "one" if bool((values == values[0]).all()) else "mixed"
+
+
+def _distinct_pairs(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, *,
+                    keep_missing: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct (group, value code) pairs, and the values the codes stand for (integer work only)."""
     codes, uniques = pd.factorize(values, use_na_sentinel=not keep_missing)
     width = len(uniques) + 1
@@ -317,25 +449,40 @@ def _distinct_pairs(values: pd.Series, gid: np.ndarray, *, keep_missing: bool) -
     return pair // width, pair % width - 1, np.asarray(uniques, dtype=object)
 
 
-def _joined_distinct(values: pd.Series, gid: np.ndarray, ngroups: int) -> pd.Series:
-    """Per group: the distinct non-missing values, sorted and comma-joined; <NA> when none."""
+def _joined_distinct(values: pd.api.extensions.ExtensionArray, gid: np.ndarray,
+                     order: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Per group, in ``order``: the distinct non-missing values, sorted and comma-joined; <NA> when none."""
+    same = _sameness(values)
+    if same != "mixed":
+        return repeated(None if same == "missing" else str(values[0]), len(order))
     groups, codes, names = _distinct_pairs(values, gid, keep_missing=False)
     present = codes >= 0
-    joined: list[object] = [pd.NA] * ngroups
+    joined: list[str | None] = [None] * len(order)
     members: dict[int, list[str]] = {}
     for g, c in zip(groups[present].tolist(), codes[present].tolist()):  # distinct pairs only: small
         members.setdefault(g, []).append(str(names[c]))
     for g, vals in members.items():
         joined[g] = ",".join(sorted(vals))
-    return pd.Series(pd.array(joined, dtype="string"))
+    return strings([joined[g] for g in order.tolist()])
 
 
-def _common_value(values: pd.Series, gid: np.ndarray, first_rows: np.ndarray) -> pd.Series:
-    """Per group: the value when all launches agree (missing counts as a value), else <NA>."""
-    groups, _, _ = _distinct_pairs(values, gid, keep_missing=True)
-    distinct = np.bincount(groups, minlength=len(first_rows))
-    first = values.iloc[first_rows].reset_index(drop=True)
-    return first.where(pd.Series(distinct == 1))
+def _repeat(values: pd.api.extensions.ExtensionArray, same: str, n: int) -> pd.api.extensions.ExtensionArray:
+    """``n`` times the one value of ``values`` (``same`` is ``"one"``) or <NA> (``"missing"``)."""
+    if isinstance(values, pd.arrays.ArrowStringArray) and values.dtype == pd.StringDtype():
+        return repeated(None if same == "missing" else values[0], n)
+    return values.take(np.full(n, -1 if same == "missing" else 0, dtype=np.intp), allow_fill=True)
+
+
+def _common_value(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, first_rows: np.ndarray,
+                  order: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Per group, in ``order``: the value when all launches agree (missing counts as a value), else <NA>."""
+    same = _sameness(values)
+    if same != "mixed":
+        return _repeat(values, same, len(order))
+    codes, _ = pd.factorize(values, use_na_sentinel=False)
+    mixed = np.zeros(len(first_rows), dtype=bool)
+    mixed[gid[codes != codes[first_rows][gid]]] = True  # a launch unlike its group's first
+    return values.take(np.where(mixed, -1, first_rows)[order], allow_fill=True)
 
 
 def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -357,6 +504,82 @@ def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.
     return codes.astype(np.int64, copy=False), first
 
 
+def longest_first(time_s: np.ndarray) -> np.ndarray:
+    """The order of rows by time, longest first, unknown last, ties in their order (as a stable
+    ``sort_values(ascending=False, na_position="last")``)."""
+    return np.argsort(-time_s, kind="stable")
+
+
+def _float_column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A column as floats, NaN where missing (a float64 column as it is: no conversion, no copy)."""
+    column = frame[name]
+    return column.to_numpy() if column.dtype == np.float64 else column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _as_declared(name: str, values: Any) -> Any:
+    """``values`` (a numpy or extension array) in the declared dtype of column ``name``."""
+    dtype = DTYPES[name]
+    if dtype == "float64":
+        return np.asarray(values, dtype=np.float64)
+    return values if str(values.dtype) == dtype else pd.array(values).astype(dtype)
+
+
+def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None = None) -> dict[str, Any]:
+    """:func:`aggregate`'s rows as columns (name -> numpy array for float64 columns, else extension
+    array, in :data:`COLUMNS` order and their declared dtypes), for callers that add columns before
+    making one frame (:func:`frame_of`)."""
+    frame = cut_modules(frame, depth)
+    if by == "launch":
+        order = longest_first(frame["time_s"].to_numpy(dtype=float, na_value=np.nan))
+        return {c.name: _as_declared(c.name, frame[c.name].to_numpy(dtype=float, na_value=np.nan)[order]
+                                     if c.dtype == "float64" else frame[c.name].array.take(order))
+                for c in COLUMNS}
+    keys = group_keys(by, runs=has_runs(frame))
+    # Group ids in order of first appearance, computed once; every reduction below groups on
+    # these integers instead of hashing the (long) kernel names again (1e6 launches).
+    gid, first_rows = group_ids(frame, keys)
+    ngroups = len(first_rows)
+    sums: dict[str, np.ndarray] = {}
+    for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
+        values = _float_column(frame, col)
+        missing = np.isnan(values)
+        if not missing.any():
+            sums[col] = np.bincount(gid, weights=values, minlength=ngroups)
+        elif missing.all():  # a column the profile does not have (most lack the instruction counts)
+            sums[col] = np.full(ngroups, np.nan)
+        else:
+            total = np.bincount(gid, weights=np.where(missing, 0.0, values), minlength=ngroups)
+            sums[col] = np.where(np.bincount(gid, weights=missing, minlength=ngroups) > 0, np.nan, total)
+    t = _float_column(frame, "time_s")
+    clk = _float_column(frame, "sm_clock_hz")
+    ok = ~(np.isnan(clk) | np.isnan(t))
+    wt = np.bincount(gid, weights=np.where(ok, t * clk, 0.0), minlength=ngroups)
+    tw = np.bincount(gid, weights=np.where(ok, t, 0.0), minlength=ngroups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sums["sm_clock_hz"] = np.where(np.bincount(gid, weights=ok, minlength=ngroups) > 0, wt / tw, np.nan)
+    # every column below is made in this order (rows sorted by time, longest first): one take each
+    order = longest_first(sums["time_s"])
+    out: dict[str, Any] = {col: values[order] for col, values in sums.items()}
+    out["launches"] = pd.array(out["launches"]).astype("Int64")
+    for col in ("flops_partial", "ops_partial", "estimated"):
+        marked = frame[col].to_numpy(dtype=bool, na_value=False)
+        out[col] = flags(np.bincount(gid, weights=marked, minlength=ngroups)[order] > 0)
+    for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
+        if col not in keys:
+            out[col] = _common_value(frame[col].array, gid, first_rows, order)
+    out["source"] = _joined_distinct(frame["source"].array, gid, order)
+    for col in ("phase", "op", "module"):  # a kernel launched by several operators lists them all
+        if col not in keys:
+            out[col] = _joined_distinct(frame[col].array, gid, order)
+    for k in dict.fromkeys([*keys, "run"]):  # run: a key with several runs, else <NA> throughout
+        out[k] = frame[k].array.take(first_rows[order])  # take, then convert: not 1e6 strings
+    if "kernel_name" not in keys:  # the row's label, so that every view shows it unchanged
+        out["kernel_name"] = _row_labels(keys, out)
+    if "launch_id" not in keys:
+        out["launch_id"] = unknown_values("Int64", ngroups)
+    return {c.name: _as_declared(c.name, out[c.name]) for c in COLUMNS}
+
+
 def aggregate(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None = None) -> pd.DataFrame:
     """Sum launches into one row per group, within each run (a kernel name found in two runs
     gives two rows; one run: ``run`` is <NA> on every row, and this is grouping without it).
@@ -376,49 +599,10 @@ def aggregate(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None
     path, ``(no operator)``, ``(outside modules)``), so that every view shows the row by it.
     Rows are sorted by time, longest first.
     """
-    frame = cut_modules(frame, depth)
     if by == "launch":
+        frame = cut_modules(frame, depth)
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
-    keys = group_keys(by, runs=has_runs(frame))
-    frame = frame.reset_index(drop=True)
-    # Group ids in order of first appearance, computed once; every reduction below groups on
-    # these integers instead of hashing the (long) kernel names again (1e6 launches).
-    gid, first_rows = group_ids(frame, keys)
-    ngroups = len(first_rows)
-    sums = pd.DataFrame(index=pd.RangeIndex(ngroups))
-    for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
-        values = frame[col].to_numpy(dtype=np.float64, na_value=np.nan)
-        missing = np.isnan(values)
-        if missing.all():  # a column the profile does not have (most lack the instruction counts)
-            sums[col] = np.full(ngroups, np.nan)
-            continue
-        total = np.bincount(gid, weights=np.where(missing, 0.0, values), minlength=ngroups)
-        sums[col] = np.where(np.bincount(gid, weights=missing, minlength=ngroups) > 0, np.nan, total)
-    t = frame["time_s"].to_numpy(dtype=float)
-    clk = frame["sm_clock_hz"].to_numpy(dtype=float)
-    ok = ~(np.isnan(clk) | np.isnan(t))
-    wt = np.bincount(gid, weights=np.where(ok, t * clk, 0.0), minlength=ngroups)
-    tw = np.bincount(gid, weights=np.where(ok, t, 0.0), minlength=ngroups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sums["sm_clock_hz"] = np.where(np.bincount(gid, weights=ok, minlength=ngroups) > 0, wt / tw, np.nan)
-    for col in ("flops_partial", "ops_partial", "estimated"):
-        flags = frame[col].to_numpy(dtype=bool, na_value=False)
-        sums[col] = np.bincount(gid, weights=flags, minlength=ngroups) > 0
-    for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
-        if col not in keys:
-            sums[col] = _common_value(frame[col], gid, first_rows)
-    sums["source"] = _joined_distinct(frame["source"], gid, ngroups)
-    for col in ("phase", "op", "module"):  # a kernel launched by several operators lists them all
-        if col not in keys:
-            sums[col] = _joined_distinct(frame[col], gid, ngroups)
-    for k in dict.fromkeys([*keys, "run"]):  # run: a key with several runs, else <NA> throughout
-        sums[k] = frame[k].iloc[first_rows].to_numpy()  # take, then convert: not 1e6 strings
-    if "kernel_name" not in keys:  # the row's label, so that every view shows it unchanged
-        sums["kernel_name"] = _row_labels(keys, sums).to_numpy()
-    out = sums.reset_index(drop=True)
-    out["launch_id"] = pd.array([pd.NA] * len(out), dtype="Int64") if "launch_id" not in keys else out["launch_id"]
-    out = validate(out)
-    return out.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
+    return frame_of(aggregate_columns(frame, by, depth))
 
 
 def describe_columns() -> str:

@@ -22,10 +22,14 @@ Compute's ideal sector counts where the profile has them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from roofline.analysis.columns import INSTRUCTION_COLUMNS
+from roofline.kernels import frame_of
 
 #: Warp LD/ST instructions per transaction on each global-memory wall (4-byte words).
 GLOBAL_WALLS: dict[str, float] = {"stride-0": 1.0, "unit-stride": 1 / 4, "random": 1 / 32}
@@ -45,10 +49,13 @@ CONFLICT_FREE_BELOW = 1.5
 _LEVELS = ("l1", "shared", "l2", "dram")
 
 
-def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    if name not in frame.columns:
-        return np.full(len(frame), np.nan)
-    return frame[name].to_numpy(dtype=float, na_value=np.nan)
+def _column(columns: Mapping[str, Any], name: str, n: int) -> np.ndarray:
+    if name not in columns:
+        return np.full(n, np.nan)
+    values = columns[name]
+    if isinstance(values, np.ndarray):
+        return values.astype(float, copy=False)
+    return values.to_numpy(dtype=float, na_value=np.nan)
 
 
 def global_pattern(sectors_per_instruction: np.ndarray) -> np.ndarray:
@@ -73,28 +80,30 @@ def shared_pattern(wavefronts_per_instruction: np.ndarray) -> np.ndarray:
     return out
 
 
+def instruction_arrays(columns: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """The :data:`~roofline.analysis.columns.INSTRUCTION_COLUMNS` of a kernel table given as columns
+    (name -> array, or a frame) of ``n`` rows: float64 arrays, and string arrays for the patterns."""
+    time = _column(columns, "time_s", n)
+    inst = _column(columns, "warp_inst", n)
+    out: dict[str, Any] = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["inst_rate"] = np.where(time > 0, inst / time, np.nan)
+        for lv in _LEVELS:
+            tx = _column(columns, f"{lv}_transactions", n)
+            out[f"ii_{lv}"] = np.where(tx > 0, inst / tx, np.nan)
+        g_inst, g_tx = _column(columns, "global_inst", n), _column(columns, "l1_transactions", n)
+        s_inst, s_tx = _column(columns, "shared_inst", n), _column(columns, "shared_transactions", n)
+        out["global_ii"] = np.where((g_inst > 0) & (g_tx > 0), g_inst / g_tx, np.nan)
+        out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0), s_inst / s_tx, np.nan)
+        out["global_pattern"] = pd.array(global_pattern(1 / out["global_ii"]), dtype="string")
+        out["shared_pattern"] = pd.array(shared_pattern(1 / out["shared_ii"]), dtype="string")
+    return {c.name: out[c.name] for c in INSTRUCTION_COLUMNS}
+
+
 def instruction_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """The :data:`~roofline.analysis.columns.INSTRUCTION_COLUMNS` of a kernel table (same index).
 
     NaN (or <NA>) where a count is unknown; a pattern is <NA> for kernels without global (or shared)
     loads and stores. Divisions by a zero count give NaN, not infinity.
     """
-    time = _column(frame, "time_s")
-    inst = _column(frame, "warp_inst")
-    out: dict[str, object] = {}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["inst_rate"] = np.where(time > 0, inst / time, np.nan)
-        for lv in _LEVELS:
-            tx = _column(frame, f"{lv}_transactions")
-            out[f"ii_{lv}"] = np.where(tx > 0, inst / tx, np.nan)
-        g_inst, g_tx = _column(frame, "global_inst"), _column(frame, "l1_transactions")
-        s_inst, s_tx = _column(frame, "shared_inst"), _column(frame, "shared_transactions")
-        out["global_ii"] = np.where((g_inst > 0) & (g_tx > 0), g_inst / g_tx, np.nan)
-        out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0), s_inst / s_tx, np.nan)
-        out["global_pattern"] = pd.array(global_pattern(1 / np.asarray(out["global_ii"], dtype=float)), dtype="string")
-        out["shared_pattern"] = pd.array(shared_pattern(1 / np.asarray(out["shared_ii"], dtype=float)), dtype="string")
-    result = pd.DataFrame({c.name: out[c.name] for c in INSTRUCTION_COLUMNS}, index=frame.index)
-    for c in INSTRUCTION_COLUMNS:
-        if c.dtype == "float64":
-            result[c.name] = result[c.name].astype("float64")
-    return result
+    return frame_of(instruction_arrays(frame, len(frame)), frame.index)

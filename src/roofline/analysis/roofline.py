@@ -24,20 +24,26 @@ compute_use stay unknown.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from roofline.analysis.columns import COLUMNS, level_columns
-from roofline.analysis.patterns import instruction_columns
+from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import TENSOR, Work, work_for
-from roofline.kernels import GroupBy, KernelTable, aggregate, by_name, group_keys, validate
+from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, validate
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
 from roofline.units import counted, format_si
 
 log = logging.getLogger(__name__)
+
+#: Rows as columns: name -> float64 numpy array, or extension array (``aggregate_columns``).
+Columns = Mapping[str, Any]
 
 #: A kernel is "poor" (the paper's poor-performance region) when it uses less than this
 #: fraction of its compute ceiling AND of every bandwidth ceiling: it is far below the
@@ -125,10 +131,10 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     phase_times = _phase_times(frame)
     kernel_clock = _mean_clock(frame)
     applied = _apply_clock(kernel_clock, machine, notes)
-    frame = aggregate(frame, by, depth)
+    rows = aggregate_columns(frame, by, depth)  # the table's columns, one frame made at the end
 
-    traffic = {lv: col for lv, col in spec.traffic.items() if col in frame.columns}
-    counted_levels = [lv for lv, col in traffic.items() if frame[col].notna().any()]
+    traffic = {lv: col for lv, col in spec.traffic.items() if col in rows}
+    counted_levels = [lv for lv, col in traffic.items() if not np.isnan(rows[col]).all()]
     if applied is None:
         levels = level_order(counted_levels)
         notes.append("no machine given: intensities and achieved rates only, no ceilings, bound or region "
@@ -147,7 +153,8 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    out = _roofline_columns(frame, applied, levels, notes, kernel_clock, spec)
+    out = frame_of({**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec),
+                    **instruction_arrays(rows, len(rows["time_s"]))})
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
                     phase_times=phase_times, work=spec.kind, depth=depth)
 
@@ -155,8 +162,13 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
 def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
     if not len(frame):
         return {}
-    codes, phases = pd.factorize(frame["phase"], use_na_sentinel=False)  # integer work: 1e6 launches
     t = frame["time_s"].to_numpy(dtype=float)
+    phase = frame["phase"].array
+    if phase.isna().all():  # no NVTX ranges (most profiles): one phase, unknown
+        known = ~np.isnan(t)
+        return {UNKNOWN: float(np.bincount(np.zeros(len(t), dtype=np.intp), weights=np.where(known, t, 0.0))[0])} \
+            if known.any() else {}
+    codes, phases = pd.factorize(phase, use_na_sentinel=False)  # integer work: 1e6 launches
     known = ~np.isnan(t)
     sums = np.bincount(codes, weights=np.where(known, t, 0.0), minlength=len(phases))
     counted = np.bincount(codes, weights=known, minlength=len(phases))
@@ -226,7 +238,7 @@ def _peak_lower_bounds(machine: Machine, keys: list[str], kernel_clock: float | 
     return low, how
 
 
-def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
+def _compute_peaks(frame: Columns, machine: Machine, notes: list[str],
                    kernel_clock: float | None = None,
                    work: Work | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
     """Per row: harmonic-mean compute peak (work/s, NaN when a used ceiling is missing), the key,
@@ -236,13 +248,13 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
     Keys are handled as integer codes into ``names`` (fast on millions of rows).
     """
     spec = work if work is not None else work_for("flops")
-    n = len(frame)
+    n = len(frame["time_s"])
     columns = [c for c, _ in spec.parts]
-    parts = frame[columns].to_numpy(dtype=float, na_value=np.nan)
+    parts = np.column_stack([frame[c] for c in columns]) if n else np.zeros((0, len(columns)))
     used = parts > 0  # NaN compares False: unknown components cannot be weighted
     tensor_cols = [j for j, (_, k) in enumerate(spec.parts) if k == TENSOR]
-    tprec = pd.Categorical(frame["tensor_precision"].astype("string").str.lower())
-    no_prec = np.asarray(tprec.codes) < 0
+    precision_codes, precisions = _lower_codes(frame["tensor_precision"])
+    no_prec = precision_codes < 0
     names = list(dict.fromkeys(k for _, k in spec.parts if k != TENSOR))
     codes = np.empty((n, len(columns)), dtype=np.int64)
     for j, (_, key) in enumerate(spec.parts):
@@ -250,9 +262,9 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
             codes[:, j] = names.index(key)
     if tensor_cols:
         default_code = len(names)
-        names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in tprec.categories]
+        names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in precisions]
         for j in tensor_cols:
-            codes[:, j] = np.where(no_prec, default_code, np.asarray(tprec.codes) + default_code + 1)
+            codes[:, j] = np.where(no_prec, default_code, precision_codes + default_code + 1)
     # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
     peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
     untyped = np.zeros(n, dtype=bool)
@@ -294,13 +306,15 @@ def _compute_peaks(frame: pd.DataFrame, machine: Machine, notes: list[str],
     return peak, label_names[key_code], low, lacking.any(axis=1), lacking_note
 
 
-def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list[str],
-                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None) -> pd.DataFrame:
+def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str],
+                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None) -> Columns:
+    """The analysis columns (:func:`~roofline.analysis.columns.level_columns` of ``levels``, then
+    :data:`~roofline.analysis.columns.COLUMNS`) of aggregated rows given as columns (float arrays
+    and extension arrays, :func:`roofline.kernels.aggregate_columns`)."""
     spec = work if work is not None else work_for("flops")
-    n = len(frame)
-    out = frame
-    time = frame["time_s"].to_numpy(dtype=float)
-    flops = frame[spec.total].to_numpy(dtype=float)  # the work: FLOPs, OPs or warp instructions
+    time = frame["time_s"]
+    n = len(time)
+    flops = frame[spec.total]  # the work: FLOPs, OPs or warp instructions
     zero = flops == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         flop_rate = flops / time
@@ -321,7 +335,7 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         mem_terms = np.full((n, len(levels)), np.nan)
         for j, lv in enumerate(levels):
             column = spec.traffic_column(lv)
-            nbytes = frame[column].to_numpy(dtype=float) if column is not None else np.full(n, np.nan)
+            nbytes = frame[column] if column is not None else np.full(n, np.nan)
             ai = flops / nbytes
             ai = np.where(zero & (nbytes >= 0), 0.0, ai)  # 0 FLOPs over any bytes is 0 FLOP/B
             bw = nbytes / time
@@ -405,21 +419,27 @@ def _roofline_columns(frame: pd.DataFrame, machine: Machine | None, levels: list
         "locality": pd.array(_locality(frame, levels), dtype="string"),
         "time_share": time_share,
     })
-    order = [c.name for c in level_columns(levels)] + [c.name for c in COLUMNS]
-    added = pd.DataFrame({name: new[name] for name in order}, index=out.index)
-    for c in level_columns(levels) + list(COLUMNS):
-        if c.dtype == "float64":
-            added[c.name] = added[c.name].astype("float64")
     _flag_notes(frame, notes, spec)
-    return pd.concat([out, added, instruction_columns(frame)], axis=1)
+    return {c.name: np.asarray(new[c.name], dtype=np.float64) if c.dtype == "float64" else new[c.name]
+            for c in (*level_columns(levels), *COLUMNS)}
 
 
-def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
+def _lower_codes(precision: pd.api.extensions.ExtensionArray) -> tuple[np.ndarray, list[str]]:
+    """Tensor precisions lower-cased, as codes into their sorted distinct values (-1: unknown), the
+    way ``pd.Categorical`` numbers them; worked on the distinct values only."""
+    codes, uniques = pd.factorize(precision, use_na_sentinel=True)
+    lowered = [str(u).lower() for u in uniques]
+    categories = sorted(set(lowered))
+    code_of = np.array([categories.index(v) for v in lowered] + [-1], dtype=np.int64)
+    return code_of[codes], categories
+
+
+def _locality(frame: Columns, levels: list[str]) -> np.ndarray:
     """'streaming', 'l1-reuse', 'l2-reuse', 'l1-l2-reuse' or None, from byte ratios between levels."""
-    n = len(frame)
+    n = len(frame["time_s"])
     if not {"l1", "l2", "dram"} <= set(levels):
         return np.full(n, None, dtype=object)
-    b1, b2, bd = (frame[_byte_column(lv)].to_numpy(dtype=float) for lv in ("l1", "l2", "dram"))
+    b1, b2, bd = (frame[_byte_column(lv)] for lv in ("l1", "l2", "dram"))
     with np.errstate(divide="ignore", invalid="ignore"):
         gap_l1 = b1 / b2   # = ai_l2 / ai_l1: uses in L1 per byte through L2
         gap_l2 = b2 / bd   # = ai_dram / ai_l2: uses in L2 per byte from DRAM
@@ -430,17 +450,17 @@ def _locality(frame: pd.DataFrame, levels: list[str]) -> np.ndarray:
     return np.array(["streaming", "l1-reuse", "l2-reuse", "l1-l2-reuse", None], dtype=object)[code]
 
 
-def _flag_notes(frame: pd.DataFrame, notes: list[str], work: Work) -> None:
+def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
     what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
     if work.partial:
-        partial = frame[work.partial].fillna(False).to_numpy(dtype=bool)
+        partial = frame[work.partial].to_numpy(dtype=bool, na_value=False)
         if partial.any():
             notes.append(f"a{'n' if what[0] in 'aeiou' else ''} {what} component is missing for "
                          f"{counted(int(partial.sum()), 'kernel')} ({work.partial}): "
                          f"their {work.unit}s, intensities and {work.rate_unit} are lower bounds")
-    estimated = frame["estimated"].fillna(False).to_numpy(dtype=bool)
+    estimated = frame["estimated"].to_numpy(dtype=bool, na_value=False)
     if estimated.any():
         notes.append(f"estimated counts, not hardware counters, for {counted(int(estimated.sum()), 'kernel')}")
-    unknown = np.isnan(frame[work.total].to_numpy(dtype=float))
+    unknown = np.isnan(frame[work.total])
     if unknown.any():
         notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')} (collect {WORK_HINTS[work.kind]})")

@@ -132,8 +132,9 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
         raise ValueError(f"fp16 must be 'ncu' or 'paper', not {fp16!r}")
     reader = Reader(metrics)
     n = reader.n
-    cc_series = compute_capability.astype("string").reset_index(drop=True)
-    distinct = [None if c is pd.NA else str(c) for c in pd.unique(cc_series)]
+    # architectures in order of first appearance (<NA> among them), each launch by its code
+    cc_codes, cc_values = pd.factorize(compute_capability.astype("string"), use_na_sentinel=False)
+    distinct = [None if c is pd.NA else str(c) for c in cc_values]
     warnings: list[str] = []
     missing: dict[str, list[str]] = {}
     out = Counted({}, warnings)
@@ -160,7 +161,7 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
             out.lower_bounds[f.column] = value.lacking
             out.lower_bound_launches[f.column] = int(value.lower_bound.sum())
 
-    work = tensor.tensor_work(reader, cc_series, distinct, warnings)
+    work = tensor.tensor_work(reader, cc_codes, distinct, warnings)
     cols["tensor_flops"] = work.flops
     cols["tensor_int_ops"] = work.int_ops
     cols["tensor_precision"] = work.precision

@@ -103,18 +103,40 @@ _SAME_CLOCK = {"sm": ("smsp",), "smsp": ("sm",)}
 
 
 class Reader:
-    """Reads counters from one metrics frame (SI units), launch by launch."""
+    """Reads counters from one metrics frame (SI units), launch by launch.
+
+    Each column is converted to floats once, and each counter read once, per reader (the formula
+    table reads the same counters and cycles many times); arrays it returns are read-only.
+    """
 
     def __init__(self, metrics: pd.DataFrame) -> None:
         self.metrics = metrics
         self.n = len(metrics)
+        self._numeric = {name for name, dtype in metrics.dtypes.items() if dtype.kind in "iuf"}
+        self._columns: dict[str, np.ndarray | None] = {}
+        self._reads: dict[tuple[Counter, bool], np.ndarray | None] = {}
+        self._cycles: dict[str, np.ndarray | None] = {}
         self.time = np.full(self.n, np.nan)  # set by count() once time is known
 
+    @property
+    def time(self) -> np.ndarray:
+        """Launch time (s), which rates per second and clocks are multiplied by."""
+        return self._time
+
+    @time.setter
+    def time(self, value: np.ndarray) -> None:
+        self._time = value
+        self._reads.clear()  # reads through rates and clocks depend on the time
+        self._cycles.clear()
+
     def column(self, name: str) -> np.ndarray | None:
-        m = self.metrics
-        if name in m.columns and m[name].dtype.kind in "iuf":
-            return m[name].to_numpy(dtype=np.float64, na_value=np.nan)
-        return None
+        if name not in self._columns:
+            values = None
+            if name in self._numeric:
+                values = self.metrics[name].to_numpy(dtype=np.float64, na_value=np.nan)
+                values.flags.writeable = False  # shared by every reader of the column
+            self._columns[name] = values
+        return self._columns[name]
 
     def has(self, name: str) -> bool:
         return self.column(name) is not None
@@ -122,11 +144,14 @@ class Reader:
     def cycles(self, unit: str) -> np.ndarray | None:
         """Elapsed cycles of ``unit``: ``<unit>__cycles_elapsed.avg``, else its clock x time. An SM and
         its sub-partitions (``sm``, ``smsp``) share one clock, so either unit's figures serve both."""
+        if unit in self._cycles:
+            return self._cycles[unit]
         out: np.ndarray | None = None
         for u in (unit, *_SAME_CLOCK.get(unit, ())):
             for values in (self.column(f"{u}__cycles_elapsed.avg"), self._by_clock(u)):
                 if values is not None:
                     out = values if out is None else np.where(np.isnan(out), values, out)
+        self._cycles[unit] = out
         return out
 
     def _by_clock(self, unit: str) -> np.ndarray | None:
@@ -136,6 +161,12 @@ class Reader:
     def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
         """The counter's total per launch, from the first form present (row by row); None if none is.
         ``totals_only``: the totals themselves, no rate."""
+        key = (counter, totals_only)
+        if key not in self._reads:
+            self._reads[key] = self._read(counter, totals_only)
+        return self._reads[key]
+
+    def _read(self, counter: Counter, totals_only: bool) -> np.ndarray | None:
         out: np.ndarray | None = None
         for name in counter.names:
             out = self._fill(out, name, None, 1.0)
@@ -220,7 +251,7 @@ def _sum(reader: Reader, alternative: Terms, totals_only: bool) -> np.ndarray | 
     total = np.zeros(reader.n)
     for (w, _), v in zip(alternative, values):
         assert v is not None
-        total = total + w * v
+        total += w * v
     return total
 
 
@@ -232,23 +263,31 @@ def formula_value(reader: Reader, f: Formula) -> FormulaValue:
     """Per launch, the first complete alternative known as totals, else the first known through rates
     (dram read + write counted beat dram__bytes.sum.per_second x time); then, where none is, the first
     alternative without its optional counters (a lower bound); NaN where nothing is known."""
-    out = np.full(reader.n, np.nan)
+    out: np.ndarray | None = None  # None: every launch still unknown
     lower = np.zeros(reader.n, dtype=bool)
     lacking: list[str] = []
     reduced = [tuple(t for t in alt if t[1].name not in f.optional) for alt in f.alternatives]
+    complete = reader.n == 0  # every launch known (checked once per new value, not per alternative)
     for is_lower, alternatives in ((False, f.alternatives), (True, reduced)):
         for totals_only in (True, False):
             for full, alternative in zip(f.alternatives, alternatives):
-                if (is_lower and len(alternative) == len(full)) or not np.isnan(out).any():
+                if (is_lower and len(alternative) == len(full)) or complete:
                     continue  # no optional part (tried as a complete alternative), or every launch known
                 total = _sum(reader, alternative, totals_only)
                 if total is None:
                     continue
-                fill = np.isnan(out) & ~np.isnan(total)
-                out = np.where(fill, total, out)
+                if out is None:
+                    fill = ~np.isnan(total)
+                    out = total
+                else:
+                    fill = np.isnan(out) & ~np.isnan(total)
+                    out = np.where(fill, total, out)
+                complete = not np.isnan(out).any()
                 if is_lower and fill.any():
                     lower |= fill
                     lacking += [c.name for _, c in full if c.name in f.optional and _absent(reader.read(c), fill)]
+    if out is None:
+        out = np.full(reader.n, np.nan)
     missing = [c.name for _, c in f.terms if unknown(reader.read(c))] if np.isnan(out).all() else []
     return FormulaValue(out, lower, list(dict.fromkeys(lacking)), missing)
 

@@ -35,7 +35,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 from roofline.counting.forms import ARCHS, Counter, Formula, Reader, arch_family, idle_columns, ncu_hint, terms
 from roofline.units import counted
@@ -240,9 +239,11 @@ class TensorWork:
     int_missing: list[str]
 
 
-def tensor_work(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | None],
+def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | None],
                 warnings: list[str]) -> TensorWork:
-    """Tensor FLOPs and integer operations per launch, architecture by architecture (module docstring)."""
+    """Tensor FLOPs and integer operations per launch, architecture by architecture (module docstring).
+
+    ``cc_codes``: per launch, the position in ``distinct`` of its compute capability (None: unknown)."""
     n = reader.n
     tensor = np.full(n, np.nan)
     tensor_int = np.full(n, np.nan)
@@ -251,8 +252,8 @@ def tensor_work(reader: Reader, cc_series: pd.Series, distinct: Sequence[str | N
     inst_or_idle = reader.read(PIPE_TENSOR_OR_IDLE)
     tensor_missing: str | None = None  # an architecture whose launches lack every tensor counter
     int_missing: list[str] = []
-    for cc in distinct:
-        rows = (cc_series == cc).fillna(False).to_numpy(dtype=bool) if cc is not None else cc_series.isna().to_numpy()
+    for code, cc in enumerate(distinct):
+        rows = cc_codes == code
         what = f"SM {cc}" if cc is not None else "an unknown architecture"
         inst = inst_or_idle if arch_family(cc) in IDLE_TENSOR_ARCHS else inst_counted
         g = _group(reader, rows, cc, warnings)

@@ -47,9 +47,7 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     ``top`` keeps the first rows only. Columns: :data:`ADVICE_COLUMNS` (``label`` is the
     short kernel name, distinct for distinct kernels, after its run when the table holds several).
     """
-    diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
     frame = analysis.frame
-    by_index = {k.index: k for k in diag.kernels}
     out = pd.DataFrame({
         "kernel_name": frame["kernel_name"].astype("string"),
         "label": _labels(frame),
@@ -61,19 +59,22 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
         "pct_of_roofline": _col(frame, "pct_of_roofline").astype(float),
         "bound": _col(frame, "bound").astype("string"),
     }, index=frame.index)
-    out["limiter"] = pd.array([by_index[i].limiter if i in by_index else None for i in frame.index], dtype="string")
-    out["limiter_label"] = [by_index[i].limiter_label if i in by_index else "unknown" for i in frame.index]
-    out["reason"] = [by_index[i].reason if i in by_index else "" for i in frame.index]
-    infos = [by_index[i].limiter_info if i in by_index else None for i in frame.index]
-    out["helps"] = [info.helps if info is not None else "" for info in infos]
-    out["advice"] = [by_index[i].sentence if i in by_index else "" for i in frame.index]
     out = out.sort_values(["savable_time_s", "time_s"], ascending=[False, False], na_position="last", kind="stable")
     out.insert(0, "rank", np.arange(1, len(out) + 1))
-    out.index.name = "row"
-    out = out.reset_index()
     if top is not None:
         out = out.head(top)
-    return out
+    # the diagnoses of the rows kept only (a profile of 1e6 launches has hundreds of kernels)
+    diag = diagnoses if diagnoses is not None else diagnose(analysis, table, rows=None if top is None else out.index)
+    by_index = {k.index: k for k in diag.kernels}
+    kept = [by_index.get(i) for i in out.index]
+    out["limiter"] = pd.array([k.limiter if k is not None else None for k in kept], dtype="string")
+    out["limiter_label"] = [k.limiter_label if k is not None else "unknown" for k in kept]
+    out["reason"] = [k.reason if k is not None else "" for k in kept]
+    infos = [k.limiter_info if k is not None else None for k in kept]
+    out["helps"] = [info.helps if info is not None else "" for info in infos]
+    out["advice"] = [k.sentence if k is not None else "" for k in kept]
+    out.index.name = "row"
+    return out.reset_index()
 
 
 def limiter_shares(advice: pd.DataFrame) -> pd.Series:
@@ -116,4 +117,4 @@ def advice_table(advice: pd.DataFrame, *, top: int | None = 10, title: str | Non
 def advice_renderable(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, top: int = 5,
                       diagnoses: Diagnoses | None = None) -> Any:
     """The terminal's "what to work on" table for ``roofline analyze`` (rich renderable)."""
-    return advice_table(advise(analysis, table, diagnoses=diagnoses), top=top)
+    return advice_table(advise(analysis, table, diagnoses=diagnoses, top=top), top=top)

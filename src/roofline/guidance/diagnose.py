@@ -13,7 +13,7 @@ import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -232,6 +232,18 @@ def as_table(analysis: Any, metrics: KernelTable | pd.DataFrame | None) -> tuple
     raise TypeError(f"metrics must be a KernelTable, a DataFrame or None, not {type(metrics).__name__}")
 
 
+#: Up to this many rows, rows are read one by one (``frame.loc``); beyond, all at once
+#: (``to_dict("records")`` costs about as much as a dozen single rows; both give the same values).
+FEW_ROWS = 12
+
+
+def _row_dicts(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each row of ``frame`` as a dict of its columns (named by strings)."""
+    if len(frame) <= FEW_ROWS:
+        return cast(list[dict[str, Any]], [frame.iloc[k].to_dict() for k in range(len(frame))])
+    return cast(list[dict[str, Any]], frame.to_dict("records"))
+
+
 def _warp_inst_peak(machine: Any) -> float:
     """The machine's warp-instruction ceiling (warp instructions/s); NaN without one."""
     compute = getattr(machine, "compute", None) or {}
@@ -243,27 +255,27 @@ def _warp_inst_peak(machine: Any) -> float:
 
 
 def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
-             rules: Sequence[Rule] = RULES) -> Diagnoses:
-    """Diagnose every row of ``analysis`` (a ``roofline.analysis.Analysis``).
+             rules: Sequence[Rule] = RULES, rows: Sequence[Hashable] | None = None) -> Diagnoses:
+    """Diagnose every row of ``analysis`` (a ``roofline.analysis.Analysis``), or the rows of its frame
+    labelled ``rows`` (those a view shows: their launches' metrics alone are combined).
 
     ``table`` is the per-launch :class:`KernelTable` the analysis came from; its
     ``metrics`` feed the rules that read raw ncu metrics (see :func:`as_table` for what
     else is accepted). Without it (or without those metrics) only the rules over the
     roofline columns run, and the others say which metrics would enable them.
     """
-    frame: pd.DataFrame = analysis.frame
+    frame: pd.DataFrame = analysis.frame if rows is None else analysis.frame.loc[list(rows)]
     by = getattr(analysis, "by", "name")
     levels = list(getattr(analysis, "levels", []) or [])
     table, problem = as_table(analysis, table)
-    per_row = m.metrics_per_row(frame, by, table)
+    per_row = m.metrics_per_row(frame, by, table, only_rows=rows is not None)
+    metric_values = _row_dicts(per_row) if per_row.shape[1] else [{}] * len(frame)
     machine_values = {WARP_INST_PEAK: _warp_inst_peak(getattr(analysis, "machine", None))}
     kernels = []
     runs: dict[str, int] = {r.id: 0 for r in rules}
     missing_names: dict[str, tuple[str, ...]] = {}
-    for idx in frame.index:
-        values = frame.loc[idx].to_dict() | machine_values
-        if idx in per_row.index and per_row.shape[1]:
-            values.update({k: v for k, v in per_row.loc[idx].to_dict().items()})
+    for idx, row, row_metrics in zip(frame.index, _row_dicts(frame), metric_values):
+        values = row | machine_values | row_metrics
         findings = run_rules(values, levels, rules)
         for f in findings:
             if f.status != "missing":

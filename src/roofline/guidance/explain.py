@@ -184,11 +184,11 @@ def explain(analysis: Any, table: KernelTable | pd.DataFrame | None, kernel: str
     from rich.text import Text
 
     groups = find_kernels(analysis.frame, kernel)
-    diag = diagnoses if diagnoses is not None else diagnose(analysis, table)
+    shown = groups if limit is None else groups[:limit]
+    diag = diagnoses if diagnoses is not None else diagnose(analysis, table, rows=[i for rows in shown for i in rows])
     machine = getattr(analysis, "machine", None)
     spec = getattr(analysis, "work_spec", None)
     rate_unit = str(getattr(spec, "rate_unit", "FLOP/s"))
-    shown = groups if limit is None else groups[:limit]
     parts: list[Any] = []
     if len(groups) > 1:
         rest = f"; the {len(shown)} longest shown" if len(shown) < len(groups) else ""

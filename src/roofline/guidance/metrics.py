@@ -171,19 +171,41 @@ def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
     return pd.DataFrame(out, index=index)
 
 
-def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None) -> pd.DataFrame:
+def _launches_of(rows: pd.DataFrame, launches: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """True for the launches whose key values are those of some row of ``rows`` (key by key: a
+    superset of the rows' launches, every group whole). Keys match as :func:`metrics_per_row` looks
+    them up, as text with a missing key as ``"(none)"``."""
+    keep = np.ones(len(launches), dtype=bool)
+    for k in keys:
+        wanted, column = rows[k], launches[k]
+        mask = column.isin(wanted.dropna().unique().tolist()).to_numpy(dtype=bool, na_value=False)
+        if bool(_key_frame(rows, [k])[k].eq("(none)").any()):  # a missing key, or one named so
+            mask = mask | _key_frame(launches[[k]], [k])[k].eq("(none)").to_numpy(dtype=bool)
+        keep &= mask
+    return keep
+
+
+def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None, *, only_rows: bool = False) -> pd.DataFrame:
     """Metrics aligned to the rows of an analysis ``frame`` grouped ``by``.
 
     ``table`` is the per-launch kernel table the analysis came from. Returns a frame with
     the same index as ``frame``; a metric absent from the profile is absent as a column,
     a metric unknown for a row is NaN. Without a table, the result has no columns.
+    ``only_rows``: combine only the launches of ``frame``'s rows (a few rows of a large table).
     """
     if table is None or table.metrics is None or table.metrics.empty:
         return pd.DataFrame(index=frame.index)
-    agg = aggregate_metrics(table.frame, table.metrics, by)
+    if not any(n in table.metrics.columns for n in (*ALL_METRICS, *ALSO_READ)):
+        return pd.DataFrame(index=frame.index)  # no metric a rule reads: nothing to group
+    keys = group_keys(by, runs=has_runs(table.frame))
+    launches, metrics = table.frame, table.metrics
+    if only_rows:  # the columns read, of the rows' launches only
+        keep = np.flatnonzero(_launches_of(frame, launches, keys))
+        launches = launches[list(dict.fromkeys([*keys, "run", "time_s"]))].take(keep)
+        metrics = metrics[[n for n in (*ALL_METRICS, *ALSO_READ) if n in metrics.columns]].take(keep)
+    agg = aggregate_metrics(launches, metrics, by)
     if agg.shape[1] == 0:
         return pd.DataFrame(index=frame.index)
-    keys = group_keys(by, runs=has_runs(table.frame))
     key_frame = _key_frame(frame, keys)
     if len(keys) == 1:
         lookup = pd.Index(key_frame[keys[0]])

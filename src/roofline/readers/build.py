@@ -5,13 +5,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
 
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import COLUMNS, FLOP_COLUMNS, OP_COLUMNS, KernelTable, validate, with_total_flops
+from roofline.kernels import (
+    COLUMNS,
+    FLOP_COLUMNS,
+    NON_NEGATIVE,
+    OP_COLUMNS,
+    KernelTable,
+    check_counts,
+    flags,
+    frame_of,
+    known_sum,
+    repeated,
+    strings,
+    total_ops,
+    unknown_values,
+)
 from roofline.readers.profile import RawProfile
 
 
@@ -31,57 +46,39 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     except InputError as exc:
         raise InputError(exc.message, path=where, hint=exc.hint) from None
     n = len(profile)
-    ids = profile.ids.reset_index(drop=True)
-    # flops and flops_partial by the kernel table's own rule, applied to the FLOP columns only
-    # (with_total_flops copies what it is given; the whole table would be 1e6 x 24 values).
-    flop_part = with_total_flops(pd.DataFrame({c: counted.columns[c] for c in (*FLOP_COLUMNS, *OP_COLUMNS)
-                                               if c in counted.columns}))
-    numbers = {**counted.columns, "flops": flop_part["flops"].to_numpy(), "ops": flop_part["ops"].to_numpy()}
-    # The float columns are written into one preallocated 2-D block, which pandas adopts without
-    # the copy it makes when it consolidates separate arrays (0.3 s at 1e6 launches).
-    float_cols = [c.name for c in COLUMNS if c.dtype == "float64"]
-    block = np.full((len(float_cols), n), np.nan)
-    for i, name in enumerate(float_cols):
-        if name in numbers:
-            block[i] = numbers[name]
-    frame = pd.DataFrame(block.T, columns=float_cols, copy=False)
+    numbers = counted.columns
+    # flops and ops by the kernel table's own rule (kernels.known_sum), on the counted arrays
+    flops, flops_partial = known_sum([numbers[c] for c in FLOP_COLUMNS])
+    ops, ops_partial = total_ops(flops, flops_partial, [numbers[c] for c in OP_COLUMNS])
+    numbers = {**numbers, "flops": flops, "ops": ops}
+    seen: set[int] = set()
+    floats = {c.name: _owned(numbers.get(c.name), n, seen) for c in COLUMNS if c.dtype == "float64"}
+    if not _any_known(floats):
+        _no_roofline_metrics(profile, where)
+    check_counts({name: floats[name] for name in NON_NEGATIVE}, where)
+    columns: dict[str, Any] = {}
     for c in COLUMNS:
         if c.dtype == "float64":
-            continue
-        if c.name == "tensor_precision":
-            frame[c.name] = _strings(counted.columns[c.name])
+            columns[c.name] = floats[c.name]
+        elif c.name == "tensor_precision":
+            columns[c.name] = strings(numbers[c.name])
         elif c.name in ("flops_partial", "ops_partial"):
-            frame[c.name] = flop_part[c.name].array
-        elif c.name in ids.columns:
-            frame[c.name] = ids[c.name].astype(c.dtype)
+            columns[c.name] = flags(flops_partial if c.name == "flops_partial" else ops_partial)
+        elif c.name in profile.ids.columns:
+            ids = profile.ids[c.name].array  # the profile's own: copied unless immutable (Arrow)
+            columns[c.name] = ids.astype(c.dtype) if str(ids.dtype) != c.dtype else \
+                ids if isinstance(ids, pd.arrays.ArrowExtensionArray) else ids.copy()
         elif c.name == "source":
-            frame[c.name] = pd.array([label], dtype="string").take(np.zeros(n, dtype=np.intp))
+            columns[c.name] = repeated(label, n)
         elif c.name == "launches":
-            frame[c.name] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
+            columns[c.name] = pd.arrays.IntegerArray(np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool))
         elif c.dtype == "boolean":
-            frame[c.name] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+            columns[c.name] = flags(np.zeros(n, dtype=bool))
         else:
-            frame[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
-    known_time = not np.isnan(frame["time_s"].to_numpy()).all()
-    known_flops = not frame[list(FLOP_COLUMNS)].isna().all().all()
-    known_bytes = not frame[["l1_bytes", "l2_bytes", "dram_bytes"]].isna().all().all()
-    if not (known_time or known_flops or known_bytes):
-        needed = counting.required_metrics(_first_cc(profile) or "7.0")
-        rates = [c for c in profile.metrics.columns
-                 if str(c).endswith((".per_cycle_elapsed", ".per_second")) or str(c).startswith("derived__smsp__")]
-        if rates:  # a roofline-chart section export: rates, but no duration to turn them into counts
-            raise MissingMetricsError(
-                f"the profile holds rates ({len(rates)}, e.g. {rates[0]}) but no launch duration to turn them into "
-                "FLOP or byte counts", path=where,
-                hint="read it together with an export of the same run that has the duration (the Speed of Light "
-                     "section's \"Duration\", or gpu__time_duration.sum), or collect with: ncu --section SpeedOfLight "
-                     "--section SpeedOfLight_RooflineChart",
-            )
-        raise MissingMetricsError(
-            "the profile has none of the metrics needed for a roofline (time, FLOP or byte counters)",
-            path=where, hint=counting.ncu_hint(needed),
-        )
-    frame = validate(frame, where=where)
+            columns[c.name] = unknown_values(c.dtype, n)
+    # valid by construction: declared dtypes, and counts checked above. The float arrays are the
+    # counted ones, adopted (1e6 launches: no 2-D copy).
+    frame = frame_of(columns)
     metrics = profile.metrics.reset_index(drop=True)
     metrics.index = frame.index
     warnings = [f"{label}: {w}" for w in counted.warnings]
@@ -92,14 +89,40 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
                        column_notes=column_notes)
 
 
-def _strings(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    """An object array of str/None as the ``string`` dtype (through pyarrow when present: 1e6 rows fast)."""
-    try:
-        import pyarrow as pa
+def _owned(values: np.ndarray | None, n: int, seen: set[int]) -> np.ndarray:
+    """A float64 array the kernel table can own: ``values`` when nothing else holds it (a fresh
+    result of counting, not met before: ``seen`` holds the ids of those taken), else a copy; NaN
+    throughout when the column was not counted."""
+    if values is None:
+        return np.full(n, np.nan)
+    if values.dtype != np.float64 or not values.flags.writeable or not values.flags.owndata or id(values) in seen:
+        values = np.array(values, dtype=np.float64)
+    seen.add(id(values))
+    return values
 
-        return pd.array(pa.array(values, type=pa.large_string()), dtype=pd.StringDtype("pyarrow"))
-    except ImportError:
-        return pd.array(values, dtype="string")
+
+def _any_known(floats: dict[str, np.ndarray]) -> bool:
+    """True when some launch has a time, a FLOP count or a byte count."""
+    return any(not np.isnan(floats[c]).all() for c in ("time_s", *FLOP_COLUMNS, "l1_bytes", "l2_bytes", "dram_bytes"))
+
+
+def _no_roofline_metrics(profile: RawProfile, where: str | None) -> NoReturn:
+    """Raise :class:`MissingMetricsError`: the profile has no time, FLOP or byte counts."""
+    needed = counting.required_metrics(_first_cc(profile) or "7.0")
+    rates = [c for c in profile.metrics.columns
+             if str(c).endswith((".per_cycle_elapsed", ".per_second")) or str(c).startswith("derived__smsp__")]
+    if rates:  # a roofline-chart section export: rates, but no duration to turn them into counts
+        raise MissingMetricsError(
+            f"the profile holds rates ({len(rates)}, e.g. {rates[0]}) but no launch duration to turn them into "
+            "FLOP or byte counts", path=where,
+            hint="read it together with an export of the same run that has the duration (the Speed of Light "
+                 "section's \"Duration\", or gpu__time_duration.sum), or collect with: ncu --section SpeedOfLight "
+                 "--section SpeedOfLight_RooflineChart",
+        )
+    raise MissingMetricsError(
+        "the profile has none of the metrics needed for a roofline (time, FLOP or byte counters)",
+        path=where, hint=counting.ncu_hint(needed),
+    )
 
 
 def _first_cc(profile: RawProfile) -> str | None:
