@@ -85,6 +85,10 @@ def _from_rows(layout: CsvLayout, cols: list[str]) -> Columns | None:
 def _integers(values: tuple[str, ...], missing_allowed: bool) -> np.ndarray | pd.arrays.IntegerArray | None:
     """Plain decimal digits as int64 (``Int64`` with <NA> for missing values where allowed); None
     for anything else (signs, separators, decimals: the parser's own rules apply to those)."""
+    distinct = set(values)
+    if len(distinct) == 1 and _plain_integers(list(distinct)):  # one process, one stream: one conversion
+        data = np.full(len(values), int(values[0]), dtype=np.int64)
+        return pd.arrays.IntegerArray(data, np.zeros(len(data), dtype=bool)) if missing_allowed else data
     if _plain_integers(list(values)):
         data = np.fromiter(map(int, values), dtype=np.int64, count=len(values))  # plain digits: none missing
         return pd.arrays.IntegerArray(data, np.zeros(len(data), dtype=bool)) if missing_allowed else data
@@ -149,7 +153,9 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
         table[launch, metric] = value
     text_columns = {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics}
     metrics = _metric_frame(table, metric_names, text_columns)
-    unit_values = _take(columns["Metric Unit"], _first_rows(metric, n_metrics))
+    # The row each metric first appears in (metric 0: row 0).
+    first_unit = _first_rows(metric, n_metrics) if n_metrics > 1 else np.zeros(n_metrics, dtype=np.int64)
+    unit_values = _take(columns["Metric Unit"], first_unit)
     metric_units = {name: "" if pd.isna(u) else str(u) for name, u in zip(metric_names, unit_values)}
     if n_launches == len(launch):  # a row per launch: the rows are the launches, in order
         id_values = {c: columns[c] for c in id_cols if c != "ID"}
