@@ -21,6 +21,7 @@ from roofline.errors import InputError
 from roofline.readers.ncu_columns import (
     drop_junk_rows,
     frame_of,
+    labels_of,
     launch_identities,
     read_frame,
     string_array,
@@ -283,8 +284,7 @@ def _text_column(raw: object, launch: np.ndarray, metric: np.ndarray, code: int,
 def _metric_frame(table: np.ndarray, names: list[str], text: dict[int, object]) -> pd.DataFrame:
     """The metrics frame: the table's columns, text metrics in place of theirs (labels as frame_of's)."""
     if not text:  # one float block
-        labels = pd.Index(names, dtype=object)
-        return pd.DataFrame(table, columns=labels, index=pd.RangeIndex(len(table)), copy=False)
+        return pd.DataFrame(table, columns=labels_of(names), index=pd.RangeIndex(len(table)), copy=False)
     return frame_of({name: text.get(j, table[:, j]) for j, name in enumerate(names)}, len(table))
 
 
