@@ -160,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     now = dt.datetime.now().isoformat(timespec="seconds")
     lines = [
         f"# bench_small_files: the paper's 12-file DeepCAM set, in-process ({now})",
-        f"# machine: {os.cpu_count()} CPUs, {cpu_model()}; {platform.system()} {platform.release()}",
+        f"# machine: {os.cpu_count()} CPUs, {cpu_model()}; {platform.system()} {platform.release()}; "
+        f"load average {os.getloadavg()[0]:.2f} at the start (other work on the machine slows every variant)",
         f"# python {platform.python_version()}, pandas {pd.__version__}, pyarrow {pyarrow.__version__}, "
         f"numpy {np.__version__}, roofline {roofline.__version__}",
         f"# {len(files)} files ({sum(f.stat().st_size for f in files) / 1e3:.0f} KB), {kernels} kernels; "

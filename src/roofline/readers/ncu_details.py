@@ -133,7 +133,8 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     launch, launch_ids = _launch_codes(columns["ID"])  # type: ignore[arg-type]
     n_launches, n_metrics = len(launch_ids), len(metric_names)
     warnings: list[str] = []
-    repeated = _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
+    one_row_each = n_launches == len(launch)  # a launch per row (a one-metric page): nothing can repeat
+    repeated = None if one_row_each else _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
     if repeated is not None:
         names = sorted({metric_names[m] for m in metric[repeated]})
         warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): "
@@ -146,19 +147,19 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     factors = np.array([si_factor(u) for u in unit_names] + [si_factor("")])  # -1 (no unit): the last
     value = numeric * (factors[0] if len(unit_names) == 1 and unit_code.min() == 0 else factors[unit_code])
     text_metrics = sorted(set(metric[_is_text(raw, numeric)].tolist()))
-    table = np.full((n_launches, n_metrics), np.nan)
-    if text_metrics:
-        numeric_rows = ~np.isin(metric, text_metrics)
-        table[launch[numeric_rows], metric[numeric_rows]] = value[numeric_rows]
+    if one_row_each and n_metrics == 1:  # the values are the table, rows in launch order
+        table = value.reshape(-1, 1)
     else:
-        table[launch, metric] = value
+        table = np.full((n_launches, n_metrics), np.nan)
+        numeric_rows = ~np.isin(metric, text_metrics) if text_metrics else slice(None)
+        table[launch[numeric_rows], metric[numeric_rows]] = value[numeric_rows]
     text_columns = {m: _text_column(raw, launch, metric, m, n_launches) for m in text_metrics}
     metrics = _metric_frame(table, metric_names, text_columns)
     # The row each metric first appears in (metric 0: row 0).
     first_unit = _first_rows(metric, n_metrics) if n_metrics > 1 else np.zeros(n_metrics, dtype=np.int64)
     unit_values = _take(columns["Metric Unit"], first_unit)
     metric_units = {name: "" if pd.isna(u) else str(u) for name, u in zip(metric_names, unit_values)}
-    if n_launches == len(launch):  # a row per launch: the rows are the launches, in order
+    if one_row_each:  # the rows are the launches, in order
         id_values = {c: columns[c] for c in id_cols if c != "ID"}
     else:
         first_row = _first_rows(launch, n_launches)
