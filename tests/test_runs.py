@@ -211,6 +211,7 @@ def test_run_labels():
     assert run_labels([["/x/b.ncu.csv"], ["/y/c.ncu-rep"], ["/z/d.kernels.json"], ["/w/e.csv"], ["/v/f.NCU-REPZ"],
                        ["/u/out.dram__bytes.sum"]]) == ["b", "c", "d", "e", "f", "out.dram__bytes.sum"]
     assert run_labels([["/x/b.ncu.csv"], ["/y/b.csv"]]) == ["x/b", "y/b"]
+    assert run_labels([["/x/b200.parquet"], ["/x/h100.kernels.json"]]) == ["b200", "h100"]
     assert run_labels([["/x/b.csv"], ["/x/b.ncu.csv"], ["/x/c.csv"]]) == ["b", "b#2", "c"]
     deepcam = [f"/d/out.{m}" for m in ("dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum")]
     assert run_labels([deepcam, ["/d/gemm.csv"]]) == ["out", "gemm"]

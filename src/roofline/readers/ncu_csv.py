@@ -61,7 +61,7 @@ def read_ncu_csv(path: str | Path, data: bytes | None = None) -> RawProfile:
     p = Path(path)
     layout = sniff(p, data)
     profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
-    if profile.ids["launch_id"].isna().all():
+    if profile.ids["launch_id"].array.isna().all():
         raise InputError("no launch IDs in the CSV", path=p)
     return profile
 
