@@ -166,3 +166,27 @@ def test_descriptive_columns_one_value_missing_or_mixed():
     assert out["block"].isna().tolist() == [True, False]  # mixed within a
     assert out["phase"].tolist() == ["bwd,fwd", "bwd"]
     assert out["source"].isna().all()
+
+
+def test_a_table_groups_its_launches_once_and_again_when_a_key_changes():
+    table = api.read(B200)
+    gid, first = table.group_ids(["kernel_name"])
+    again = table.group_ids(["kernel_name"])
+    assert again[0] is gid and again[1] is first  # kept: the analysis and its guidance share them
+    fresh = kernels.group_ids(table.frame, ["kernel_name"])
+    np.testing.assert_array_equal(gid, fresh[0])
+    np.testing.assert_array_equal(first, fresh[1])
+    table.frame["kernel_name"] = table.frame["kernel_name"].str.slice(0, 3)  # names change: group anew
+    regrouped = table.group_ids(["kernel_name"])
+    assert regrouped[0] is not gid
+    assert regrouped[0].max() + 1 == table.frame["kernel_name"].nunique()
+
+
+def test_a_table_drops_its_kept_groups_when_copied_or_pickled():
+    import dataclasses
+    import pickle
+
+    table = api.read(B200)
+    table.group_ids(["kernel_name"])
+    assert not dataclasses.replace(table, warnings=())._groups
+    assert not pickle.loads(pickle.dumps(table))._groups

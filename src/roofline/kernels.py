@@ -145,9 +145,32 @@ class KernelTable:
     #: unknown or lower bounds, naming the ncu metrics: given by the analyses that use those columns
     #: (``--work ops|instructions``), not to every reader of a FLOP/byte profile.
     column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Group ids by key columns, worked out once for the table (:meth:`group_ids`): its analysis and
+    #: the guidance on it group the same launches. Not copied by ``dataclasses.replace`` nor pickled.
+    _groups: dict[tuple[str, ...], tuple[tuple[Any, ...], np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.frame)
+
+    def group_ids(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`group_ids` of :attr:`frame` by ``keys``, kept for the next caller while the key
+        columns are the very (immutable, Arrow-backed) arrays they were computed from."""
+        columns = tuple(self.frame[k].array for k in keys)
+        kept = self._groups.get(tuple(keys))
+        if kept is not None and all(a is b for a, b in zip(kept[0], columns)):
+            return kept[1], kept[2]
+        gid, first = group_ids(self.frame, keys)
+        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+            self._groups[tuple(keys)] = (columns, gid, first)
+        return gid, first
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_groups"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        object.__setattr__(self, "_groups", {})
 
 
 def empty_frame(n: int = 0) -> pd.DataFrame:
@@ -193,10 +216,10 @@ def known_sum(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     any_known = np.zeros(len(parts[0]), dtype=bool)
     all_known = np.ones(len(parts[0]), dtype=bool)
     for values in parts:
-        unknown = np.isnan(values)
-        total += np.where(unknown, 0.0, values)
-        any_known |= ~unknown
-        all_known &= ~unknown
+        known = ~np.isnan(values)
+        np.add(total, values, out=total, where=known)  # (adding 0 where unknown would change nothing)
+        any_known |= known
+        all_known &= known
     total[~any_known] = np.nan
     return total, any_known & ~all_known
 
@@ -322,7 +345,7 @@ def unknown_values(dtype: str, n: int) -> pd.api.extensions.ExtensionArray:
 def check_counts(values: Mapping[str, np.ndarray], where: str | None = None) -> None:
     """Raise :class:`InputError` naming the time and count columns of ``values`` (float arrays) that
     hold negative numbers."""
-    bad = [name for name, v in values.items() if (v < 0).any()]
+    bad = [name for name, v in values.items() if len(v) and np.fmin.reduce(v) < 0]  # fmin: NaN ignored, no copy
     if bad:
         raise InputError(f"negative values in {', '.join(bad)}", path=where)
 
@@ -353,7 +376,7 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
 
 def has_runs(frame: pd.DataFrame) -> bool:
     """True when rows name their run (the inputs were several runs, see ``run`` in :data:`COLUMNS`)."""
-    return "run" in frame.columns and bool(frame["run"].notna().any())
+    return "run" in frame.columns and not bool(np.asarray(frame["run"].array.isna()).all())
 
 
 def group_keys(by: GroupBy | str, *, runs: bool = False) -> list[str]:
@@ -421,7 +444,7 @@ def _row_labels(keys: Sequence[str], firsts: Mapping[str, Any]) -> pd.api.extens
     return strings(labels)
 
 
-def _sameness(values: pd.api.extensions.ExtensionArray) -> str:
+def sameness(values: pd.api.extensions.ExtensionArray) -> str:
     """``"missing"`` when every value is missing, ``"one"`` when every value is one and the same
     (none missing), else ``"mixed"``: most descriptive columns hold one value for a whole profile,
     which needs no grouping (a comparison, not a hash of 1e6 strings)."""
@@ -437,7 +460,8 @@ def _sameness(values: pd.api.extensions.ExtensionArray) -> str:
         return "missing"
     if missing.any():
         return "mixed"
-    return "one" if bool((values == values[0]).all()) else "mixed"
+    data = values.to_numpy()  # none missing: plain numbers (or objects)
+    return "one" if bool((data == data[0]).all()) else "mixed"
 
 
 def _distinct_pairs(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, *,
@@ -452,7 +476,7 @@ def _distinct_pairs(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, *
 def _joined_distinct(values: pd.api.extensions.ExtensionArray, gid: np.ndarray,
                      order: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """Per group, in ``order``: the distinct non-missing values, sorted and comma-joined; <NA> when none."""
-    same = _sameness(values)
+    same = sameness(values)
     if same != "mixed":
         return repeated(None if same == "missing" else str(values[0]), len(order))
     groups, codes, names = _distinct_pairs(values, gid, keep_missing=False)
@@ -470,19 +494,36 @@ def _repeat(values: pd.api.extensions.ExtensionArray, same: str, n: int) -> pd.a
     """``n`` times the one value of ``values`` (``same`` is ``"one"``) or <NA> (``"missing"``)."""
     if isinstance(values, pd.arrays.ArrowStringArray) and values.dtype == pd.StringDtype():
         return repeated(None if same == "missing" else values[0], n)
-    return values.take(np.full(n, -1 if same == "missing" else 0, dtype=np.intp), allow_fill=True)
+    if same == "missing":
+        return unknown_values("Int64", n) if isinstance(values, pd.arrays.IntegerArray) and str(values.dtype) == "Int64" \
+            else values.take(np.full(n, -1, dtype=np.intp), allow_fill=True)
+    return values.take(np.zeros(n, dtype=np.intp))
 
 
 def _common_value(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, first_rows: np.ndarray,
                   order: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """Per group, in ``order``: the value when all launches agree (missing counts as a value), else <NA>."""
-    same = _sameness(values)
+    same = sameness(values)
     if same != "mixed":
         return _repeat(values, same, len(order))
     codes, _ = pd.factorize(values, use_na_sentinel=False)
     mixed = np.zeros(len(first_rows), dtype=bool)
     mixed[gid[codes != codes[first_rows][gid]]] = True  # a launch unlike its group's first
     return values.take(np.where(mixed, -1, first_rows)[order], allow_fill=True)
+
+
+def _value_codes(values: pd.api.extensions.ExtensionArray) -> tuple[np.ndarray, int]:
+    """Codes of ``values`` numbered in order of first appearance, missing values one of them (as
+    ``pd.factorize(values, use_na_sentinel=False)``), and how many there are. Arrow-backed strings
+    are encoded by Arrow itself, as pandas does, without its overhead (0.1 ms a call)."""
+    if isinstance(values, pd.arrays.ArrowStringArray):
+        arrow = pa.array(values)
+        if isinstance(arrow, pa.ChunkedArray):
+            arrow = arrow.combine_chunks()
+        encoded = pc.dictionary_encode(arrow, null_encoding="encode")
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(encoded.dictionary)
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=False)
+    return codes.astype(np.int64, copy=False), len(uniques)
 
 
 def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -494,8 +535,8 @@ def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.
     n = len(frame)
     codes = np.zeros(n, dtype=np.int64)
     for k in keys:
-        c, uniques = pd.factorize(frame[k], sort=False, use_na_sentinel=False)
-        codes = codes * (len(uniques) + 1) + c
+        c, count = _value_codes(frame[k].array)
+        codes = codes * (count + 1) + c
     if len(keys) > 1:  # renumber the combined codes densely, still in order of first appearance
         codes, _ = pd.factorize(codes, sort=False)
     ngroups = int(codes.max()) + 1 if n else 0
@@ -524,10 +565,12 @@ def _as_declared(name: str, values: Any) -> Any:
     return values if str(values.dtype) == dtype else pd.array(values).astype(dtype)
 
 
-def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None = None) -> dict[str, Any]:
+def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None = None, *,
+                      table: KernelTable | None = None) -> dict[str, Any]:
     """:func:`aggregate`'s rows as columns (name -> numpy array for float64 columns, else extension
     array, in :data:`COLUMNS` order and their declared dtypes), for callers that add columns before
-    making one frame (:func:`frame_of`)."""
+    making one frame (:func:`frame_of`). ``table``: the KernelTable whose ``frame`` this is, to group
+    its launches once for every caller (:meth:`KernelTable.group_ids`)."""
     frame = cut_modules(frame, depth)
     if by == "launch":
         order = longest_first(frame["time_s"].to_numpy(dtype=float, na_value=np.nan))
@@ -537,7 +580,8 @@ def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: in
     keys = group_keys(by, runs=has_runs(frame))
     # Group ids in order of first appearance, computed once; every reduction below groups on
     # these integers instead of hashing the (long) kernel names again (1e6 launches).
-    gid, first_rows = group_ids(frame, keys)
+    kept = table is not None and table.frame is frame  # (cutting module paths made another frame)
+    gid, first_rows = table.group_ids(keys) if kept else group_ids(frame, keys)  # type: ignore[union-attr]
     ngroups = len(first_rows)
     sums: dict[str, np.ndarray] = {}
     for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
@@ -560,10 +604,13 @@ def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: in
     # every column below is made in this order (rows sorted by time, longest first): one take each
     order = longest_first(sums["time_s"])
     out: dict[str, Any] = {col: values[order] for col, values in sums.items()}
-    out["launches"] = pd.array(out["launches"]).astype("Int64")
+    launches = out["launches"]  # sums of integer counts: integers, <NA> where one was missing
+    out["launches"] = pd.arrays.IntegerArray(np.where(np.isnan(launches), 0, launches).astype(np.int64),
+                                             np.isnan(launches))
     for col in ("flops_partial", "ops_partial", "estimated"):
-        marked = frame[col].to_numpy(dtype=bool, na_value=False)
-        out[col] = flags(np.bincount(gid, weights=marked, minlength=ngroups)[order] > 0)
+        marked = frame[col].array.to_numpy(dtype=bool, na_value=False)
+        out[col] = flags(np.bincount(gid, weights=marked, minlength=ngroups)[order] > 0 if marked.any()
+                         else np.zeros(ngroups, dtype=bool))
     for col in ("process_id", "device", "compute_capability", "grid", "block", "stream", "tensor_precision"):
         if col not in keys:
             out[col] = _common_value(frame[col].array, gid, first_rows, order)

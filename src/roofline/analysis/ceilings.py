@@ -311,7 +311,8 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
     used: dict[str, str] = {}
     compute: dict[str, float] = {}
     memory: dict[str, float] = {}
-    sm_clock = _median(metrics, SM_CLOCK)
+    # the SM clock scales peaks: without any, no ceiling comes from the profile (a median of 1e6 clocks saved)
+    sm_clock = _median(metrics, SM_CLOCK) if _has_peaks(metrics) else None
     family = arch_family(compute_capability)
     if sm_clock is not None:
         clock, clock_name = sm_clock
@@ -376,6 +377,14 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
     if spec_machine is None:
         return profile
     return combine([profile, spec_machine])
+
+
+def _has_peaks(metrics: pd.DataFrame) -> bool:
+    """True when the profile holds a metric a ceiling is read from: a peak (``.peak_sustained``, the
+    sections' ``derived__sm__...`` peaks), the SM count, or a "% of peak" that implies one."""
+    pct = {p for peak in ISSUE_PEAKS.values() for p in peak.pct}
+    return any(name.endswith(".peak_sustained") or name.startswith(_DERIVED) or name in SM_COUNT or name in pct
+               for name in map(str, metrics.columns))
 
 
 def _spec_machine(gpu: str | None) -> Machine | None:

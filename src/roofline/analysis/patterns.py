@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.columns import INSTRUCTION_COLUMNS
-from roofline.kernels import frame_of
+from roofline.kernels import frame_of, strings
 
 #: Warp LD/ST instructions per transaction on each global-memory wall (4-byte words).
 GLOBAL_WALLS: dict[str, float] = {"stride-0": 1.0, "unit-stride": 1 / 4, "random": 1 / 32}
@@ -95,8 +95,8 @@ def instruction_arrays(columns: Mapping[str, Any], n: int) -> dict[str, Any]:
         s_inst, s_tx = _column(columns, "shared_inst", n), _column(columns, "shared_transactions", n)
         out["global_ii"] = np.where((g_inst > 0) & (g_tx > 0), g_inst / g_tx, np.nan)
         out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0), s_inst / s_tx, np.nan)
-        out["global_pattern"] = pd.array(global_pattern(1 / out["global_ii"]), dtype="string")
-        out["shared_pattern"] = pd.array(shared_pattern(1 / out["shared_ii"]), dtype="string")
+        out["global_pattern"] = strings(global_pattern(1 / out["global_ii"]))
+        out["shared_pattern"] = strings(shared_pattern(1 / out["shared_ii"]))
     return {c.name: out[c.name] for c in INSTRUCTION_COLUMNS}
 
 

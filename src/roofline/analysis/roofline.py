@@ -34,7 +34,7 @@ from roofline.analysis.columns import COLUMNS, level_columns
 from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import TENSOR, Work, work_for
-from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, validate
+from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
@@ -131,7 +131,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     phase_times = _phase_times(frame)
     kernel_clock = _mean_clock(frame)
     applied = _apply_clock(kernel_clock, machine, notes)
-    rows = aggregate_columns(frame, by, depth)  # the table's columns, one frame made at the end
+    rows = aggregate_columns(frame, by, depth, table=table if isinstance(table, KernelTable) else None)
 
     traffic = {lv: col for lv, col in spec.traffic.items() if col in rows}
     counted_levels = [lv for lv, col in traffic.items() if not np.isnan(rows[col]).all()]
@@ -183,7 +183,9 @@ def _mean_clock(frame: pd.DataFrame) -> float | None:
     ok = np.isfinite(t) & np.isfinite(clk) & (t > 0)
     if not ok.any():
         return None
-    return float(np.sum(t[ok] * clk[ok]) / np.sum(t[ok]))
+    if not ok.all():  # (else the same sums, without copies)
+        t, clk = t[ok], clk[ok]
+    return float(np.sum(t * clk) / np.sum(t))
 
 
 def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[str]) -> Machine | None:
@@ -406,17 +408,17 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
 
     new.update({
         "flop_rate": flop_rate,
-        "compute_ceiling": pd.array(key, dtype="string"),
+        "compute_ceiling": strings(key),
         "compute_peak": peak,
         "attainable": attainable,
         "roofline_time_s": roof_time,
         "pct_of_roofline": pct,
         "savable_time_s": savable,
-        "bound": pd.array(bound, dtype="string"),
-        "region": pd.array(region, dtype="string"),
+        "bound": strings(bound),
+        "region": strings(region),
         "compute_use": compute_use,
         "bw_use": bw_use,
-        "locality": pd.array(_locality(frame, levels), dtype="string"),
+        "locality": strings(_locality(frame, levels)),
         "time_share": time_share,
     })
     _flag_notes(frame, notes, spec)

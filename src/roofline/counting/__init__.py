@@ -58,6 +58,7 @@ from roofline.counting.tensor import (
     TensorPath,
     tensor_metrics_requested,
 )
+from roofline.kernels import sameness
 from roofline.units import counted
 
 #: The whole table, in the order of the kernel table's columns.
@@ -121,6 +122,17 @@ class Counted:
         return out
 
 
+def _architectures(compute_capability: pd.Series) -> tuple[np.ndarray, list[str | None]]:
+    """The distinct compute capabilities (None: unknown) in order of first appearance, and each
+    launch's position among them; one architecture for every launch (the rule) without hashing."""
+    values = compute_capability.astype("string").array
+    same = sameness(values)
+    if same != "mixed" and len(values):
+        return np.zeros(len(values), dtype=np.intp), [None if same == "missing" else str(values[0])]
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return codes, [None if c is pd.NA else str(c) for c in uniques]
+
+
 def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "ncu") -> Counted:
     """Derive time, clock, FLOPs, operations, instructions, transactions and bytes per launch from raw
     ncu metrics (SI units).
@@ -133,8 +145,7 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
     reader = Reader(metrics)
     n = reader.n
     # architectures in order of first appearance (<NA> among them), each launch by its code
-    cc_codes, cc_values = pd.factorize(compute_capability.astype("string"), use_na_sentinel=False)
-    distinct = [None if c is pd.NA else str(c) for c in cc_values]
+    cc_codes, distinct = _architectures(compute_capability)
     warnings: list[str] = []
     missing: dict[str, list[str]] = {}
     out = Counted({}, warnings)

@@ -78,16 +78,20 @@ FORMULAS: tuple[Formula, ...] = (
 
 def launch_time(reader: Reader) -> np.ndarray:
     """Launch time (s): gpu__time_duration.sum, .avg, SM cycles / SM clock, SOL's cycles / clock."""
-    time = np.full(reader.n, np.nan)
+    time: np.ndarray | None = None
     candidates: list[np.ndarray | None] = [reader.read(GPU_TIME), reader.read(GPU_TIME_AVG)]
     for cycles, clock in ((SM_CYCLES, SM_CLOCK), (GPC_CYCLES, GPC_CLOCK)):
         c = next((reader.column(n) for n in cycles.names if reader.has(n)), None)
         f = next((reader.column(n) for n in clock.names if reader.has(n)), None)
         candidates.append(c / f if c is not None and f is not None else None)
     for values in candidates:
-        if values is not None:
+        if values is None:
+            continue
+        if time is None:
+            time = np.array(values, dtype=np.float64)  # the first form present, where known
+        elif np.isnan(time).any():
             time = np.where(np.isnan(time), values, time)
-    return time
+    return time if time is not None else np.full(reader.n, np.nan)
 
 
 def sm_clock(reader: Reader) -> np.ndarray | None:

@@ -114,7 +114,7 @@ class Reader:
         self.n = len(metrics)
         self._numeric = {name for name, dtype in metrics.dtypes.items() if dtype.kind in "iuf"}
         self._columns: dict[str, np.ndarray | None] = {}
-        self._reads: dict[tuple[Counter, bool], np.ndarray | None] = {}
+        self._reads: dict[tuple[object, ...], np.ndarray | None] = {}
         self._cycles: dict[str, np.ndarray | None] = {}
         self.time = np.full(self.n, np.nan)  # set by count() once time is known
 
@@ -161,7 +161,7 @@ class Reader:
     def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
         """The counter's total per launch, from the first form present (row by row); None if none is.
         ``totals_only``: the totals themselves, no rate."""
-        key = (counter, totals_only)
+        key = (counter.names, counter.derived, counter.idle, totals_only)  # plain tuples: hashed in C
         if key not in self._reads:
             self._reads[key] = self._read(counter, totals_only)
         return self._reads[key]
@@ -248,10 +248,15 @@ def _sum(reader: Reader, alternative: Terms, totals_only: bool) -> np.ndarray | 
     values = [reader.read(c, totals_only=totals_only) for _, c in alternative]
     if any(v is None for v in values):
         return None
-    total = np.zeros(reader.n)
-    for (w, _), v in zip(alternative, values):
+    # sum(w * v) left to right, as 0 + w0 v0 + w1 v1 ..., in two arrays however many terms
+    (w0, _), v0 = alternative[0], values[0]
+    assert v0 is not None
+    total = np.multiply(v0, w0)
+    total += 0.0  # 0 + w0 v0: -0.0 becomes 0.0, everything else stays
+    scratch = np.empty(reader.n) if len(values) > 1 else total
+    for (w, _), v in zip(alternative[1:], values[1:]):
         assert v is not None
-        total += w * v
+        total += np.multiply(v, w, out=scratch)
     return total
 
 

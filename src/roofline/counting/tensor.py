@@ -166,7 +166,15 @@ def hint_for(precisions: Iterable[str], cc: str | None) -> list[str]:
     return names
 
 
-def _alternative(reader: Reader, path: TensorPath, rows: np.ndarray, warnings: list[str]) -> np.ndarray | None:
+#: The launches of one architecture: a mask, or every launch (``slice(None)``: no copies made).
+Rows = np.ndarray | slice
+
+
+def _size(rows: Rows, n: int) -> int:
+    return n if isinstance(rows, slice) else int(rows.sum())
+
+
+def _alternative(reader: Reader, path: TensorPath, rows: Rows, warnings: list[str]) -> np.ndarray | None:
     """Operations of one tensor type on ``rows``: the first alternative with a counter present."""
     for alternative in path.alternatives:
         present = [m for m in alternative if reader.has(m)]
@@ -176,7 +184,7 @@ def _alternative(reader: Reader, path: TensorPath, rows: np.ndarray, warnings: l
         if absent:
             what = "operations" if path.integer else "FLOPs"
             warnings.append(f"tensor {path.precision} {what} may be a lower bound: {', '.join(absent)} not collected")
-        total = np.zeros(int(rows.sum()))
+        total = np.zeros(_size(rows, reader.n))
         for m in present:
             v = reader.read(Counter((m,)))
             assert v is not None
@@ -208,8 +216,8 @@ class _Group:
     absent: list[str]  # types not collected that the architecture has (float and integer)
 
 
-def _group(reader: Reader, rows: np.ndarray, cc: str | None, warnings: list[str]) -> _Group:
-    n = int(rows.sum())
+def _group(reader: Reader, rows: Rows, cc: str | None, warnings: list[str]) -> _Group:
+    n = _size(rows, reader.n)
     floats: dict[str, np.ndarray] = {}
     ints: dict[str, np.ndarray] = {}
     absent: list[str] = []
@@ -253,7 +261,7 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
     tensor_missing: str | None = None  # an architecture whose launches lack every tensor counter
     int_missing: list[str] = []
     for code, cc in enumerate(distinct):
-        rows = cc_codes == code
+        rows: Rows = slice(None) if len(distinct) == 1 else cc_codes == code
         what = f"SM {cc}" if cc is not None else "an unknown architecture"
         inst = inst_or_idle if arch_family(cc) in IDLE_TENSOR_ARCHS else inst_counted
         g = _group(reader, rows, cc, warnings)
@@ -269,7 +277,7 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
             else:
                 _instructions_only(inst[rows], rows, cc, what, tensor, tensor_int, warnings)
             continue
-        flops = g.flops if g.flops is not None else np.zeros(int(rows.sum()))
+        flops = g.flops if g.flops is not None else np.zeros(_size(rows, n))
         prec = g.precision
         if volta and inst is not None:  # launches without ops counts
             by_inst = np.isnan(flops)
@@ -277,7 +285,7 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
             prec = np.where(by_inst & (inst[rows] > 0), "fp16", prec).astype(object)
         int_ops = g.int_ops
         if int_ops is None:  # no integer counter: 0 where no tensor instruction ran, else unknown
-            zero = (inst[rows] == 0) if inst is not None else np.zeros(int(rows.sum()), dtype=bool)
+            zero = (inst[rows] == 0) if inst is not None else np.zeros(_size(rows, n), dtype=bool)
             int_ops = np.where(zero | volta, 0.0, np.nan)
             if not (zero | volta).all():
                 int_missing += hint_for(INT_PRECISIONS, cc)
@@ -305,7 +313,7 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
     return TensorWork(tensor, tensor_int, precision, missing, list(dict.fromkeys(int_missing)))
 
 
-def _instructions_only(inst: np.ndarray, rows: np.ndarray, cc: str | None, what: str, tensor: np.ndarray,
+def _instructions_only(inst: np.ndarray, rows: Rows, cc: str | None, what: str, tensor: np.ndarray,
                        tensor_int: np.ndarray, warnings: list[str]) -> None:
     """Only tensor instruction counts: 0 work where none ran, unknown elsewhere (with a warning)."""
     zero = inst == 0

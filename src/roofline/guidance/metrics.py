@@ -117,17 +117,20 @@ def _key_frame(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def _group_index(launches: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.Index]:
-    """Group ids (shared with the kernel table's aggregation) and the index of key values per group."""
-    group, first = group_ids(launches, keys)
-    firsts = _key_frame(launches.iloc[first], keys)
+def _group_index(launches: pd.DataFrame, keys: list[str],
+                 groups: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, pd.Index]:
+    """Group ids (shared with the kernel table's aggregation; ``groups`` when already known) and the
+    index of key values per group."""
+    group, first = groups if groups is not None else group_ids(launches, keys)
+    firsts = _key_frame(launches[keys].iloc[first], keys)
     if len(keys) == 1:
         return group, pd.Index(firsts[keys[0]].to_numpy(), name=keys[0])
     return group, pd.MultiIndex.from_frame(firsts)
 
 
 def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
-                      names: Iterable[str] = (*ALL_METRICS, *ALSO_READ)) -> pd.DataFrame:
+                      names: Iterable[str] = (*ALL_METRICS, *ALSO_READ), *,
+                      groups: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
     """Combine per-launch metrics into one row per group of launches.
 
     ``launches`` is the per-launch kernel table (``kernel_name``, ``phase``, ``launch_id``,
@@ -136,13 +139,14 @@ def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
     the launches that have them (the plain mean where those launches recorded no time).
     Returns a frame indexed by the group keys (strings, with unknown phases as ``"(none)"``)
     holding the metrics in ``names`` that are present. Vectorised: the keys are factorized
-    once and every metric is summed with ``np.bincount``.
+    once (``groups``: their group ids and first rows, when known) and every metric is summed with
+    ``np.bincount``.
     """
     keys = group_keys(by, runs=has_runs(launches))
     values = _numeric(metrics, names)  # select first: reindexing every raw column costs seconds at 1e6 rows
     if not values.index.equals(launches.index):
         values = values.reindex(launches.index)
-    group, index = _group_index(launches, keys)
+    group, index = _group_index(launches, keys, groups)
     if values.empty:
         return pd.DataFrame(index=index)
     n = len(index)
@@ -171,18 +175,26 @@ def aggregate_metrics(launches: pd.DataFrame, metrics: pd.DataFrame, by: str,
     return pd.DataFrame(out, index=index)
 
 
-def _launches_of(rows: pd.DataFrame, launches: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """True for the launches whose key values are those of some row of ``rows`` (key by key: a
-    superset of the rows' launches, every group whole). Keys match as :func:`metrics_per_row` looks
-    them up, as text with a missing key as ``"(none)"``."""
-    keep = np.ones(len(launches), dtype=bool)
-    for k in keys:
-        wanted, column = rows[k], launches[k]
-        mask = column.isin(wanted.dropna().unique().tolist()).to_numpy(dtype=bool, na_value=False)
-        if bool(_key_frame(rows, [k])[k].eq("(none)").any()):  # a missing key, or one named so
-            mask = mask | _key_frame(launches[[k]], [k])[k].eq("(none)").to_numpy(dtype=bool)
-        keep &= mask
-    return keep
+def _launches_of(rows: pd.DataFrame, launches: pd.DataFrame, keys: list[str],
+                 groups: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """True for the launches in the groups (``groups``: the launches' group ids and each group's first
+    launch) whose keys are those of a row of ``rows``, matched as :func:`metrics_per_row` looks them up
+    (as text, a missing key as ``"(none)"``); every launch of a group whose text is not unique."""
+    gid, first = groups
+    _, index = _group_index(launches, keys, groups)
+    if not index.is_unique:  # a key named "(none)" beside a missing one: keep both, as the lookup does
+        wanted = index.isin(_row_index(rows, keys))
+    else:
+        wanted = np.zeros(len(first), dtype=bool)
+        position = index.get_indexer(_row_index(rows, keys))
+        wanted[position[position >= 0]] = True
+    return wanted[gid]
+
+
+def _row_index(frame: pd.DataFrame, keys: list[str]) -> pd.Index:
+    """The keys of the rows of ``frame`` as :func:`aggregate_metrics` indexes groups."""
+    key_frame = _key_frame(frame, keys)
+    return pd.Index(key_frame[keys[0]]) if len(keys) == 1 else pd.MultiIndex.from_frame(key_frame)
 
 
 def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None, *, only_rows: bool = False) -> pd.DataFrame:
@@ -199,19 +211,17 @@ def metrics_per_row(frame: pd.DataFrame, by: str, table: KernelTable | None, *, 
         return pd.DataFrame(index=frame.index)  # no metric a rule reads: nothing to group
     keys = group_keys(by, runs=has_runs(table.frame))
     launches, metrics = table.frame, table.metrics
+    groups = table.group_ids(keys)  # kept by the table: its analysis grouped these launches already
     if only_rows:  # the columns read, of the rows' launches only
-        keep = np.flatnonzero(_launches_of(frame, launches, keys))
+        keep = np.flatnonzero(_launches_of(frame, launches, keys, groups))
         launches = launches[list(dict.fromkeys([*keys, "run", "time_s"]))].take(keep)
         metrics = metrics[[n for n in (*ALL_METRICS, *ALSO_READ) if n in metrics.columns]].take(keep)
-    agg = aggregate_metrics(launches, metrics, by)
+        agg = aggregate_metrics(launches, metrics, by)
+    else:
+        agg = aggregate_metrics(launches, metrics, by, groups=groups)
     if agg.shape[1] == 0:
         return pd.DataFrame(index=frame.index)
-    key_frame = _key_frame(frame, keys)
-    if len(keys) == 1:
-        lookup = pd.Index(key_frame[keys[0]])
-    else:
-        lookup = pd.MultiIndex.from_frame(key_frame)
-    out = agg.reindex(lookup)
+    out = agg.reindex(_row_index(frame, keys))
     out.index = frame.index
     return out
 

@@ -144,7 +144,11 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
         table.add_column(col)
     table.add_column("% roofline", justify="right")
     table.add_column("savable", justify="right")
-    for i, (name, r) in enumerate(zip(names, ranked.to_dict("records")), start=1):
+    shown = ["run", *drill, "launches", "time_s", "time_share", "flop_rate", *(f"ai_{lv}" for lv in analysis.levels),
+             "global_pattern", "global_ii", "shared_pattern", "shared_ii", "bound", "region", "pct_of_roofline",
+             "savable_time_s", "estimated", *([labels.partial] if labels.partial else [])]
+    records = ranked[[c for c in dict.fromkeys(shown) if c in ranked.columns]].to_dict("records")  # cells shown only
+    for i, (name, r) in enumerate(zip(names, records), start=1):
         partial = bool(labels.partial) and r.get(labels.partial) is True
         flags = ("*" if partial else "") + ("~" if r["estimated"] is True else "")
         row: list[str | Text] = [
