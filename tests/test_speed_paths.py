@@ -190,3 +190,19 @@ def test_a_table_drops_its_kept_groups_when_copied_or_pickled():
     table.group_ids(["kernel_name"])
     assert not dataclasses.replace(table, warnings=())._groups
     assert not pickle.loads(pickle.dumps(table))._groups
+
+
+@pytest.mark.parametrize("path", [B200, A100, RTX_DETAILS, V100], ids=lambda p: p.parent.name)
+def test_counting_keeps_or_rereads_the_same(monkeypatch, path):
+    """Large profiles are read again rather than kept (memory): the counts are the same either way."""
+    from roofline import counting
+    from roofline.counting import forms
+
+    profile = read_one(path)
+    kept = counting.count(profile.metrics, profile.ids["compute_capability"])
+    monkeypatch.setattr(forms, "KEEP_LAUNCHES", 0)
+    reread = counting.count(profile.metrics, profile.ids["compute_capability"])
+    assert kept.warnings == reread.warnings and kept.missing_hints == reread.missing_hints
+    assert list(kept.columns) == list(reread.columns)
+    for name, values in kept.columns.items():
+        np.testing.assert_array_equal(values, reread.columns[name], err_msg=name)

@@ -102,16 +102,23 @@ def _unit(column: str) -> str:
 _SAME_CLOCK = {"sm": ("smsp",), "smsp": ("sm",)}
 
 
+#: Up to this many launches a reader keeps what it read (the formula table probes the same counters
+#: many times; small profiles are all overhead); beyond, it keeps no copy of a column, which would
+#: hold more memory than reading it again costs time (each is read once or twice).
+KEEP_LAUNCHES = 100_000
+
+
 class Reader:
     """Reads counters from one metrics frame (SI units), launch by launch.
 
-    Each column is converted to floats once, and each counter read once, per reader (the formula
-    table reads the same counters and cycles many times); arrays it returns are read-only.
+    Columns present and counters read are remembered per reader (the arrays themselves up to
+    :data:`KEEP_LAUNCHES` launches); arrays it returns may be read-only.
     """
 
     def __init__(self, metrics: pd.DataFrame) -> None:
         self.metrics = metrics
         self.n = len(metrics)
+        self._keep = self.n <= KEEP_LAUNCHES
         self._numeric = {name for name, dtype in metrics.dtypes.items() if dtype.kind in "iuf"}
         self._columns: dict[str, np.ndarray | None] = {}
         self._reads: dict[tuple[object, ...], np.ndarray | None] = {}
@@ -130,16 +137,18 @@ class Reader:
         self._cycles.clear()
 
     def column(self, name: str) -> np.ndarray | None:
-        if name not in self._columns:
-            values = None
-            if name in self._numeric:
-                values = self.metrics[name].to_numpy(dtype=np.float64, na_value=np.nan)
-                values.flags.writeable = False  # shared by every reader of the column
+        if name in self._columns:
+            return self._columns[name]
+        if name not in self._numeric:
+            return None
+        values = self.metrics[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        values.flags.writeable = False  # shared by every reader of the column
+        if self._keep:
             self._columns[name] = values
-        return self._columns[name]
+        return values
 
     def has(self, name: str) -> bool:
-        return self.column(name) is not None
+        return name in self._numeric
 
     def cycles(self, unit: str) -> np.ndarray | None:
         """Elapsed cycles of ``unit``: ``<unit>__cycles_elapsed.avg``, else its clock x time. An SM and
@@ -162,9 +171,12 @@ class Reader:
         """The counter's total per launch, from the first form present (row by row); None if none is.
         ``totals_only``: the totals themselves, no rate."""
         key = (counter.names, counter.derived, counter.idle, totals_only)  # plain tuples: hashed in C
-        if key not in self._reads:
-            self._reads[key] = self._read(counter, totals_only)
-        return self._reads[key]
+        if key in self._reads:
+            return self._reads[key]
+        values = self._read(counter, totals_only)
+        if self._keep or values is None:
+            self._reads[key] = values
+        return values
 
     def _read(self, counter: Counter, totals_only: bool) -> np.ndarray | None:
         out: np.ndarray | None = None
