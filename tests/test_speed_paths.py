@@ -206,3 +206,33 @@ def test_counting_keeps_or_rereads_the_same(monkeypatch, path):
     assert list(kept.columns) == list(reread.columns)
     for name, values in kept.columns.items():
         np.testing.assert_array_equal(values, reread.columns[name], err_msg=name)
+
+
+@pytest.mark.parametrize("encoding", ["categorical", "arrow-dictionary"])
+def test_kernel_names_given_as_codes_make_the_same_table_and_groups(encoding):
+    """A reader may hand identities dictionary-encoded: the table holds the same strings, and its
+    grouping by name comes from the codes (no hashing of the names), equal to hashing them."""
+    import dataclasses
+
+    import pyarrow as pa
+
+    read = read_one(B200)
+    names = read.ids["kernel_name"].astype(object)
+    names.iloc[3] = None  # EDITED: one launch without a name (its own group)
+    profile = dataclasses.replace(read, ids=read.ids.assign(kernel_name=pd.array(names.tolist(), dtype="string")))
+    if encoding == "categorical":
+        coded = pd.Series(pd.Categorical(names), index=profile.ids.index)
+    else:
+        coded = pd.Series(pd.array(pa.array(names.tolist()).dictionary_encode(), dtype=pd.ArrowDtype(
+            pa.dictionary(pa.int32(), pa.string()))), index=profile.ids.index)
+    coded_profile = dataclasses.replace(profile, ids=profile.ids.assign(kernel_name=coded))
+    plain = build_table(profile, sources=[str(B200)])
+    from_codes = build_table(coded_profile, sources=[str(B200)])
+    pd.testing.assert_frame_equal(from_codes.frame, plain.frame, check_exact=True)
+    assert from_codes._groups  # kept from the codes
+    kept = from_codes.group_ids(["kernel_name"])
+    fresh = kernels.group_ids(plain.frame, ["kernel_name"])
+    np.testing.assert_array_equal(kept[0], fresh[0])
+    np.testing.assert_array_equal(kept[1], fresh[1])
+    pd.testing.assert_frame_equal(api.analyze(from_codes, "b200").frame, api.analyze(plain, "b200").frame,
+                                  check_exact=True)

@@ -165,6 +165,13 @@ class KernelTable:
             self._groups[tuple(keys)] = (columns, gid, first)
         return gid, first
 
+    def keep_groups(self, keys: Sequence[str], codes: np.ndarray) -> None:
+        """Keep the groups of :attr:`frame` by ``keys`` from codes the reader had (one per distinct key,
+        -1 for a missing one: a categorical's), so that :meth:`group_ids` does not hash the keys again."""
+        columns = tuple(self.frame[k].array for k in keys)
+        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+            self._groups[tuple(keys)] = (columns, *_groups_of(codes))
+
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_groups"}
 
@@ -539,10 +546,22 @@ def group_ids(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.
         codes = codes * (count + 1) + c
     if len(keys) > 1:  # renumber the combined codes densely, still in order of first appearance
         codes, _ = pd.factorize(codes, sort=False)
+    return _first_rows(codes.astype(np.int64, copy=False))
+
+
+def _first_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group ids (``codes`` themselves) and the row of each group's first launch."""
+    n = len(codes)
     ngroups = int(codes.max()) + 1 if n else 0
     first = np.empty(ngroups, dtype=np.int64)
     first[codes[::-1]] = np.arange(n - 1, -1, -1)  # the last write per group is its first row
-    return codes.astype(np.int64, copy=False), first
+    return codes, first
+
+
+def _groups_of(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_ids` of a column given as codes (any numbering, -1 missing: a group of its own)."""
+    dense, _ = pd.factorize(codes, sort=False, use_na_sentinel=False)  # by first appearance, as group_ids
+    return _first_rows(dense.astype(np.int64, copy=False))
 
 
 def longest_first(time_s: np.ndarray) -> np.ndarray:

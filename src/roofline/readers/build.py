@@ -9,6 +9,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
@@ -57,6 +59,7 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
         _no_roofline_metrics(profile, where)
     check_counts({name: floats[name] for name in NON_NEGATIVE}, where)
     columns: dict[str, Any] = {}
+    codes: dict[str, np.ndarray] = {}
     for c in COLUMNS:
         if c.dtype == "float64":
             columns[c.name] = floats[c.name]
@@ -66,8 +69,12 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
             columns[c.name] = flags(flops_partial if c.name == "flops_partial" else ops_partial)
         elif c.name in profile.ids.columns:
             ids = profile.ids[c.name].array  # the profile's own: copied unless immutable (Arrow)
-            columns[c.name] = ids.astype(c.dtype) if str(ids.dtype) != c.dtype else \
-                ids if isinstance(ids, pd.arrays.ArrowExtensionArray) else ids.copy()
+            decoded = _decoded(ids)
+            if decoded is not None:  # a categorical (or Arrow dictionary): its codes group the launches
+                columns[c.name], codes[c.name] = decoded
+            else:
+                columns[c.name] = ids.astype(c.dtype) if str(ids.dtype) != c.dtype else \
+                    ids if isinstance(ids, pd.arrays.ArrowExtensionArray) else ids.copy()
         elif c.name == "source":
             columns[c.name] = repeated(label, n)
         elif c.name == "launches":
@@ -84,9 +91,30 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     warnings = [f"{label}: {w}" for w in counted.warnings]
     hinted = dict.fromkeys([*counted.missing_hints, *counted.lower_bounds])
     column_notes = {c: tuple(counted.hints_for([c])) for c in hinted}
-    return KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
-                       warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16,
-                       column_notes=column_notes)
+    table = KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
+                        warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16,
+                        column_notes=column_notes)
+    if "kernel_name" in codes:  # the grouping by name, from the reader's codes: no hashing of 1e6 names
+        table.keep_groups(["kernel_name"], codes["kernel_name"])
+    return table
+
+
+def _decoded(values: pd.api.extensions.ExtensionArray) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray] | None:
+    """A categorical of text, or an Arrow dictionary column, as the ``string`` dtype, and its codes
+    (-1 where missing); None for any other column."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.categories.dtype.kind in "OUT":
+        codes = np.asarray(values.codes)
+        dictionary = pa.array(values.dtype.categories.astype(str).to_numpy(dtype=object), type=pa.large_string())
+        indices = pa.array(codes, mask=codes < 0)
+    elif isinstance(values.dtype, pd.ArrowDtype) and pa.types.is_dictionary(values.dtype.pyarrow_dtype):
+        arrow = pa.array(values)
+        arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
+        dictionary, indices = arrow.dictionary.cast(pa.large_string()), arrow.indices
+        codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
+    else:
+        return None
+    decoded = pa.DictionaryArray.from_arrays(indices, dictionary).cast(pa.large_string())
+    return strings(decoded), codes
 
 
 def _owned(values: np.ndarray | None, n: int, seen: set[int]) -> np.ndarray:
