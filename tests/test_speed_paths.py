@@ -109,7 +109,7 @@ def _mixed_columns(n: int) -> dict[str, object]:
 
 @pytest.mark.parametrize("stack_limit", [kernels.STACK_LIMIT, 0])
 def test_frame_of_is_the_frame_the_constructor_makes(monkeypatch, stack_limit):
-    monkeypatch.setattr(kernels, "STACK_LIMIT", stack_limit)  # 0: one block per float column
+    monkeypatch.setattr(kernels.arrays, "STACK_LIMIT", stack_limit)  # 0: one block per float column
     columns = _mixed_columns(7)
     pd.testing.assert_frame_equal(frame_of(columns), pd.DataFrame(columns), check_exact=True)
 

@@ -1,0 +1,76 @@
+"""The kernel table: one declared schema that every reader returns.
+
+A kernel table is a :class:`pandas.DataFrame` with one row per kernel launch (or,
+after :func:`aggregate`, per kernel name or per phase and name). Every column is
+declared with its dtype, its SI unit and what it means (:data:`COLUMNS`); readers build it,
+:func:`validate` checks it, and analysis and views read only these columns.
+
+Unknown is not zero: a quantity whose counter was not collected is NaN (or
+``<NA>``), and ``flops_partial`` says when the FLOP total lacks a component.
+
+- :mod:`roofline.kernels.schema`: the columns, :class:`KernelTable`, building and checking tables;
+- :mod:`roofline.kernels.grouping`: launches summed into rows (:func:`aggregate`);
+- :mod:`roofline.kernels.arrays`: columns as arrays, frames made at once, launches grouped as integers.
+"""
+
+from roofline.kernels.arrays import (
+    STACK_LIMIT,
+    flags,
+    frame_of,
+    group_ids,
+    known_sum,
+    longest_first,
+    repeated,
+    sameness,
+    strings,
+    unknown_values,
+)
+from roofline.kernels.grouping import aggregate, aggregate_columns, cut_modules
+from roofline.kernels.schema import (
+    BYTE_COLUMNS,
+    COLUMN_NAMES,
+    COLUMNS,
+    COUNT_COLUMNS,
+    DTYPES,
+    FLOP_COLUMNS,
+    FP16_CONVENTIONS,
+    INSTRUCTION_COLUMNS,
+    KEY_COLUMNS,
+    NO_OPERATOR,
+    NON_NEGATIVE,
+    OP_COLUMNS,
+    OUTSIDE_MODULES,
+    SUMMED,
+    TRANSACTION_COLUMNS,
+    VIEW_KEYS,
+    Column,
+    GroupBy,
+    KernelTable,
+    by_name,
+    check_counts,
+    concat,
+    describe_columns,
+    empty_frame,
+    from_records,
+    group_keys,
+    has_runs,
+    total_ops,
+    validate,
+    with_total_flops,
+    with_total_ops,
+)
+
+__all__ = [
+    "BYTE_COLUMNS", "COLUMNS", "COLUMN_NAMES", "COUNT_COLUMNS", "DTYPES", "FLOP_COLUMNS", "FP16_CONVENTIONS",
+    "INSTRUCTION_COLUMNS", "KEY_COLUMNS", "NON_NEGATIVE", "NO_OPERATOR", "OP_COLUMNS", "OUTSIDE_MODULES",
+    "STACK_LIMIT", "SUMMED", "TRANSACTION_COLUMNS", "VIEW_KEYS", "Column", "GroupBy", "KernelTable", "aggregate",
+    "aggregate_columns", "by_name", "check_counts", "concat", "cut_modules", "describe_columns", "empty_frame",
+    "flags", "frame_of", "from_records", "group_ids", "group_keys", "has_runs", "known_sum", "longest_first",
+    "repeated", "sameness", "strings", "total_ops", "unknown_values", "validate", "with_total_flops", "with_total_ops",
+]
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.kernels.<module>`` after ``import roofline``).
+_SUBMODULES = ("arrays", "grouping", "schema")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -1,0 +1,319 @@
+"""The kernel table's schema: its declared columns, :class:`KernelTable`, and building and checking tables.
+
+Every column is declared here with its dtype, its SI unit and what it means (:data:`COLUMNS`);
+readers build tables, :func:`validate` checks one, and analysis and views read only these columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import InputError
+from roofline.kernels.arrays import STACK_LIMIT, frame_of, group_ids, groups_from_codes, known_sum
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str
+    unit: str
+    description: str
+
+
+#: The declared columns of a kernel table, in display order.
+COLUMNS: tuple[Column, ...] = (
+    Column("launch_id", "Int64", "", "launch number in the profile (ncu's ID); <NA> after aggregation"),
+    Column("kernel_name", "string", "", "kernel name, demangled (C++ templates and all)"),
+    Column("phase", "string", "", "NVTX range (e.g. forward, backward, optimizer) the launch ran in; <NA> when unknown"),
+    Column("op", "string", "", "PyTorch operator the launch ran in: the innermost operator range (aten::addmm); "
+           "for a backward launch, the forward operator that caused it (roofline.attribution); <NA> when unknown"),
+    Column("module", "string", "", "PyTorch module path the launch ran in, root class first (DeepCamMini.enc1.0); "
+           "for a backward launch, the module whose forward caused it; <NA> outside every module"),
+    Column("process_id", "Int64", "", "operating-system process id"),
+    Column("device", "Int64", "", "GPU index (CUDA device ordinal)"),
+    Column("compute_capability", "string", "", "SM architecture, e.g. '7.0', '9.0'"),
+    Column("grid", "string", "", "grid size '(x, y, z)' where known"),
+    Column("block", "string", "", "block size '(x, y, z)' where known"),
+    Column("stream", "Int64", "", "CUDA stream id"),
+    Column("launches", "Int64", "", "number of launches in the row (1 per launch)"),
+    Column("time_s", "float64", "s", "GPU time of the launch (gpu__time_duration.sum, else cycles / clock)"),
+    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at (sm__cycles_elapsed.avg.per_second)"),
+    Column("fp64_flops", "float64", "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma (thread instructions)"),
+    Column("fp32_flops", "float64", "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma"),
+    Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
+    Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs of floating-point types (integer types: tensor_int_ops)"),
+    Column("tensor_precision", "string", "", "floating-point tensor input type when known: fp64, tf32, fp16, bf16, fp8 "
+           "(int8 or int4 when the only tensor work is integer)"),
+    Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
+    Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
+    Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...; "
+           "sm__sass_thread_inst_executed_op_integer_pred_on.sum), one OP each"),
+    Column("conversion_ops", "float64", "OP", "conversion thread instructions (F2F, F2I, I2F, I2I; "
+           "sm__sass_thread_inst_executed_op_conversion_pred_on.sum)"),
+    Column("sfu_ops", "float64", "OP", "thread instructions on the XU pipe, the special-function units "
+           "(MUFU transcendentals; smsp__thread_inst_executed_pipe_xu_pred_on.sum); not in ops: the XU also "
+           "runs some conversions and integer instructions counted there"),
+    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8, INT4; sm__ops_path_tensor_src_int8..., "
+           "..._src_int4)"),
+    Column("ops", "float64", "OP", "all counted operations: flops + int_ops + conversion_ops + tensor_int_ops "
+           "(the known parts); NaN when none is known"),
+    Column("ops_partial", "boolean", "", "True when a part of ops is unknown, so ops is a lower bound"),
+    Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
+    Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x the wavefronts of shared-memory "
+           "instructions (sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum, else "
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum), else sm__sass_data_bytes_mem_shared.sum"),
+    Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
+    Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
+    Column("warp_inst", "float64", "inst", "warp instructions executed (smsp__inst_executed.sum)"),
+    Column("global_inst", "float64", "inst", "global and local load/store warp instructions "
+           "(smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum)"),
+    Column("shared_inst", "float64", "inst", "shared-memory load/store warp instructions "
+           "(smsp__sass_inst_executed_op_shared_{ld,st}.sum)"),
+    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of global and local loads and stores "
+           "(l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum)"),
+    Column("shared_transactions", "float64", "wavefront", "shared-memory load/store wavefronts (128 B) "
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum)"),
+    Column("l2_transactions", "float64", "sector", "L2 sectors (32 B; lts__t_sectors.sum)"),
+    Column("dram_transactions", "float64", "sector", "DRAM sectors (32 B; dram__sectors_read.sum + dram__sectors_write.sum)"),
+    Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
+    Column("run", "string", "", "the program run the row belongs to when the inputs hold several "
+           "(its file name less .csv, .ncu-rep, .ncu.csv, .kernels.json); <NA> when they are one run"),
+    Column("source", "string", "", "input file(s) the row came from"),
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+DTYPES: dict[str, str] = {c.name: c.dtype for c in COLUMNS}
+FLOP_COLUMNS = ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops")
+#: Operations that are not floating-point, each its own column (``ops`` = flops + these, but sfu_ops).
+OP_COLUMNS = ("int_ops", "conversion_ops", "tensor_int_ops")
+BYTE_COLUMNS = {"l1": "l1_bytes", "shared": "shared_bytes", "l2": "l2_bytes", "dram": "dram_bytes"}
+#: Memory transactions per level (the instruction roofline's traffic): 32 B sectors, 128 B wavefronts.
+TRANSACTION_COLUMNS = {"l1": "l1_transactions", "shared": "shared_transactions", "l2": "l2_transactions",
+                       "dram": "dram_transactions"}
+#: Warp instructions: all, and the load/store instructions behind the memory-pattern walls.
+INSTRUCTION_COLUMNS = ("warp_inst", "global_inst", "shared_inst")
+#: Columns summed when launches are aggregated (NaN in any launch makes the sum NaN).
+SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", *OP_COLUMNS, "sfu_ops", "ops", *BYTE_COLUMNS.values(),
+          *INSTRUCTION_COLUMNS, *TRANSACTION_COLUMNS.values())
+#: Every numeric count column (never negative).
+COUNT_COLUMNS = SUMMED[2:]
+#: The float columns that are never negative.
+NON_NEGATIVE = ("time_s", "sm_clock_hz", *COUNT_COLUMNS)
+
+FP16_CONVENTIONS = ("ncu", "paper")
+#: A grouping of launches: one of the named views, or a tuple of key columns (a drill-down).
+GroupBy = Literal["launch", "name", "phase", "op", "module"] | tuple[str, ...]
+#: The named views and their key columns (:func:`group_keys`).
+VIEW_KEYS: dict[str, tuple[str, ...]] = {
+    "launch": ("launch_id",), "name": ("kernel_name",), "phase": ("phase", "kernel_name"),
+    "op": ("op", "phase"), "module": ("module",),
+}
+#: Columns that may key a drill-down (``by=("module", "op", "phase", "kernel_name")``).
+KEY_COLUMNS = ("module", "op", "phase", "kernel_name", "launch_id", "process_id", "device", "stream", "run")
+#: Labels of the rows whose operator or module is unknown (``op`` or ``module`` <NA>).
+NO_OPERATOR, OUTSIDE_MODULES = "(no operator)", "(outside modules)"
+
+
+@dataclass(frozen=True)
+class KernelTable:
+    """What a reader returns: the kernel table plus what came with it.
+
+    ``frame`` follows :data:`COLUMNS`. ``metrics`` holds the raw profiler metrics
+    (one row per launch, same index as ``frame``, SI units, the tool's metric names)
+    for analyses that need more than the table, e.g. Speed-of-Light percentages.
+    """
+
+    frame: pd.DataFrame
+    metrics: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sources: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    fp16_convention: str = "ncu"
+    #: Notes on columns beyond FLOPs and bytes (operations, instructions, transactions) that are
+    #: unknown or lower bounds, naming the ncu metrics: given by the analyses that use those columns
+    #: (``--work ops|instructions``), not to every reader of a FLOP/byte profile.
+    column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Group ids by key columns, worked out once for the table (:meth:`group_ids`): its analysis and
+    #: the guidance on it group the same launches. Not copied by ``dataclasses.replace`` nor pickled.
+    _groups: dict[tuple[str, ...], tuple[tuple[Any, ...], np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+    def group_ids(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`group_ids` of :attr:`frame` by ``keys``, kept for the next caller while the key
+        columns are the very (immutable, Arrow-backed) arrays they were computed from."""
+        columns = tuple(self.frame[k].array for k in keys)
+        kept = self._groups.get(tuple(keys))
+        if kept is not None and all(a is b for a, b in zip(kept[0], columns)):
+            return kept[1], kept[2]
+        gid, first = group_ids(self.frame, keys)
+        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+            self._groups[tuple(keys)] = (columns, gid, first)
+        return gid, first
+
+    def keep_groups(self, keys: Sequence[str], codes: np.ndarray) -> None:
+        """Keep the groups of :attr:`frame` by ``keys`` from codes the reader had (one per distinct key,
+        -1 for a missing one: a categorical's), so that :meth:`group_ids` does not hash the keys again."""
+        columns = tuple(self.frame[k].array for k in keys)
+        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+            self._groups[tuple(keys)] = (columns, *groups_from_codes(codes))
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_groups"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        object.__setattr__(self, "_groups", {})
+
+
+def empty_frame(n: int = 0) -> pd.DataFrame:
+    """A table of ``n`` rows with every column unknown (launches = 1, flags False)."""
+    data: dict[str, Any] = {}
+    for c in COLUMNS:
+        if c.dtype == "float64":
+            data[c.name] = np.full(n, np.nan)
+        else:  # all-missing extension array, built without a Python list of n NAs (fast for 1e6 rows)
+            data[c.name] = pd.array([], dtype=c.dtype).take(np.full(n, -1, dtype=np.intp), allow_fill=True)
+    frame = pd.DataFrame(data)
+    frame["launches"] = pd.array(np.ones(n, dtype=np.int64), dtype="Int64")
+    frame["flops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    frame["ops_partial"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    frame["estimated"] = pd.array(np.zeros(n, dtype=bool), dtype="boolean")
+    return frame
+
+
+def from_records(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """Build a validated table from dicts; absent keys are unknown. ``flops`` is derived when absent."""
+    rows = list(records)
+    frame = empty_frame(len(rows))
+    if rows:
+        given = pd.DataFrame(rows)
+        unknown = [c for c in given.columns if c not in DTYPES]
+        if unknown:
+            raise ValueError(f"unknown kernel-table columns: {', '.join(unknown)}")
+        for col in given.columns:
+            frame[col] = given[col].to_numpy()
+        if "flops" not in given.columns:
+            frame = with_total_flops(frame)
+        elif "ops" not in given.columns:
+            frame = with_total_ops(frame)
+    if frame["launch_id"].isna().all():
+        frame["launch_id"] = pd.array(np.arange(len(frame)), dtype="Int64")
+    return validate(frame)
+
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy(dtype=float, na_value=np.nan)
+
+
+def with_total_flops(frame: pd.DataFrame) -> pd.DataFrame:
+    """Set ``flops`` (sum of known components) and ``flops_partial`` from the component columns,
+    then ``ops`` and ``ops_partial`` (:func:`with_total_ops`)."""
+    total, partial = known_sum([_floats(frame, c) for c in FLOP_COLUMNS])
+    out = frame.copy()
+    out["flops"] = total
+    out["flops_partial"] = pd.array(partial, dtype="boolean")
+    return with_total_ops(out, copy=False)
+
+
+def total_ops(flops: np.ndarray, flops_partial: np.ndarray, others: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``ops`` = flops + the :data:`OP_COLUMNS` given in ``others`` (their known parts), and ``ops_partial``
+    (a part unknown, or flops itself partial where ops is known)."""
+    total, partial = known_sum([flops, *others])
+    return total, partial | (flops_partial & ~np.isnan(total))
+
+
+def with_total_ops(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
+    """Set ``ops`` = flops + int_ops + conversion_ops + tensor_int_ops (their known parts) and
+    ``ops_partial`` (a part unknown, or flops itself partial). Columns absent count as unknown.
+    ``copy=False`` writes into ``frame`` itself."""
+    out = frame.copy() if copy else frame
+    for c in ("flops", *OP_COLUMNS):
+        if c not in out.columns:
+            out[c] = np.nan
+    flops_partial = out["flops_partial"].fillna(False).to_numpy(dtype=bool) if "flops_partial" in out.columns \
+        else np.zeros(len(out), dtype=bool)
+    total, partial = total_ops(_floats(out, "flops"), flops_partial, [_floats(out, c) for c in OP_COLUMNS])
+    out["ops"] = total
+    out["ops_partial"] = pd.array(partial, dtype="boolean")
+    return out
+
+
+def check_counts(values: Mapping[str, np.ndarray], where: str | None = None) -> None:
+    """Raise :class:`InputError` naming the time and count columns of ``values`` (float arrays) that
+    hold negative numbers."""
+    bad = [name for name, v in values.items() if len(v) and np.fmin.reduce(v) < 0]  # fmin: NaN ignored, no copy
+    if bad:
+        raise InputError(f"negative values in {', '.join(bad)}", path=where)
+
+
+def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
+    """Check and coerce a frame to the declared schema; returns the frame in column order.
+
+    Raises :class:`InputError` when columns are missing or values are impossible
+    (negative times or counts). Extra columns are dropped.
+    """
+    missing = [c for c in COLUMN_NAMES if c not in frame.columns]
+    if missing:
+        raise InputError(f"kernel table lacks columns: {', '.join(missing)}", path=where)
+    out: dict[str, pd.Series] = {}
+    for c in COLUMNS:
+        col = frame[c.name]
+        try:
+            out[c.name] = col.astype(c.dtype) if str(col.dtype) != c.dtype else col
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
+    # column by column: no 2-D copy of the table (1e6 launches)
+    check_counts({n: out[n].to_numpy() for n in NON_NEGATIVE}, where)
+    if len(frame) * len(COLUMNS) > STACK_LIMIT:  # large: the columns as they are, not copied
+        return pd.DataFrame(out, index=frame.index, copy=False)
+    return frame_of({n: col.to_numpy() if DTYPES[n] == "float64" else col.array for n, col in out.items()},
+                    frame.index, copy=True)
+
+
+def has_runs(frame: pd.DataFrame) -> bool:
+    """True when rows name their run (the inputs were several runs, see ``run`` in :data:`COLUMNS`)."""
+    return "run" in frame.columns and not bool(np.asarray(frame["run"].array.isna()).all())
+
+
+def group_keys(by: GroupBy | str, *, runs: bool = False) -> list[str]:
+    """The kernel-table columns that identify a row of a table grouped ``by`` (``run`` first
+    when the table holds several runs: each numbers its launches and names its kernels on its own).
+
+    ``by``: a view of :data:`VIEW_KEYS` (``"op"`` is operator and phase, ``"module"`` the module
+    path), or key columns of :data:`KEY_COLUMNS` as a tuple or comma-joined
+    (``("module", "op", "phase", "kernel_name")``, ``"module,op"``: a drill-down)."""
+    if isinstance(by, str) and by in VIEW_KEYS:
+        keys = list(VIEW_KEYS[by])
+    else:
+        keys = [k.strip() for k in by.split(",")] if isinstance(by, str) else list(by)
+        bad = [k for k in keys if k not in KEY_COLUMNS]
+        if not keys or bad or len(set(keys)) != len(keys) or (isinstance(by, str) and len(keys) < 2):
+            raise ValueError(f"by must be one of {', '.join(repr(v) for v in VIEW_KEYS)} or distinct key columns "
+                             f"among {', '.join(KEY_COLUMNS)}, not {by!r}")
+    return ["run", *[k for k in keys if k != "run"]] if runs else keys
+
+
+def by_name(by: GroupBy | str) -> str:
+    """``by`` as a string: a view's name, or a drill-down's key columns comma-joined (``"module,op"``)."""
+    return by if isinstance(by, str) else ",".join(by)
+
+
+def describe_columns() -> str:
+    """The schema as a Markdown table (used by the docs)."""
+    lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
+    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" for c in COLUMNS]
+    return "\n".join(lines)
+
+
+def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack kernel tables (e.g. measurements and profiles) into one validated table."""
+    if not frames:
+        return empty_frame(0)
+    return validate(pd.concat([validate(f) for f in frames], ignore_index=True))
