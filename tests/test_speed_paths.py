@@ -108,8 +108,11 @@ def _mixed_columns(n: int) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("stack_limit", [kernels.STACK_LIMIT, 0])
-def test_frame_of_is_the_frame_the_constructor_makes(monkeypatch, stack_limit):
+@pytest.mark.parametrize("blocks", [True, False], ids=["blocks", "pandas-2-constructor"])
+def test_frame_of_is_the_frame_the_constructor_makes(monkeypatch, stack_limit, blocks):
     monkeypatch.setattr(kernels.arrays, "STACK_LIMIT", stack_limit)  # 0: one block per float column
+    if not blocks:  # as on pandas 2, which has no pandas.api.internals
+        monkeypatch.setattr(kernels.arrays, "_from_blocks", None)
     columns = _mixed_columns(7)
     pd.testing.assert_frame_equal(frame_of(columns), pd.DataFrame(columns), check_exact=True)
 

@@ -18,7 +18,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pandas.api.internals import create_dataframe_from_blocks
+
+try:  # pandas >= 3.0: a frame from arrays placed as its blocks (what pyarrow's to_pandas uses)
+    from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
+except ImportError:  # pandas 2: the constructor (the same frame, made more slowly)
+    _from_blocks = None
 
 
 #: Above this many values (rows x float columns), float columns are kept as separate blocks rather
@@ -26,43 +30,39 @@ from pandas.api.internals import create_dataframe_from_blocks
 STACK_LIMIT = 4_000_000
 
 
-def frame_of(columns: Mapping[str, Any], index: pd.Index | None = None, *, copy: bool = False,
-             block: np.ndarray | None = None, block_columns: Sequence[str] = ()) -> pd.DataFrame:
+def frame_of(columns: Mapping[str, Any], index: pd.Index | None = None, *, copy: bool = False) -> pd.DataFrame:
     """A DataFrame of ``columns`` (name -> 1-D numpy array or pandas extension array, in order), built
     at once rather than column by column (a column insert costs about 0.1 ms in pandas 3).
 
-    Float64 numpy columns are stacked into one 2-D block (below :data:`STACK_LIMIT` values), or
-    given already stacked as ``block`` (one row per name of ``block_columns``, which must be keys of
-    ``columns`` too, in any order; adopted). Arrays are adopted as they are, so pass arrays nothing
-    else holds (fresh results), or ``copy=True`` to copy those that could change (all but the float
-    arrays stacked and Arrow-backed arrays, which are immutable). The arrays must have one length and
-    the dtypes wanted.
+    Float64 numpy columns are stacked into one 2-D block below :data:`STACK_LIMIT` values, else
+    adopted one by one. Arrays are adopted as they are, so pass arrays nothing else holds (fresh
+    results), or ``copy=True`` to copy those that could change (all but the stacked floats and
+    Arrow-backed arrays, which are immutable). The arrays must have one length and the dtypes wanted.
     """
     names = list(columns)
     n = len(index) if index is not None else (len(next(iter(columns.values()))) if names else 0)
+    if _from_blocks is None:
+        return pd.DataFrame({c: (v.copy() if copy and not isinstance(v, pd.arrays.ArrowExtensionArray) else v)
+                             for c, v in columns.items()}, index=index if index is not None else pd.RangeIndex(n))
     position = {name: i for i, name in enumerate(names)}
     blocks: list[tuple[Any, np.ndarray]] = []
-    in_block = set(block_columns)
-    if block is not None:
-        blocks.append((block, np.array([position[c] for c in block_columns], dtype=np.intp)))
-    floats = [c for c in names if c not in in_block and isinstance(columns[c], np.ndarray)
-              and columns[c].dtype == np.float64]
+    floats = [c for c in names if isinstance(columns[c], np.ndarray) and columns[c].dtype == np.float64]
+    stacked_names: set[str] = set()
     if floats and n * len(floats) <= STACK_LIMIT:
         stacked = np.empty((len(floats), n))
         for i, c in enumerate(floats):
             stacked[i] = columns[c]
         blocks.append((stacked, np.array([position[c] for c in floats], dtype=np.intp)))
-        in_block.update(floats)
+        stacked_names.update(floats)
     for c in names:
-        if c in in_block:
+        if c in stacked_names:
             continue
         values = columns[c]
         if copy and not isinstance(values, pd.arrays.ArrowExtensionArray):
             values = values.copy()
         blocks.append((values.reshape(1, -1) if isinstance(values, np.ndarray) else values,
                        np.array([position[c]], dtype=np.intp)))
-    return create_dataframe_from_blocks(blocks, index=index if index is not None else pd.RangeIndex(n),
-                                        columns=pd.Index(names))
+    return _from_blocks(blocks, index=index if index is not None else pd.RangeIndex(n), columns=pd.Index(names))
 
 
 def _arrow_strings() -> bool:
