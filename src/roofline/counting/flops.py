@@ -79,19 +79,25 @@ FORMULAS: tuple[Formula, ...] = (
 def launch_time(reader: Reader) -> np.ndarray:
     """Launch time (s): gpu__time_duration.sum, .avg, SM cycles / SM clock, SOL's cycles / clock."""
     time: np.ndarray | None = None
-    candidates: list[np.ndarray | None] = [reader.read(GPU_TIME), reader.read(GPU_TIME_AVG)]
-    for cycles, clock in ((SM_CYCLES, SM_CLOCK), (GPC_CYCLES, GPC_CLOCK)):
-        c = next((reader.column(n) for n in cycles.names if reader.has(n)), None)
-        f = next((reader.column(n) for n in clock.names if reader.has(n)), None)
-        candidates.append(c / f if c is not None and f is not None else None)
-    for values in candidates:
+    for candidate in (lambda: reader.read(GPU_TIME), lambda: reader.read(GPU_TIME_AVG),
+                      lambda: _per_clock(reader, SM_CYCLES, SM_CLOCK), lambda: _per_clock(reader, GPC_CYCLES, GPC_CLOCK)):
+        if time is not None and not np.isnan(time).any():
+            break  # every launch's time known: the later forms are not worked out
+        values = candidate()
         if values is None:
             continue
         if time is None:
             time = np.array(values, dtype=np.float64)  # the first form present, where known
-        elif np.isnan(time).any():
+        else:
             time = np.where(np.isnan(time), values, time)
     return time if time is not None else np.full(reader.n, np.nan)
+
+
+def _per_clock(reader: Reader, cycles: Counter, clock: Counter) -> np.ndarray | None:
+    """Elapsed cycles / clock, from the first name of each that the profile has; None without both."""
+    c = next((reader.column(n) for n in cycles.names if reader.has(n)), None)
+    f = next((reader.column(n) for n in clock.names if reader.has(n)), None)
+    return c / f if c is not None and f is not None else None
 
 
 def sm_clock(reader: Reader) -> np.ndarray | None:

@@ -123,11 +123,13 @@ class Reader:
         self._columns: dict[str, np.ndarray | None] = {}
         self._reads: dict[tuple[object, ...], np.ndarray | None] = {}
         self._cycles: dict[str, np.ndarray | None] = {}
-        self.time = np.full(self.n, np.nan)  # set by count() once time is known
+        self._time: np.ndarray | None = None  # set by count() once time is known
 
     @property
     def time(self) -> np.ndarray:
-        """Launch time (s), which rates per second and clocks are multiplied by."""
+        """Launch time (s), which rates per second and clocks are multiplied by; NaN until set."""
+        if self._time is None:
+            self._time = np.full(self.n, np.nan)
         return self._time
 
     @time.setter
