@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bench_env import cpu_model  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 ID_COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
               "Block Size", "Grid Size", "Device", "CC"]
@@ -97,17 +99,6 @@ def generate(path: Path, launches: int, distinct: int = 300, seed: int = 0) -> N
 PREAMBLE_LINES = 4  # lines before the header in generate()
 TARGET_RATIO = 1.0  # roofline analyze / pandas.read_csv, wall time
 TARGET_PEAK = 1e9  # bytes of peak RSS
-
-
-def cpu_model() -> str:
-    """The CPU's model name (Linux), else the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def pandas_step(path: Path) -> int:

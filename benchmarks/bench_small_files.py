@@ -48,6 +48,8 @@ from roofline import api
 from roofline.readers.dispatch import read_one
 from roofline.readers.merge import merge_profiles, split_runs
 
+from bench_env import cpu_model  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 TARGET_MS = 30.0
 READERS_TARGET_MS = 15.0
@@ -127,16 +129,6 @@ def best_of(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str,
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
     return best
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
