@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench_env import cpu_model  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
+from bench_env import cpu_model, write_report  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
 
 HERE = Path(__file__).resolve().parent
 ID_COLUMNS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
@@ -227,10 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         f"peak memory of roofline analyze {peak['analyze'] / 1e9:.2f} GB (target < {TARGET_PEAK / 1e9:.0f} GB) -> "
         f"{'PASS' if peak['analyze'] < TARGET_PEAK else 'FAIL'}",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    write_report(lines, args.out)
     return 0
 
 

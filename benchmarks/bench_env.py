@@ -15,3 +15,11 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def write_report(lines: list[str], out: Path) -> None:
+    """Print a benchmark's result lines and write them to ``out`` (its folder created)."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)

@@ -42,6 +42,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_analyze import generate  # noqa: E402  (the same realistic ncu CSV as bench_analyze)
+from bench_env import write_report  # noqa: E402
 
 #: Kernel-table columns and raw metrics scaled per rank (time and traffic differ between ranks).
 TIME_COLUMNS = ("time_s",)
@@ -229,10 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         "(each variant in its own child process, alternating, imports before the timer; wall time is noisy on a "
         "shared 2-core box, process CPU time less so)",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    write_report(lines, args.out)
     return 0
 
 

@@ -48,7 +48,7 @@ from roofline import api
 from roofline.readers.dispatch import read_one
 from roofline.readers.merge import merge_profiles, split_runs
 
-from bench_env import cpu_model  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
+from bench_env import cpu_model, write_report  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
 
 HERE = Path(__file__).resolve().parent
 TARGET_MS = 30.0
@@ -174,10 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{ms['readers'][0]:.1f} ms wall, {ms['readers'][1]:.1f} ms CPU "
         f"({'met' if max(ms['readers']) <= READERS_TARGET_MS else 'MISSED'})",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    write_report(lines, args.out)
     return 0
 
 
