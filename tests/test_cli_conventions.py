@@ -401,3 +401,26 @@ def test_stdout_takes_one_output_and_never_a_chart(capsys):
     assert "only one output" in capsys.readouterr().err
     assert main(["analyze", str(V100_GEMM), "--png", "-"]) == 2
     assert "chart cannot go to standard output" in capsys.readouterr().err
+
+
+def test_a_missing_dependency_is_named_with_its_pip_package(tmp_path):
+    """An install without plotly (PYTHONPATH=src on a machine that lacks it): one line naming the module and
+    the package to install, exit 1, no traceback, no report."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _NoPlotly:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'plotly' or name.startswith('plotly.'):\n"
+        "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n"
+        "sys.meta_path.insert(0, _NoPlotly())\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), str(Path(__file__).parents[1] / "src")])}
+    env.pop("ROOFLINE_DEBUG", None)
+    out = subprocess.run([sys.executable, "-m", "roofline", "analyze", str(V100_GEMM), "--html", str(tmp_path / "r.html"),
+                          "-q"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        "roofline: error: the Python module 'plotly' is not installed, and this command needs it: pip install plotly "
+        "(pip install roofline installs every required one; optional ones are in its extras)"]
+    assert not (tmp_path / "r.html").exists()

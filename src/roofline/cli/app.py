@@ -72,6 +72,19 @@ def error(message: str) -> None:
     sys.stderr.write(f"roofline: error: {message}\n")
 
 
+#: Python modules whose package has another name on PyPI.
+_PACKAGE_OF = {"cpuinfo": "py-cpuinfo", "pynvml": "nvidia-ml-py", "cupy": "cupy-cuda12x (or cupy-cuda13x)",
+               "ncu_report": "ncu-report", "yaml": "pyyaml"}
+
+
+def missing_package(module: str) -> str:
+    """The one-line message for a Python module that is not installed."""
+    top = module.split(".")[0]
+    package = _PACKAGE_OF.get(top, top)
+    return (f"the Python module '{top}' is not installed, and this command needs it: pip install {package} "
+            "(pip install roofline installs every required one; optional ones are in its extras)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage, 1 other failure)."""
     app = build_app()
@@ -104,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug: one message, the traceback only on request
         if os.environ.get("ROOFLINE_DEBUG"):
             raise
+        if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] != "roofline":
+            error(missing_package(exc.name))  # a broken install (a package removed, PYTHONPATH=src): say which
+            return 1
         error(
             f"internal error: {type(exc).__name__}: {exc}\n"
             "  This is a bug in roofline; please report it. Set ROOFLINE_DEBUG=1 to see the traceback."
