@@ -5,9 +5,13 @@ Which library runs each input type:
 - PyTorch when it is installed with CUDA (optional): ``torch.matmul`` for FP64 (DGEMM, which
   uses the FP64 tensor cores on GA100 / GH100), TF32 (FP32 inputs with
   ``torch.backends.cuda.matmul.allow_tf32`` set for the call and restored after), FP16 and BF16;
-  ``torch._scaled_mm`` (cuBLASLt) for FP8 e4m3 with unit scales and BF16 output, and
+  ``torch._scaled_mm`` (cuBLASLt) for FP8 e4m3 with unit scales, BF16 output and fast
+  accumulation (``use_fast_accum=True``; without it cuBLASLt on Hopper moves the partial sums to
+  FP32 registers at intervals, which costs FP8 GEMMs a good part of their rate), and
   ``torch._int_mm`` (cuBLASLt) for INT8 with INT32 output. Those two are private PyTorch APIs:
-  when they are missing or refuse the GPU, that ceiling is reported as not measured, with why.
+  when they are missing or refuse the GPU, that ceiling is reported as not measured, with why; a
+  ``_scaled_mm`` without the ``use_fast_accum`` keyword still runs, and :attr:`GemmRunner.library`
+  says that FP8 ran without fast accumulation (an understated ceiling).
 - CuPy otherwise: ``cupy.matmul`` (cuBLAS) for FP16 and FP64; TF32, BF16, FP8 and INT8 are then
   not measured (CuPy picks TF32 only from an environment variable read at import, and has no
   FP8 / INT8 GEMM).
@@ -71,7 +75,14 @@ class GemmRunner:
             except ImportError:
                 log.info("torch not installed: GEMMs through CuPy (FP16, FP64 only)")
         self._prepared: dict[tuple[str, int], Callable[[], Any]] = {}
-        self.library = "torch" if self.torch is not None else "cupy"
+        self._library = "torch" if self.torch is not None else "cupy"
+        #: How GEMMs ran where that changes the ceiling (FP8 with or without fast accumulation).
+        self.notes: list[str] = []
+
+    @property
+    def library(self) -> str:
+        """The library that ran the GEMMs, with :attr:`notes` after it (they reach the machine's metadata)."""
+        return "; ".join([self._library, *self.notes])
 
     def unsupported(self, kind: str) -> str | None:
         """Why ``kind`` cannot be measured here, or None."""
@@ -100,8 +111,7 @@ class GemmRunner:
         if kind == "tensor_fp8":
             a = randn(t.float8_e4m3fn)
             b = randn(t.float8_e4m3fn).t().contiguous().t()  # column-major, as cuBLASLt wants
-            one = t.tensor(1.0, device=dev)
-            return lambda: t._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=t.bfloat16)
+            return self._fp8_gemm(a, b, t.tensor(1.0, device=dev))
         if kind == "tensor_int8":
             a = t.randint(-64, 64, (n, n), device=dev, dtype=t.int8, generator=gen)
             b = t.randint(-64, 64, (n, n), device=dev, dtype=t.int8, generator=gen)
@@ -119,6 +129,29 @@ class GemmRunner:
                     t.backends.cuda.matmul.allow_tf32 = old
             return tf32
         return lambda: t.matmul(a, b)
+
+    def _fp8_gemm(self, a: Any, b: Any, one: Any) -> Callable[[], Any]:
+        """``torch._scaled_mm`` with fast accumulation, or without it (said in :attr:`notes`) where
+        this PyTorch does not take the keyword. Runs the GEMM once to find out."""
+        t = self.torch
+
+        def fast() -> Any:
+            return t._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=t.bfloat16, use_fast_accum=True)
+
+        try:
+            fast()
+        except TypeError as exc:
+            if "use_fast_accum" not in str(exc):
+                raise
+            self._note(f"tensor_fp8 WITHOUT fast accumulation (understated ceiling): this PyTorch's "
+                       f"torch._scaled_mm takes no use_fast_accum ({exc})")
+            return lambda: t._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=t.bfloat16)
+        self._note("tensor_fp8 with use_fast_accum=True")
+        return fast
+
+    def _note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
     def _make_cupy(self, kind: str, n: int) -> Callable[[], Any]:
         import cupy as cp
