@@ -187,3 +187,18 @@ def test_dry_run_end_to_end_in_a_process_of_its_own(tmp_path: Path):
     assert sweeps[0].startswith("size_bytes,bandwidth,spread") and len(sweeps) > 20
     md = (out / "summary.md").read_text()
     assert "DRY RUN on a fake GPU, nothing here is measured" in md and md in proc.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="with CuPy this would measure a real GPU")
+def test_cli_step_without_a_gpu_fails_in_one_line_and_passes_nothing(script, quick, tmp_path: Path):
+    """The real `roofline machine` command line: every option the script passes is accepted (the error is
+    the missing GPU, not a usage error), and a failed CLI gives the 60 s target no ratio."""
+    cli = script.run_cli(0, "quick", tmp_path)
+    assert cli["exit"] != 0 and "machine" not in cli
+    text = (tmp_path / "cli_output.txt").read_text()
+    assert "--gpu 0 -o" in text and "--png" in text and "--force" in text
+    assert text.rstrip().splitlines()[-1].startswith("roofline: error: ")  # here: "no NVIDIA GPU found (...)"
+    assert "No such option" not in text and "Traceback" not in text
+    _, m = quick
+    row = _rows(script, m, {}, cli, None)["default run under 60 s (CLI wall clock, 60 s / time)"]
+    assert row["ratio"] is None and row["verdict"] == "not measured" and f"CLI exit {cli['exit']}" in row["note"]
