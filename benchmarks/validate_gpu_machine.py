@@ -277,8 +277,8 @@ def _tensor_targets(rows: _Rows, m: Any, refs: dict[str, Any], spec: Any) -> Non
     n = mach.metadata.get("gemm_n")
     for key in ("tensor_bf16", "tensor_fp16"):
         v, p = mach.compute.get(key), key.split("_")[1]
-        rows.add(f"dense {key} vs datasheet", v / ds[key] if v and key in ds else None, 0.75,
-                 "" if v else _not_measured(m, key))
+        ratio, note = _vs_datasheet(m, key, ds)
+        rows.add(f"dense {key} vs datasheet", ratio, 0.75, note)
         ref = refs.get(f"matmul_{p}_flops")
         size = f"roofline GEMM {n}^3, torch.matmul {MATMUL_N}^3" + ("" if n == MATMUL_N else " (NOT the same size)")
         rows.add(f"dense {key} vs torch.matmul {MATMUL_N}^3 (same run)", v / ref if v and ref else None, 0.95,
@@ -291,12 +291,23 @@ def _tensor_targets(rows: _Rows, m: Any, refs: dict[str, Any], spec: Any) -> Non
     for key in ("tensor_tf32", "tensor_fp8", "tensor_int8"):
         if key not in has:
             continue
-        v = mach.compute.get(key)
-        note = "recorded (the issue gives no threshold)" if v else _not_measured(m, key)
-        if key == "tensor_fp8" and v:
+        ratio, note = _vs_datasheet(m, key, ds)
+        if ratio is not None:
+            note = "recorded (the issue gives no threshold)"
+        if key == "tensor_fp8" and key in mach.compute:
             note += ("; WITHOUT fast accumulation (understated)" if "WITHOUT fast accumulation" in library
                      else "; fast accumulation" if "use_fast_accum=True" in library else f"; GEMM library {library!r}")
-        rows.add(f"dense {key} vs datasheet", v / ds[key] if v and key in ds else None, None, note)
+        rows.add(f"dense {key} vs datasheet", ratio, None, note)
+
+
+def _vs_datasheet(m: Any, key: str, ds: dict[str, float]) -> tuple[float | None, str]:
+    """(measured ``key`` / datasheet, "") or (None, why not)."""
+    v = m.machine.compute.get(key)
+    if not v:
+        return None, _not_measured(m, key)
+    if key not in ds:
+        return None, f"no datasheet figure for {key}"
+    return v / ds[key], ""
 
 
 def machine_file_check(d: dict[str, Any] | None) -> tuple[bool | None, str]:

@@ -151,9 +151,10 @@ def test_summary_shows_every_ceiling_with_spread_and_clock(script, quick):
     }
     text = script.render(summary)
     assert "NVIDIA H100 80GB HBM3" in text and "3.35 TB/s" in text and "DRY RUN" not in text
-    assert re.search(r"\| HBM vs datasheet \| 0\.(8[6-9]|9[0-3])\d \| 0\.9 \| MISS \|", text)
+    hbm = re.search(r"\| HBM vs datasheet \| (0\.(?:8[6-9]|9[0-3])\d) \| 0\.9 \| (MISS|pass) \|", text)
+    assert hbm and hbm.group(2) == ("pass" if float(hbm.group(1)) >= 0.9 else "MISS")  # 3.0 / 3.35 = 0.896, 1 % noise
     # fp32: 0.97 x 59.3 TFLOP/s measured at 1755 MHz, theoretical 66.9 at the vendor's 1980 MHz.
-    fp32 = re.search(r"\| fp32 \| (5[6-9]\.\d) TFLOP/s \| (\d\.\d) % \| 1755 MHz \| 66\.9 TFLOP/s \| 59\.3 TFLOP/s "
+    fp32 = re.search(r"\| fp32 \| (5[6-9](?:\.\d+)?) TFLOP/s \| (\d\.\d) % \| 1755 MHz \| 66\.9 TFLOP/s \| 59\.3 TFLOP/s "
                      r"\| (0\.9[5-9]\d) \|", text)
     assert fp32 and float(fp32.group(3)) == pytest.approx(0.97, abs=0.02) and float(fp32.group(2)) < 5
     assert re.search(r"\| fp16 \| \S+ TFLOP/s \| \d\.\d % \| 1755 MHz \| 134 TFLOP/s \| 119 TFLOP/s \| 0\.8[3-5]\d \|", text)
