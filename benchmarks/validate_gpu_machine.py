@@ -16,7 +16,7 @@ Runs, in this order and in one process (plus one CLI subprocess):
 Writes into OUTDIR: summary.md, summary.json, machine.json, sweeps.csv, cli_output.txt, sweep.png,
 roofline_ert.json. Prints the summary table last. Never changes the GPU's clocks or settings.
 
-``--dry-run`` needs no GPU: ``measure_gpu`` runs on the fake GPU of tests/test_gpu_bench.py (an
+``--dry-run`` needs no GPU: ``measure_gpu`` runs on the fake GPU of tests/fake_gpu.py (an
 H100-like cache model), the CLI step and the torch references are recorded as "NOT RUN (dry run)",
 and every file is still written (sweep.png from the fake sweeps). Nothing it writes is measured:
 the machine's name says so.
@@ -47,9 +47,9 @@ MATMUL_N = 8192
 
 
 def fake_gpu() -> Any:
-    """The fake H100 of tests/test_gpu_bench.py (dry runs only: it is test code)."""
+    """The fake H100 of tests/fake_gpu.py (dry runs only: it is test code)."""
     sys.path.insert(0, str(REPO / "tests"))
-    from test_gpu_bench import FakeGpu
+    from fake_gpu import FakeGpu
 
     return FakeGpu()
 
@@ -343,7 +343,7 @@ def _dry_run_machine(m: Any) -> Any:
     """The fake GPU's measurement, named so that nobody takes it for a measured one."""
     mach = m.machine
     mach = replace(mach, name=f"{mach.name} [DRY RUN, not measured]",
-                   metadata={**mach.metadata, "dry_run": "tests/test_gpu_bench.py FakeGpu: not a measurement"})
+                   metadata={**mach.metadata, "dry_run": "tests/fake_gpu.py FakeGpu: not a measurement"})
     return replace(m, machine=mach)
 
 

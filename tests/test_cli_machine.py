@@ -150,7 +150,7 @@ def test_outputs_are_checked_before_measuring(no_gpu, fake_cpu_bench, tmp_path):
 
 def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, capsys):
     from roofline.machine import gpu_bench, gpu_info
-    from test_gpu_bench import FakeGpu
+    from fake_gpu import FakeGpu
 
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
@@ -265,7 +265,7 @@ def test_a_busy_machine_warns_before_the_spread_shows_and_quiet_silences_it(no_g
 
 def test_gpu_measurement_records_repeat_ratios_and_warns_under_load(monkeypatch, load, tmp_path, capsys):
     from roofline.machine import gpu_bench, gpu_info
-    from test_gpu_bench import FakeGpu
+    from fake_gpu import FakeGpu
 
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_gpu_bench import FakeGpu
+from fake_gpu import FakeGpu
 
 from roofline.machine.gpu_bench import measure_gpu
 from roofline.machine.theoretical import spec_from_device

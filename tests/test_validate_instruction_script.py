@@ -93,7 +93,7 @@ def fake_ncu_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_through_roofline_profile_with_the_fake_ncu_and_gpu(script, tmp_path: Path, fake_ncu_on_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from test_gpu_bench import FakeGpu
+    from fake_gpu import FakeGpu
 
     from roofline.machine.gpu_bench import measure_gpu
 
