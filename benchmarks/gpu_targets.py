@@ -8,6 +8,7 @@ JSON line with the analytic counts:
     python benchmarks/gpu_targets.py hfma2 --threads 1048576 --iters 256
     python benchmarks/gpu_targets.py hfma  --threads 1048576 --iters 256
     python benchmarks/gpu_targets.py saxpy --n 268435456
+    python benchmarks/gpu_targets.py --no-launch saxpy --n 268435456   # the TARGET line only, no GPU
 
 GEMMs use PyTorch (cuBLAS); the FP16 FMA kernels are compiled at run time with CuPy
 (NVRTC) when installed, else with torch.utils.cpp_extension (needs nvcc).
@@ -42,6 +43,30 @@ def _nvtx(name: str):  # type: ignore[no-untyped-def]
     return torch.cuda.nvtx.range(name)
 
 
+HFMA_BLOCK = 256
+
+
+def analytic(what: str, **size: int) -> dict:
+    """The analytic counts of a target (its TARGET line), without launching anything.
+
+    gemm: ``flops`` = 2MNK; saxpy: ``flops`` = 2N, ``dram_bytes`` = 12N (read x and y, write y, 4 B each);
+    hfma2 / hfma: ``flops`` = threads x iters x 4 (a half2 FMA: 2 lanes x mul + add) or x 2 (scalar),
+    threads rounded down to whole blocks of :data:`HFMA_BLOCK`, ``hfma_inst`` = threads x iters thread
+    instructions."""
+    if what.startswith("gemm_"):
+        m, n, k = size["m"], size["n"], size["k"]
+        return {"target": what, "m": m, "n": n, "k": k, "flops": 2 * m * n * k}
+    if what == "saxpy":
+        n = size["n"]
+        return {"target": "saxpy", "n": n, "flops": 2 * n, "dram_bytes": 12 * n}
+    if what in ("hfma2", "hfma"):
+        threads, iters = size["threads"] // HFMA_BLOCK * HFMA_BLOCK, size["iters"]
+        per_thread = (4 if what == "hfma2" else 2) * iters
+        return {"target": what, "threads": threads, "iters": iters, "flops": per_thread * threads,
+                "hfma_inst": threads * iters}
+    raise ValueError(f"unknown target {what!r}")
+
+
 def gemm(dtype: str, m: int, n: int, k: int) -> dict:
     import torch
 
@@ -55,7 +80,7 @@ def gemm(dtype: str, m: int, n: int, k: int) -> dict:
     with _nvtx("target"):
         a @ b
     torch.cuda.synchronize()
-    return {"target": f"gemm_{dtype}", "m": m, "n": n, "k": k, "flops": 2 * m * n * k}
+    return analytic(f"gemm_{dtype}", m=m, n=n, k=k)
 
 
 def _compile_hfma():  # type: ignore[no-untyped-def]
@@ -76,7 +101,7 @@ def hfma(kind: str, threads: int, iters: int) -> dict:
         raise SystemExit("hfma targets need CuPy (pip install cupy-cuda12x) to compile the kernel")
     import cupy as cp
 
-    block = 256
+    block = HFMA_BLOCK
     grid = threads // block
     if kind == "hfma2":
         out = cp.zeros(threads * 2, dtype=cp.float16)
@@ -84,19 +109,16 @@ def hfma(kind: str, threads: int, iters: int) -> dict:
         a = np.array([1.0, 1.0], dtype=np.float16).view(np.uint32)[0]
         b = np.array([1e-3, 1e-3], dtype=np.float16).view(np.uint32)[0]
         args = (out, cp.uint32(a), cp.uint32(b), cp.int32(iters))
-        per_thread = 4 * iters
     else:
         out = cp.zeros(threads, dtype=cp.float16)
         fn = module.get_function("hfma_chain")
         args = (out, cp.float16(1.0), cp.float16(1e-3), cp.int32(iters))
-        per_thread = 2 * iters
     fn((grid,), (block,), args)
     cp.cuda.Device().synchronize()
     with _nvtx("target"):
         fn((grid,), (block,), args)
     cp.cuda.Device().synchronize()
-    return {"target": kind, "threads": grid * block, "iters": iters, "flops": per_thread * grid * block,
-            "compiler": backend}
+    return {**analytic(kind, threads=threads, iters=iters), "compiler": backend}
 
 
 def saxpy(n: int) -> dict:
@@ -109,11 +131,12 @@ def saxpy(n: int) -> dict:
     with _nvtx("target"):
         y.add_(x, alpha=2.0)
     torch.cuda.synchronize()
-    return {"target": "saxpy", "n": n, "flops": 2 * n, "dram_bytes": 12 * n}
+    return analytic("saxpy", n=n)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--no-launch", action="store_true", help="print the TARGET line (analytic counts) and exit: no GPU")
     sub = p.add_subparsers(dest="what", required=True)
     g = sub.add_parser("gemm")
     g.add_argument("--dtype", choices=("fp32", "tf32", "fp16", "bf16"), required=True)
@@ -126,7 +149,10 @@ def main(argv: list[str] | None = None) -> None:
     s = sub.add_parser("saxpy")
     s.add_argument("--n", type=int, default=1 << 28)
     a = p.parse_args(argv)
-    if a.what == "gemm":
+    if a.no_launch:
+        size = {k: v for k, v in vars(a).items() if k in ("m", "n", "k", "threads", "iters")}
+        result = analytic(f"gemm_{a.dtype}" if a.what == "gemm" else a.what, **size)
+    elif a.what == "gemm":
         result = gemm(a.dtype, a.m, a.n, a.k)
     elif a.what in ("hfma2", "hfma"):
         result = hfma(a.what, a.threads, a.iters)

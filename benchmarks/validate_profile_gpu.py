@@ -1,6 +1,7 @@
 """Validate `roofline profile` on a real GPU: the checks of issue 4 in one script.
 
     PYTHONPATH=src python benchmarks/validate_profile_gpu.py OUTDIR [--parts env,targets,deepcam,paper,cf]
+    PYTHONPATH=src python benchmarks/validate_profile_gpu.py OUTDIR --dry-run --parts all   # no GPU, no ncu
 
 Writes under OUTDIR every raw output (.ncu-rep, ncu CSV, kernel tables, logs) and
 ``summary.json`` + ``summary.md`` (GPU, driver, CUDA, ncu versions, clocks, the exact
@@ -12,11 +13,16 @@ session allows 10 minutes per command):
            TF32/FP16/BF16 tensor GEMM FLOPs within 1% of 2MNK; which FP16 convention
            (ncu: 2 hadd + 2 hmul + 4 hfma, paper: hadd + hmul + 2 hfma) matches a
            kernel of known FLOPs using __hfma2 and one using scalar __hfma
-- deepcam: one `roofline profile` of examples/deepcam_mini.py (timed; phases counted)
+- deepcam: one `roofline profile` of examples/deepcam_mini.py (timed), then the paper's figures in
+           kind: a hierarchical roofline chart per phase (forward, backward, optimizer) and of the
+           whole step, the analysis JSON, an HTML report where plotly is importable; launches,
+           time, FLOPs and DRAM bytes per phase
 - paper:   the same program under ncu once per metric, as the paper's scripts did
-           (15 runs, timed); the ratio paper / ours goes to the summary
-- cf:      `roofline profile --no-counters` of deepcam_mini on the GPU (CUPTI times)
-- examples: profile examples/saxpy.py and examples/deepcam_mini.py in full, for fixtures
+           (15 runs, timed, each rc kept); the ratio paper / ours when every run succeeded
+- cf:      `roofline profile --no-counters` of deepcam_mini on the GPU (CUPTI times), and per phase
+           its time, FLOPs and DRAM bytes against the measured ones (estimated / measured)
+- examples: profile examples/saxpy.py and examples/deepcam_mini.py in full, for fixtures: per
+           example the .ncu-rep, the raw-page CSV and the details-page CSV
 - pair:    one side of a projection pair (saxpy at three sizes, deepcam_mini), under pair/<gpu>/:
            run on an H100 and on an H200, then `benchmarks/validate_projection.py` on the pair
 - torch:   `roofline profile --torch` of examples/transformer_block.py (eager and torch.compile'd)
@@ -25,6 +31,11 @@ session allows 10 minutes per command):
            estimated FLOPs per operator
 
 Nothing here is a pass/fail test of the package: it records numbers for a person.
+
+``--dry-run``: no GPU, no ncu. ncu is benchmarks/profile_dry_run.py (tests/profiling/fake_ncu.py
+underneath), which hands back, for each profiled program, the sm_90 raw page of a GPU counting exactly
+the analytic work under the names ``roofline profile`` requests on sm_90; the programs run without GPU
+work (gpu_targets.py --no-launch, the examples on the CPU at small sizes); ``--arch 9.0`` is passed.
 """
 
 from __future__ import annotations
@@ -40,6 +51,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import profile_dry_run as dry  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 NCU = os.environ.get("NCU", "ncu")  # set by --ncu
@@ -50,17 +64,36 @@ PAPER_METRICS = [
     "sm__inst_executed_pipe_tensor.sum", "dram__bytes.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
 ]
 DEEPCAM_ARGS = ["--device", "cuda", "--size", "64", "--batch", "2", "--steps", "1", "--width", "8"]
+DRY_DEEPCAM_ARGS = ["--device", "cpu", "--size", "16", "--batch", "1", "--steps", "1", "--width", "4"]
+#: The phases examples/deepcam_mini.py marks (roofline.torch.annotate's names).
+PHASES = ("forward", "backward", "optimizer")
+#: Set by main: --dry-run (the programs launch no GPU work, ncu is profile_dry_run's).
+DRY_RUN = False
+#: Set by main (--paper-metrics): how many of PAPER_METRICS the paper part runs (all by default).
+PAPER_RUNS = len(PAPER_METRICS)
 
 
-def sh(cmd: list[str], log: Path, summary: dict, timeout: int = 580) -> tuple[int, float, str]:
+def deepcam_program() -> list[str]:
+    return [PY, str(ROOT / "examples" / "deepcam_mini.py"), *(DRY_DEEPCAM_ARGS if DRY_RUN else DEEPCAM_ARGS)]
+
+
+def saxpy_program(n: int) -> list[str]:
+    return [PY, str(ROOT / "examples" / "saxpy.py"), "--backend", "torch", "--device", "cpu" if DRY_RUN else "cuda",
+            "--n", str(n), "--repeat", "3"]
+
+
+def sh(cmd: list[str], log: Path, summary: dict, timeout: int = 580,
+       env_extra: dict[str, str] | None = None) -> tuple[int, float, str]:
     """Run a command (argument list), log its output, record it; (returncode, seconds, output)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               **(env_extra or {}))
     t0 = time.perf_counter()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
         rc, text = out.returncode, out.stdout + out.stderr
     except subprocess.TimeoutExpired as exc:
-        rc, text = 124, f"TIMEOUT after {timeout} s\n{exc.stdout or ''}"
+        partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        rc, text = 124, f"TIMEOUT after {timeout} s\n{partial}"
     except FileNotFoundError as exc:
         rc, text = 127, str(exc)
     seconds = time.perf_counter() - t0
@@ -73,8 +106,12 @@ def sh(cmd: list[str], log: Path, summary: dict, timeout: int = 580) -> tuple[in
 def part_env(out: Path, summary: dict) -> None:
     env: dict[str, Any] = {}
     q = "name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,memory.total,power.limit"
-    rc, _, text = sh(["nvidia-smi", f"--query-gpu={q}", "--format=csv"], out / "nvidia-smi.txt", summary)
-    env["nvidia_smi"] = text.strip()
+    if DRY_RUN:
+        env["nvidia_smi"] = "not run (dry run)"
+    else:
+        rc, _, text = sh(["nvidia-smi", f"--query-gpu={q}", "--format=csv"], out / "nvidia-smi.txt", summary)
+        env["nvidia_smi"] = text.strip()
+    env["dry_run"] = DRY_RUN
     for name, cmd in (("ncu", [NCU, "--version"]), ("nvcc", ["nvcc", "--version"])):
         rc, _, text = sh(cmd, out / f"{name}-version.txt", summary)
         env[name] = text.strip().splitlines()[-1] if rc == 0 and text.strip() else f"unavailable (rc {rc})"
@@ -88,10 +125,19 @@ def part_env(out: Path, summary: dict) -> None:
     summary["environment"] = env
 
 
-def _profile(out: Path, name: str, program: list[str], summary: dict, extra: list[str] = ()) -> tuple[int, float, str]:
+def _profile(out: Path, name: str, program: list[str], summary: dict, extra: tuple[str, ...] | list[str] = (),
+             ideal: list[dict[str, Any]] | None = None) -> tuple[int, float, str]:
+    """One `roofline profile` run writing OUT/NAME.{ncu-rep,ncu.csv,kernels.json,json,log}. Dry run: the
+    fake ncu hands back ``ideal`` (launches, :func:`profile_dry_run.ideal_report`), on sm_90."""
+    env_extra = None
+    if DRY_RUN:
+        (out / "dry_run").mkdir(exist_ok=True)
+        report = dry.ideal_report(out / "dry_run" / f"{name}.ideal.csv", ideal or dry.deepcam_launches())
+        env_extra = {"FAKE_NCU_RECORDED": str(report)}
+        extra = [*extra, "--arch", dry.CC]
     cmd = [PY, "-m", "roofline", "profile", "-o", str(out / name), "--json", str(out / f"{name}.json"),
            "--force", "--ncu", NCU, *extra, "--", *program]
-    return sh(cmd, out / f"{name}.log", summary)
+    return sh(cmd, out / f"{name}.log", summary, env_extra=env_extra)
 
 
 def _table(out: Path, name: str):  # type: ignore[no-untyped-def]
@@ -120,18 +166,69 @@ def _metric_sum(metrics, name: str) -> float | None:  # type: ignore[no-untyped-
     return None
 
 
+#: The targets: name -> gpu_targets.py arguments.
+TARGETS: dict[str, list[str]] = {
+    "saxpy": ["saxpy", "--n", str(1 << 28)],
+    **{f"gemm_{d}": ["gemm", "--dtype", d, "--m", "4096", "--n", "4096", "--k", "4096"]
+       for d in ("fp32", "tf32", "fp16", "bf16")},
+    "hfma2": ["hfma2", "--threads", str(1 << 20), "--iters", "256"],
+    "hfma": ["hfma", "--threads", str(1 << 20), "--iters", "256"],
+}
+
+
+def _known(args: list[str]) -> dict:
+    """The analytic counts of a target (gpu_targets.analytic), for the dry run's ideal report."""
+    import gpu_targets
+
+    what, rest = args[0], args[1:]
+    size = {rest[i].lstrip("-"): rest[i + 1] for i in range(0, len(rest), 2)}
+    if what == "gemm":
+        what = f"gemm_{size.pop('dtype')}"
+    return gpu_targets.analytic(what, **{k: int(v) for k, v in size.items()})
+
+
+def _fp16_check(name: str, metrics, known: dict) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Which FP16 convention (ncu: 2 hadd + 2 hmul + 4 hfma; paper: hadd + hmul + 2 hfma) gives the known FLOPs."""
+    counts = {op: _metric_sum(metrics, f"sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("hadd", "hmul", "hfma")}
+    entry: dict[str, Any] = {f"{op}_inst": v for op, v in counts.items()}
+    lacking = [op for op, v in counts.items() if v is None]
+    if lacking:
+        entry["verdict"] = f"NO COUNTER ({', '.join(lacking)})"
+        return entry
+    hadd, hmul, hfma = (float(counts[op] or 0.0) for op in ("hadd", "hmul", "hfma"))  # all known (checked above)
+    conv = {"ncu": 2 * hadd + 2 * hmul + 4 * hfma, "paper": hadd + hmul + 2 * hfma}
+    want = known["flops"]
+    entry["expected"] = want
+    entry["ratio_to_known"] = {k: v / want for k, v in conv.items()}
+    entry["matches"] = [k for k, v in conv.items() if abs(v / want - 1) <= 0.01]
+    entry["verdict"] = "convention(s) matching: " + (", ".join(entry["matches"]) or "none")
+    return entry
+
+
+def fp16_verdict(checks: dict) -> dict[str, Any]:
+    """The `--fp16` default the measurement supports: the convention that matches the half2 kernel (__hfma2,
+    what vectorized FP16 code runs); the scalar __hfma kernel says how scalar half FMAs are counted."""
+    pair, scalar = checks.get("hfma2", {}), checks.get("hfma", {})
+    matches = pair.get("matches")
+    if matches is None:
+        return {"verdict": "NOT SETTLED (hfma2 not measured)"}
+    if len(matches) != 1:
+        return {"verdict": f"NOT SETTLED (hfma2 matches {', '.join(matches) or 'no convention'})"}
+    default = matches[0]
+    line = (f"the measurement supports --fp16 {default}" + (" (the current default)" if default == "ncu"
+                                                           else ": change the default from ncu"))
+    if scalar.get("matches") is not None:
+        line += f"; scalar __hfma matches {', '.join(scalar['matches']) or 'no convention'}"
+    return {"verdict": line, "supported_default": default}
+
+
 def part_targets(out: Path, summary: dict) -> None:
     checks = summary.setdefault("checks", {})
-    targets = [
-        ("saxpy", ["saxpy", "--n", str(1 << 28)]),
-        *[(f"gemm_{d}", ["gemm", "--dtype", d, "--m", "4096", "--n", "4096", "--k", "4096"])
-          for d in ("fp32", "tf32", "fp16", "bf16")],
-        ("hfma2", ["hfma2", "--threads", str(1 << 20), "--iters", "256"]),
-        ("hfma", ["hfma", "--threads", str(1 << 20), "--iters", "256"]),
-    ]
-    for name, args in targets:
-        rc, seconds, text = _profile(out, name, [PY, str(ROOT / "benchmarks" / "gpu_targets.py"), *args], summary,
-                                     ["--nvtx-include", "target/"])
+    for name, args in TARGETS.items():
+        known_now = _known(args)
+        program = [PY, str(ROOT / "benchmarks" / "gpu_targets.py"), *(["--no-launch"] if DRY_RUN else []), *args]
+        rc, seconds, text = _profile(out, name, program, summary, ["--nvtx-include", "target/"],
+                                     ideal=dry.target_launches(name, known_now) if DRY_RUN else None)
         known = _target_line(text)
         entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2), "known": known}
         if rc != 0 or not known or not (out / f"{name}.kernels.json").exists():
@@ -143,45 +240,90 @@ def part_targets(out: Path, summary: dict) -> None:
         entry["launches"] = int(len(f))
         entry["kernels"] = sorted(set(f["kernel_name"].astype(str)))[:5]
         entry["phases"] = sorted(set(f["phase"].dropna().astype(str)))
+        if name in ("hfma2", "hfma"):
+            entry.update(_fp16_check(name, t.metrics, known))
+            checks[name] = entry
+            continue
         if name == "saxpy":
             measured, want, tol = _sum(f, "dram_bytes"), known["dram_bytes"], 0.02
             entry.update(measured_dram_bytes=measured, expected=want)
         elif name == "gemm_fp32":
             measured, want, tol = _sum(f, "fp32_flops"), known["flops"], 0.01
             entry.update(measured_fp32_flops=measured, measured_tensor_flops=_sum(f, "tensor_flops"), expected=want)
-        elif name.startswith("gemm_"):
+        else:
             measured, want, tol = _sum(f, "tensor_flops"), known["flops"], 0.01
             entry.update(measured_tensor_flops=measured, precisions=sorted(set(f["tensor_precision"].dropna())),
                          expected=want)
-        else:
-            hadd = _metric_sum(t.metrics, "sass_thread_inst_executed_op_hadd_pred_on.sum") or 0.0
-            hmul = _metric_sum(t.metrics, "sass_thread_inst_executed_op_hmul_pred_on.sum") or 0.0
-            hfma = _metric_sum(t.metrics, "sass_thread_inst_executed_op_hfma_pred_on.sum")
-            want = known["flops"]
-            entry["hfma_inst"] = hfma
-            if hfma is None:
-                entry["verdict"] = "NO hfma COUNTER"
-                checks[name] = entry
-                continue
-            conv = {"ncu": 2 * hadd + 2 * hmul + 4 * hfma, "paper": hadd + hmul + 2 * hfma}
-            entry["ratio_to_known"] = {k: v / want for k, v in conv.items()}
-            entry["matches"] = [k for k, v in conv.items() if abs(v / want - 1) <= 0.01]
-            entry["verdict"] = "convention(s) matching: " + (", ".join(entry["matches"]) or "none")
-            checks[name] = entry
-            continue
-        entry["ratio"] = measured / want if want else None
+        entry["ratio"] = measured / want if want and measured == measured else None
         entry["verdict"] = "PASS" if entry["ratio"] is not None and abs(entry["ratio"] - 1) <= tol else "FAIL"
         entry["tolerance"] = tol
         checks[name] = entry
+    checks["fp16_convention"] = fp16_verdict(checks)
+
+
+def per_phase(frame) -> dict[str, dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """Launches, time (s), FLOPs and DRAM bytes per phase ("(none)": outside every phase); unknown is None."""
+    from roofline.kernels import aggregate
+
+    rows = aggregate(frame, ("phase",))
+    out: dict[str, dict[str, Any]] = {}
+    for _, r in rows.iterrows():
+        key = "(none)" if _num(r["launches"]) is None or str(r["phase"]) in ("<NA>", "nan", "None") else str(r["phase"])
+        out[key] = {q: _num(r[q]) for q in ("launches", "time_s", "flops", "dram_bytes")}
+    return out
+
+
+def _num(value: Any) -> float | None:
+    """A finite float, else None (unknown)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
+def _plotly() -> bool:
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def deepcam_figures(out: Path, summary: dict, name: str = "deepcam") -> dict[str, Any]:
+    """The paper's figures in kind: `roofline analyze` charts per phase and of the whole step, the analysis JSON,
+    an HTML report where plotly is importable. Returns file name -> rc or the reason it was not written."""
+    table = str(out / f"{name}.kernels.json")
+    analyze = [PY, "-m", "roofline", "analyze", table, "--force", "--quiet"]
+    written: dict[str, Any] = {}
+    for phase in PHASES:
+        png = f"{name}_{phase}.png"
+        rc, _, _ = sh([*analyze, "--nvtx", phase, "--png", str(out / png)], out / f"{name}_{phase}.analyze.log", summary)
+        written[png] = rc
+    whole = [*analyze, "--png", str(out / f"{name}_step.png"), "--json", str(out / f"{name}.analysis.json")]
+    if _plotly():
+        whole += ["--html", str(out / f"{name}.html")]
+    else:
+        written[f"{name}.html"] = "not written: plotly missing"
+    rc, _, _ = sh(whole, out / f"{name}_step.analyze.log", summary)
+    written.update({f"{name}_step.png": rc, f"{name}.analysis.json": rc})
+    if _plotly():
+        written[f"{name}.html"] = rc
+    return written
 
 
 def part_deepcam(out: Path, summary: dict) -> None:
-    rc, seconds, _ = _profile(out, "deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
+    rc, seconds, _ = _profile(out, "deepcam", deepcam_program(), summary)
     entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
     if (out / "deepcam.kernels.json").exists():
         f = _table(out, "deepcam").frame
         entry["launches"] = int(len(f))
-        entry["launches_by_phase"] = {str(k): int(v) for k, v in f["phase"].fillna("(none)").value_counts().items()}
+        entry["per_phase"] = per_phase(f)
+        entry["phases_missing"] = [p for p in PHASES if p not in entry["per_phase"]]
+        entry["verdict"] = "PASS" if not entry["phases_missing"] else "FAIL (phases missing)"
+        entry["figures"] = deepcam_figures(out, summary)
+    else:
+        entry["verdict"] = "NOT RUN (see deepcam.log)"
     summary.setdefault("timing", {})["roofline_profile_s"] = round(seconds, 2)
     summary.setdefault("checks", {})["deepcam"] = entry
 
@@ -190,35 +332,79 @@ def part_paper(out: Path, summary: dict) -> None:
     paper = out / "paper_per_metric"
     paper.mkdir(exist_ok=True)
     total = 0.0
-    for metric in PAPER_METRICS:
+    runs: dict[str, int] = {}
+    for metric in PAPER_METRICS[:PAPER_RUNS]:
         cmd = [NCU, "--metrics", metric, "--nvtx", "--target-processes", "all", "--clock-control", "none",
-               "--csv", "--log-file", str(paper / f"out.{metric}"), "--",
-               PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS]
+               "--csv", "--log-file", str(paper / f"out.{metric}"), "--", *deepcam_program()]
         rc, seconds, _ = sh(cmd, paper / f"log.{metric}", summary)
+        runs[metric] = rc
         total += seconds
     timing = summary.setdefault("timing", {})
     timing["paper_per_metric_s"] = round(total, 2)
-    timing["paper_runs"] = len(PAPER_METRICS)
-    if timing.get("roofline_profile_s"):
+    timing["paper_runs"] = len(runs)
+    timing["paper_run_rc"] = runs
+    failed = [m for m, rc in runs.items() if rc != 0]
+    timing.pop("ratio_paper_over_ours", None)
+    if failed:
+        timing["ratio_paper_over_ours"] = f"not computed: {len(failed)} run(s) failed: {', '.join(failed)}"
+    elif timing.get("roofline_profile_s"):
         timing["ratio_paper_over_ours"] = round(total / timing["roofline_profile_s"], 2)
+    else:
+        timing["ratio_paper_over_ours"] = "not computed: run the deepcam part first (its time is the denominator)"
+
+
+def compare_phases(measured: dict[str, dict[str, Any]], estimated: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per phase (of either side): estimated and measured time, FLOPs and DRAM bytes and estimated / measured;
+    None where either side is unknown or the measured value is 0."""
+    out: dict[str, Any] = {}
+    for phase in dict.fromkeys([*measured, *estimated]):
+        m, e = measured.get(phase, {}), estimated.get(phase, {})
+        row: dict[str, Any] = {}
+        for q in ("launches", "time_s", "flops", "dram_bytes"):
+            mv, ev = m.get(q), e.get(q)
+            row[f"measured_{q}"], row[f"estimated_{q}"] = mv, ev
+            if q != "launches":
+                row[f"{q}_ratio"] = ev / mv if mv and ev is not None else None
+        out[phase] = row
+    return out
 
 
 def part_cf(out: Path, summary: dict) -> None:
-    rc, seconds, _ = _profile(out, "deepcam_cf", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS],
-                              summary, ["--no-counters"])
+    rc, seconds, _ = _profile(out, "deepcam_cf", deepcam_program(), summary, ["--no-counters"])
     entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
     if (out / "deepcam_cf.kernels.json").exists():
         f = _table(out, "deepcam_cf").frame
         entry.update(rows=int(len(f)), all_estimated=bool(f["estimated"].all()),
                      devices=sorted({int(d) for d in f["device"].dropna()}),
                      positive_times=int((f["time_s"] > 0).sum()))
+        if (out / "deepcam.kernels.json").exists():
+            summary["cf_per_phase"] = compare_phases(per_phase(_table(out, "deepcam").frame), per_phase(f))
+        else:
+            summary["cf_per_phase"] = "not compared: run the deepcam part first (the measured side)"
     summary.setdefault("checks", {})["deepcam_counter_free"] = entry
 
 
 def part_examples(out: Path, summary: dict) -> None:
-    _profile(out, "example_saxpy", [PY, str(ROOT / "examples" / "saxpy.py"), "--backend", "torch", "--device", "cuda",
-                                    "--n", str(1 << 26), "--repeat", "3"], summary)
-    _profile(out, "example_deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
+    """Full profiles of examples/saxpy.py and deepcam_mini for fixtures: per example NAME.ncu-rep, the raw page
+    (NAME.ncu.csv, written by roofline profile) and the details page (NAME.details.csv)."""
+    runs = {"example_saxpy": (saxpy_program(1 << 12 if DRY_RUN else 1 << 26),
+                              dry.target_launches("saxpy", {"dram_bytes": 12 << 12, "flops": 2 << 12})),
+            "example_deepcam": (deepcam_program(), dry.deepcam_launches())}
+    files: dict[str, Any] = {}
+    for name, (program, ideal) in runs.items():
+        rc, _, _ = _profile(out, name, program, summary, ideal=ideal)
+        rep = out / f"{name}.ncu-rep"
+        if rep.exists():
+            rc_d, _, text = sh([NCU, "--import", str(rep), "--csv", "--page", "details"], out / f"{name}.details.log",
+                               summary)
+            if rc_d == 0:
+                (out / f"{name}.details.csv").write_text(text)
+        sizes = {suffix: (out / f"{name}{suffix}").stat().st_size if (out / f"{name}{suffix}").exists() else None
+                 for suffix in (".ncu-rep", ".ncu.csv", ".details.csv")}
+        files[name] = {"rc": rc, "bytes": sizes}
+    summary.setdefault("checks", {})["examples"] = {
+        "files": files, "verdict": "PASS" if all(None not in f["bytes"].values() for f in files.values()) else
+        "FAIL (a file is missing)"}
 
 
 def part_pair(out: Path, summary: dict) -> None:
@@ -232,15 +418,24 @@ def part_pair(out: Path, summary: dict) -> None:
     side = out / "pair" / re.sub(r"[^a-z0-9]+", "_", str(gpu).lower()).strip("_")
     side.mkdir(parents=True, exist_ok=True)
     for n in (1 << 24, 1 << 26, 1 << 28):  # saxpy at three sizes: over and within a 50 MB L2
-        _profile(side, f"saxpy_{n}", [PY, str(ROOT / "examples" / "saxpy.py"), "--backend", "torch", "--device",
-                                      "cuda", "--n", str(n), "--repeat", "3"], summary)
-    _profile(side, "deepcam", [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS], summary)
+        n = n >> 14 if DRY_RUN else n
+        _profile(side, f"saxpy_{n}", saxpy_program(n), summary,
+                 ideal=dry.target_launches("saxpy", {"dram_bytes": 12 * n, "flops": 2 * n}))
+    _profile(side, "deepcam", deepcam_program(), summary)
     summary.setdefault("checks", {})["pair_side"] = {"gpu": gpu, "folder": str(side)}
 
 
 #: A small transformer training step (issue 12): big enough that its GEMMs use tensor cores.
 TBLOCK_ARGS = ["--device", "cuda", "--batch", "8", "--seq", "512", "--dim", "512", "--heads", "8", "--layers", "2",
                "--steps", "1", "--vocab", "4096"]
+
+
+def tblock_args() -> list[str]:
+    """TBLOCK_ARGS; in a dry run on the CPU at a toy size."""
+    if not DRY_RUN:
+        return TBLOCK_ARGS
+    return ["--device", "cpu", "--batch", "1", "--seq", "16", "--dim", "32", "--heads", "2", "--layers", "1",
+            "--steps", "1", "--vocab", "64"]
 
 
 def _attribution(out: Path, name: str) -> dict[str, Any]:
@@ -270,13 +465,13 @@ def _attribution(out: Path, name: str) -> dict[str, Any]:
 def part_torch(out: Path, summary: dict) -> None:
     """`roofline profile --torch` of the transformer block (eager and compiled) and of deepcam_mini."""
     runs = {
-        "tblock_torch": [PY, str(ROOT / "examples" / "transformer_block.py"), *TBLOCK_ARGS],
-        "tblock_torch_compiled": [PY, str(ROOT / "examples" / "transformer_block.py"), *TBLOCK_ARGS, "--compile"],
-        "deepcam_torch": [PY, str(ROOT / "examples" / "deepcam_mini.py"), *DEEPCAM_ARGS],
+        "tblock_torch": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args()],
+        "tblock_torch_compiled": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args(), "--compile"],
+        "deepcam_torch": deepcam_program(),
     }
     for name, program in runs.items():
         extra = ["--torch", "--by", "module", "--depth", "2", "--png", str(out / f"{name}_modules.png"),
-                 "--html", str(out / f"{name}.html")]
+                 *(["--html", str(out / f"{name}.html")] if _plotly() else [])]  # the device lacks plotly
         rc, seconds, _ = _profile(out, name, program, summary, extra)
         entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
         if (out / f"{name}.kernels.json").exists():
@@ -284,20 +479,51 @@ def part_torch(out: Path, summary: dict) -> None:
         summary.setdefault("checks", {})[name] = entry
 
 
-PARTS = {"env": part_env, "pair": part_pair, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
-         "examples": part_examples, "torch": part_torch}
+PARTS = {"env": part_env, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
+         "examples": part_examples, "pair": part_pair, "torch": part_torch}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def phase_tables(summary: dict) -> list[str]:
+    """Markdown: the deepcam step per phase, and the counter-free estimate against it per phase."""
+    lines: list[str] = []
+    phases = summary.get("checks", {}).get("deepcam", {}).get("per_phase")
+    if phases:
+        lines += ["", "## deepcam_mini per phase (measured)", "", "| phase | launches | time (s) | FLOPs | DRAM bytes |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {p} | {_fmt(r['launches'])} | {_fmt(r['time_s'])} | {_fmt(r['flops'])} | {_fmt(r['dram_bytes'])} |"
+                  for p, r in phases.items()]
+    cf = summary.get("cf_per_phase")
+    if isinstance(cf, dict):
+        lines += ["", "## Counter-free estimate vs measured, per phase (estimated / measured; - unknown)", "",
+                  "| phase | time est. | time meas. | ratio | FLOPs est. | FLOPs meas. | ratio | DRAM B est. | "
+                  "DRAM B meas. | ratio |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for p, r in cf.items():
+            cells = [f"{_fmt(r[f'estimated_{q}'])} | {_fmt(r[f'measured_{q}'])} | {_fmt(r[f'{q}_ratio'])}"
+                     for q in ("time_s", "flops", "dram_bytes")]
+            lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    elif cf:
+        lines += ["", f"Counter-free estimate vs measured: {cf}"]
+    return lines
 
 
 def write_summary(out: Path, summary: dict) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    lines = ["# roofline profile: GPU validation", "", f"date: {summary.get('date')}", ""]
+    lines = ["# roofline profile: GPU validation", "", f"date: {summary.get('date')}",
+             f"dry run: {summary.get('dry_run', False)} (a dry run measures nothing)", ""]
     env = summary.get("environment", {})
     for k, v in env.items():
         lines += [f"- **{k}**: `{v}`" if "\n" not in str(v) else f"- **{k}**:\n\n```\n{v}\n```"]
     lines += ["", "## Checks", "", "| check | verdict | detail |", "|---|---|---|"]
     for name, c in summary.get("checks", {}).items():
-        detail = {k: v for k, v in c.items() if k not in ("verdict", "kernels")}
+        detail = {k: v for k, v in c.items() if k not in ("verdict", "kernels", "per_phase")}
         lines.append(f"| {name} | {c.get('verdict', '')} | `{json.dumps(detail, default=str)[:300]}` |")
+    lines += phase_tables(summary)
     lines += ["", "## Timing", "", f"```\n{json.dumps(summary.get('timing', {}), indent=2)}\n```", "",
               "## Commands", ""]
     lines += [f"- `{c['cmd']}` -> rc {c['rc']}, {c['seconds']} s" for c in summary.get("commands", [])]
@@ -305,23 +531,33 @@ def write_summary(out: Path, summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global NCU, DRY_RUN, PAPER_RUNS
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("outdir", type=Path)
-    p.add_argument("--parts", default="env,targets,deepcam,paper,cf", help=f"comma-separated: {','.join(PARTS)}")
+    p.add_argument("--parts", default="env,targets,deepcam,paper,cf",
+                   help=f"comma-separated: {','.join(PARTS)}, or all")
     p.add_argument("--ncu", default="ncu", help="the ncu executable (default: ncu on PATH)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="no GPU, no ncu: a perfect H100's reports from benchmarks/profile_dry_run.py")
+    p.add_argument("--paper-metrics", type=int, default=len(PAPER_METRICS),
+                   help="run only the first N of the paper's per-metric runs (the dry run's test)")
     a = p.parse_args(argv)
-    global NCU
-    NCU = a.ncu
+    PAPER_RUNS = a.paper_metrics
     parts = [x.strip() for x in a.parts.split(",") if x.strip()]
+    if parts == ["all"]:
+        parts = list(PARTS)
     unknown = [x for x in parts if x not in PARTS]
     if unknown:
         p.error(f"unknown parts: {', '.join(unknown)}")
-    if shutil.which("nvidia-smi") is None:
-        print("warning: nvidia-smi not found; this script is meant for a machine with an NVIDIA GPU", file=sys.stderr)
+    DRY_RUN = a.dry_run
     a.outdir.mkdir(parents=True, exist_ok=True)
+    NCU = str(dry.write_ncu_wrapper(a.outdir / "dry_run")) if DRY_RUN else a.ncu
+    if not DRY_RUN and shutil.which("nvidia-smi") is None:
+        print("warning: nvidia-smi not found; this script is meant for a machine with an NVIDIA GPU", file=sys.stderr)
     path = a.outdir / "summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}  # parts may run in separate calls
     summary["date"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    summary["dry_run"] = DRY_RUN
     for part in parts:
         print(f"== {part}", flush=True)
         PARTS[part](a.outdir, summary)

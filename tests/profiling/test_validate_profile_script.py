@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,110 @@ def test_table_reads_the_kernel_table_file_profile_writes(script, tmp_path: Path
     table = script._table(tmp_path, "saxpy")
     assert table.frame["kernel_name"].tolist() == ["saxpy"]
     assert script._sum(table.frame, "dram_bytes") == 12288.0
+
+
+# -- the dry run: a perfect H100's reports through the real `roofline profile` ----------------------------
+
+N_SAXPY, MNK = 1 << 28, 4096 ** 3  # the sizes validate_profile_gpu.TARGETS profiles
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One dry run of every part but pair and torch (2 of the paper's 15 runs), in a process of its own."""
+    out = tmp_path_factory.mktemp("dry") / "out"
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--dry-run", "--paper-metrics", "2", "--parts",
+                           "env,targets,deepcam,paper,cf,examples"], capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((out / "summary.json").read_text()), out
+
+
+def test_dry_run_targets_pass_with_the_analytic_counts(dry_run) -> None:  # type: ignore[no-untyped-def]
+    summary, _ = dry_run
+    checks = summary["checks"]
+    assert summary["dry_run"] is True
+    assert checks["saxpy"]["verdict"] == "PASS" and checks["saxpy"]["measured_dram_bytes"] == 12 * N_SAXPY
+    assert checks["gemm_fp32"]["verdict"] == "PASS" and checks["gemm_fp32"]["measured_fp32_flops"] == 2 * MNK
+    for dtype in ("tf32", "fp16", "bf16"):
+        c = checks[f"gemm_{dtype}"]
+        assert c["verdict"] == "PASS" and c["measured_tensor_flops"] == 2 * MNK and c["precisions"] == [dtype]
+        assert c["phases"] == ["target"]
+    # __hfma2: 4 FLOPs per HFMA instruction (ncu's convention); scalar __hfma: 2 (the paper's)
+    assert checks["hfma2"]["matches"] == ["ncu"] and checks["hfma2"]["ratio_to_known"]["paper"] == 0.5
+    assert checks["hfma"]["matches"] == ["paper"] and checks["hfma"]["hfma_inst"] == (1 << 20) * 256
+    assert checks["fp16_convention"]["supported_default"] == "ncu"
+    assert checks["fp16_convention"]["verdict"].startswith("the measurement supports --fp16 ncu")
+
+
+def test_dry_run_deepcam_phases_figures_paper_and_estimate(dry_run) -> None:  # type: ignore[no-untyped-def]
+    summary, out = dry_run
+    deepcam = summary["checks"]["deepcam"]
+    assert deepcam["verdict"] == "PASS"
+    # profile_dry_run.DEEPCAM_LAUNCHES summed by hand: forward 4e9 tensor + 1e7 FP32 FLOPs, 2e7 + 1e7 bytes, 50 us
+    assert deepcam["per_phase"]["forward"] == {"launches": 2, "time_s": pytest.approx(50e-6), "flops": 4.01e9,
+                                               "dram_bytes": 3e7}
+    assert deepcam["per_phase"]["backward"]["flops"] == 8.02e9 and deepcam["per_phase"]["optimizer"]["launches"] == 1
+    for name in ("deepcam_forward.png", "deepcam_backward.png", "deepcam_optimizer.png", "deepcam_step.png",
+                 "deepcam.analysis.json"):
+        assert deepcam["figures"][name] == 0 and (out / name).stat().st_size > 0
+    timing = summary["timing"]
+    assert list(timing["paper_run_rc"].values()) == [0, 0]
+    assert timing["ratio_paper_over_ours"] == round(timing["paper_per_metric_s"] / timing["roofline_profile_s"], 2)
+    forward = summary["cf_per_phase"]["forward"]
+    assert forward["measured_flops"] == 4.01e9 and forward["estimated_flops"] > 0
+    assert forward["flops_ratio"] == pytest.approx(forward["estimated_flops"] / 4.01e9)
+    assert summary["cf_per_phase"]["(none)"]["measured_flops"] is None  # unknown, not 0
+    assert "| forward |" in (out / "summary.md").read_text().split("Counter-free estimate")[1]
+    files = summary["checks"]["examples"]["files"]
+    for name in ("example_saxpy", "example_deepcam"):
+        assert all(size and size > 0 for size in files[name]["bytes"].values())
+        assert (out / f"{name}.details.csv").exists() and (out / f"{name}.ncu-rep").exists()
+
+
+# -- pieces that decide verdicts, by hand --------------------------------------------------------------------
+
+def test_fp16_verdict_says_which_default_the_half2_kernel_supports(script) -> None:  # type: ignore[no-untyped-def]
+    assert script.fp16_verdict({"hfma2": {"matches": ["paper"]}, "hfma": {"matches": []}})["verdict"] == (
+        "the measurement supports --fp16 paper: change the default from ncu; scalar __hfma matches no convention")
+    assert script.fp16_verdict({"hfma2": {"matches": []}})["verdict"] == "NOT SETTLED (hfma2 matches no convention)"
+    assert script.fp16_verdict({})["verdict"].startswith("NOT SETTLED")
+
+
+def test_fp16_check_without_an_hadd_counter_is_unknown_not_zero(script) -> None:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    metrics = pd.DataFrame({"sm__sass_thread_inst_executed_op_hfma_pred_on.sum": [100.0],
+                            "sm__sass_thread_inst_executed_op_hmul_pred_on.sum": [0.0]})
+    entry = script._fp16_check("hfma2", metrics, {"flops": 400})
+    assert entry["verdict"] == "NO COUNTER (hadd)" and "matches" not in entry
+
+
+def test_compare_phases_keeps_unknown_and_zero_measured_as_none(script) -> None:  # type: ignore[no-untyped-def]
+    measured = {"forward": {"launches": 2, "time_s": 1e-3, "flops": 0.0, "dram_bytes": None}}
+    estimated = {"forward": {"launches": 5, "time_s": 2e-3, "flops": 10.0, "dram_bytes": 8.0}, "x": {"flops": 1.0}}
+    rows = script.compare_phases(measured, estimated)
+    assert rows["forward"]["time_s_ratio"] == 2.0
+    assert rows["forward"]["flops_ratio"] is None and rows["forward"]["dram_bytes_ratio"] is None
+    assert rows["x"]["measured_flops"] is None and rows["x"]["flops_ratio"] is None
+
+
+def test_paper_ratio_only_when_every_run_succeeded(script, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    failing = script.PAPER_METRICS[3]
+    monkeypatch.setattr(script, "sh", lambda cmd, log, summary, **kw: (1 if failing in cmd else 0, 2.0, ""))
+    summary: dict = {"timing": {"roofline_profile_s": 4.0}}
+    script.part_paper(tmp_path, summary)
+    assert summary["timing"]["paper_run_rc"][failing] == 1
+    assert summary["timing"]["ratio_paper_over_ours"] == f"not computed: 1 run(s) failed: {failing}"
+    monkeypatch.setattr(script, "sh", lambda cmd, log, summary, **kw: (0, 2.0, ""))
+    script.part_paper(tmp_path, summary)
+    assert summary["timing"]["ratio_paper_over_ours"] == round(2.0 * len(script.PAPER_METRICS) / 4.0, 2)
+
+
+def test_dry_run_names_are_the_ones_roofline_profile_requests_on_sm90() -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    import profile_dry_run
+
+    from roofline.profiling.metricsets import metric_set
+
+    names = profile_dry_run.sm90_names()
+    assert names["tensor_bf16"] == "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
+    assert names["dram_bytes"] == "dram__bytes.sum" and set(names.values()) <= set(metric_set("9.0"))
