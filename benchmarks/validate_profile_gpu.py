@@ -384,12 +384,16 @@ def part_cf(out: Path, summary: dict) -> None:
     summary.setdefault("checks", {})["deepcam_counter_free"] = entry
 
 
+def ideal_saxpy(n: int) -> list[dict[str, Any]] | None:
+    """The dry run's report of examples/saxpy.py at N (one launch of 12 N bytes); None on a GPU."""
+    return dry.target_launches("saxpy", {"dram_bytes": 12 * n, "flops": 2 * n}) if DRY_RUN else None
+
+
 def part_examples(out: Path, summary: dict) -> None:
     """Full profiles of examples/saxpy.py and deepcam_mini for fixtures: per example NAME.ncu-rep, the raw page
     (NAME.ncu.csv, written by roofline profile) and the details page (NAME.details.csv)."""
-    runs = {"example_saxpy": (saxpy_program(1 << 12 if DRY_RUN else 1 << 26),
-                              dry.target_launches("saxpy", {"dram_bytes": 12 << 12, "flops": 2 << 12})),
-            "example_deepcam": (deepcam_program(), dry.deepcam_launches())}
+    n = 1 << 12 if DRY_RUN else 1 << 26
+    runs = {"example_saxpy": (saxpy_program(n), ideal_saxpy(n)), "example_deepcam": (deepcam_program(), None)}
     files: dict[str, Any] = {}
     for name, (program, ideal) in runs.items():
         rc, _, _ = _profile(out, name, program, summary, ideal=ideal)
@@ -419,8 +423,7 @@ def part_pair(out: Path, summary: dict) -> None:
     side.mkdir(parents=True, exist_ok=True)
     for n in (1 << 24, 1 << 26, 1 << 28):  # saxpy at three sizes: over and within a 50 MB L2
         n = n >> 14 if DRY_RUN else n
-        _profile(side, f"saxpy_{n}", saxpy_program(n), summary,
-                 ideal=dry.target_launches("saxpy", {"dram_bytes": 12 * n, "flops": 2 * n}))
+        _profile(side, f"saxpy_{n}", saxpy_program(n), summary, ideal=ideal_saxpy(n))
     _profile(side, "deepcam", deepcam_program(), summary)
     summary.setdefault("checks", {})["pair_side"] = {"gpu": gpu, "folder": str(side)}
 
