@@ -222,12 +222,48 @@ def fp16_verdict(checks: dict) -> dict[str, Any]:
     return {"verdict": line, "supported_default": default}
 
 
+#: Hopper's per-instruction-kind tensor counters (ncu --query-metrics --chip gh100) for each GEMM target's
+#: type. roofline's formula table reads the per-type totals (sm__ops_path_tensor_src_*); the GEMM targets
+#: also collect these, in the same run, so that one GPU session shows which counters reach 2MNK.
+PER_KIND = {
+    "gemm_tf32": ("op_hgmma_src_tf32_dst_fp32", "op_hmma_src_tf32_dst_fp32"),
+    "gemm_fp16": ("op_hgmma_src_fp16", "op_hmma_src_fp16"),
+    "gemm_bf16": ("op_hgmma_src_bf16_dst_fp32", "op_hmma_src_bf16_dst_fp32"),
+}
+
+
+def compute_capability() -> str | None:
+    """The GPU's compute capability ('9.0'), from nvidia-smi; '9.0' in a dry run; None if unknown."""
+    if DRY_RUN:
+        return dry.CC
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    return lines[0] if out.returncode == 0 and lines else None
+
+
+def per_kind_metrics(name: str, cc: str | None) -> list[str]:
+    """`roofline profile --metrics` for a GEMM target on Hopper: the architecture's set plus the per-kind
+    tensor counters of its type; [] (the default set) elsewhere."""
+    if cc != "9.0" or name not in PER_KIND:
+        return []
+    from roofline.profiling.metricsets import metric_set
+
+    names = [*metric_set(cc), *(f"sm__ops_path_tensor_{k}.sum" for k in PER_KIND[name])]
+    return ["--metrics", ",".join(dict.fromkeys(names))]
+
+
 def part_targets(out: Path, summary: dict) -> None:
     checks = summary.setdefault("checks", {})
+    cc = compute_capability()
     for name, args in TARGETS.items():
         known_now = _known(args)
         program = [PY, str(ROOT / "benchmarks" / "gpu_targets.py"), *(["--no-launch"] if DRY_RUN else []), *args]
-        rc, seconds, text = _profile(out, name, program, summary, ["--nvtx-include", "target/"],
+        rc, seconds, text = _profile(out, name, program, summary,
+                                     ["--nvtx-include", "target/", *per_kind_metrics(name, cc)],
                                      ideal=dry.target_launches(name, known_now) if DRY_RUN else None)
         known = _target_line(text)
         entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2), "known": known}
@@ -254,6 +290,11 @@ def part_targets(out: Path, summary: dict) -> None:
             measured, want, tol = _sum(f, "tensor_flops"), known["flops"], 0.01
             entry.update(measured_tensor_flops=measured, precisions=sorted(set(f["tensor_precision"].dropna())),
                          expected=want)
+            kinds = {k: _metric_sum(t.metrics, f"ops_path_tensor_{k}.sum") for k in PER_KIND.get(name, ())}
+            if kinds:  # None: not collected (not Hopper, or the dry run's ideal report has only the set's names)
+                entry["per_kind_ops"] = kinds
+                known_kinds = [v for v in kinds.values() if v is not None]
+                entry["per_kind_ratio"] = sum(known_kinds) / want if known_kinds and want else None
         entry["ratio"] = measured / want if want and measured == measured else None
         entry["verdict"] = "PASS" if entry["ratio"] is not None and abs(entry["ratio"] - 1) <= tol else "FAIL"
         entry["tolerance"] = tol
@@ -339,6 +380,9 @@ def part_paper(out: Path, summary: dict) -> None:
         rc, seconds, _ = sh(cmd, paper / f"log.{metric}", summary)
         runs[metric] = rc
         total += seconds
+        timing = summary.setdefault("timing", {})  # kept run by run: a step cut short still says how far it got
+        timing.update(paper_per_metric_s=round(total, 2), paper_runs=len(runs), paper_run_rc=dict(runs))
+        write_summary(out, summary)
     timing = summary.setdefault("timing", {})
     timing["paper_per_metric_s"] = round(total, 2)
     timing["paper_runs"] = len(runs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,22 @@ def test_dry_run_names_are_the_ones_roofline_profile_requests_on_sm90() -> None:
     names = profile_dry_run.sm90_names()
     assert names["tensor_bf16"] == "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
     assert names["dram_bytes"] == "dram__bytes.sum" and set(names.values()) <= set(metric_set("9.0"))
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+def test_gemm_targets_on_hopper_add_per_kind_tensor_counters_the_real_ncu_knows(script) -> None:  # type: ignore[no-untyped-def]
+    """On sm_90 each tensor GEMM target collects the metric set plus its type's HGMMA and HMMA counters, in
+    one run; every name exists on gh100 (the real ncu 2024.1.1, no GPU). Elsewhere: the default set."""
+    from test_metricsets import _ncu_names
+
+    from roofline.profiling.metricsets import metric_set
+
+    args = script.per_kind_metrics("gemm_bf16", "9.0")
+    assert args[0] == "--metrics"
+    names = args[1].split(",")
+    assert names[: len(metric_set("9.0"))] == metric_set("9.0")
+    assert names[len(metric_set("9.0")):] == ["sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum",
+                                              "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum"]
+    extra = [f"sm__ops_path_tensor_{k}" for kinds in script.PER_KIND.values() for k in kinds]
+    assert {f"{n}.sum" for n in extra} <= _ncu_names("gh100", extra)
+    assert script.per_kind_metrics("gemm_fp32", "9.0") == [] and script.per_kind_metrics("gemm_bf16", "8.0") == []
