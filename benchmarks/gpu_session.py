@@ -70,28 +70,30 @@ class Step:
 
 #: The calls, in the order to make them. The first three are the session's plan: their steps' limits
 #: sum to at most CALL_LIMIT_S - CALL_MARGIN_S each and, with a fresh start for each call (a machine
-#: is given back 30 s after a call), to under the session's device time. "more" (issue 12's --torch profiles) only if minutes are left. What each step is expected to
-#: take on an H100 is in benchmarks/README-gpu.md (estimates until a GPU session runs them).
+#: is given back 30 s after a call), to under the session's device time. "more" (issue 11's instruction
+#: walls, the GPU tests, issue 12's --torch profiles) only if minutes are left: each next call made at
+#: once finds the machine warm and saves a start. What each step is expected to take on an H100 is in
+#: benchmarks/README-gpu.md (estimates until a GPU session runs them).
 CALLS: dict[str, tuple[Step, ...]] = {
     "machine": (
-        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 220),
-        Step("targets", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,targets"), 140,
+        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 180),
+        Step("targets", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,targets"), 240,
              takes_ncu=True),
-        Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
-             60, dry_args=None),
     ),
     "profile": (
         Step("profile", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,deepcam,cf,examples"), 420,
              takes_ncu=True),
     ),
     "extra": (
-        # The NERSC method's wall time against one `roofline profile` run timed in the same step.
-        Step("paper", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,deepcam,paper"), 260,
+        # The NERSC method's wall time (15 ncu runs) against one `roofline profile` run timed in the same step.
+        Step("paper", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,deepcam,paper"), 420,
              takes_ncu=True),
-        Step("instr", ("benchmarks/validate_instruction_gpu.py", "{dir}"), 160, takes_ncu=True),
     ),
     "more": (
-        Step("torch", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,torch"), 420, takes_ncu=True),
+        Step("instr", ("benchmarks/validate_instruction_gpu.py", "{dir}"), 160, takes_ncu=True),
+        Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
+             60, dry_args=None),
+        Step("torch", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,torch"), 300, takes_ncu=True),
     ),
 }
 #: The calls the session's device time is planned for.
