@@ -116,24 +116,25 @@ def _version_key(path: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", Path(path).parent.name))
 
 
-def _output(cmd: list[str]) -> str:
+def _output(cmd: list[str], env: dict[str, str] | None = None) -> str:
     """A command's output, or why there is none (never raises)."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=60)
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=60, env=env)
         return (proc.stdout + proc.stderr).strip() or f"(no output, exit {proc.returncode})"
     except (OSError, subprocess.SubprocessError) as exc:
         return f"unavailable: {type(exc).__name__}: {exc}"
 
 
-def environment(ncu: str | None, dry_run: bool) -> dict[str, Any]:
-    """What the summary needs: GPU, driver, CUDA, ncu version, clocks, libraries, the machine."""
+def environment(ncu: str | None, dry_run: bool, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """What the summary needs: GPU, driver, CUDA, ncu version, clocks, libraries (as the steps, run with
+    ``env``, import them), the machine."""
     query = ("name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
              "memory.total,power.limit,temperature.gpu")
     code = ("import json\nout = {}\nfor m in ('torch', 'cupy', 'numpy', 'pandas', 'pyarrow', 'matplotlib', "
             "'plotly'):\n    try:\n        out[m] = __import__(m).__version__\n    except Exception as e:\n"
             "        out[m] = f'unavailable ({type(e).__name__})'\ntry:\n    import torch\n"
             "    out['torch_cuda'] = torch.version.cuda\nexcept Exception:\n    pass\nprint(json.dumps(out))")
-    libraries = _output([sys.executable, "-c", code])
+    libraries = _output([sys.executable, "-c", code], env)
     try:
         libs: Any = json.loads(libraries.splitlines()[-1])
     except (ValueError, IndexError):
@@ -216,13 +217,13 @@ def run_call(call: str, out: Path, *, dry_run: bool = False, steps: tuple[Step, 
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"roofline-{call}-"))
     ncu = find_ncu()
-    record: dict[str, Any] = {"call": call, "environment": environment(ncu, dry_run), "steps": []}
     site = work / "site"
     rc, text = install_wheels(wheels, site)
-    record["wheels"] = {"rc": rc, "output": text}
     paths = [str(site)] if rc == 0 and site.exists() else []
     env = dict(os.environ, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([*paths, str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    record: dict[str, Any] = {"call": call, "environment": environment(ncu, dry_run, env), "steps": [],
+                              "wheels": {"rc": rc, "output": text}}
     log = [f"# {call}: {record['environment']['date_utc']}, ncu {ncu}, dry run {dry_run}\n", text, "\n"]
     for step in steps:
         folder = work / step.name
