@@ -398,7 +398,7 @@ def summary_md(record: dict[str, Any], name: str) -> str:
 
 
 def provenance_md(record: dict[str, Any], name: str, files: list[Path]) -> str:
-    step = next((s for s in record["steps"] if s["step"] == "profile"), {})
+    step: dict[str, Any] = next((s for s in record["steps"] if s["step"] == "profile"), {})
     return "\n".join([f"# Recorded on {name} by the GPU session of issue 15", "", *_env_lines(record["environment"], name),
                       f"- command: `{step.get('command')}` (benchmarks/validate_profile_gpu.py, part examples: the "
                       "exact ncu and program arguments are in its summary.json under results)", "",
