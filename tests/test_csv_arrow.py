@@ -9,6 +9,7 @@ the first slab does not show (decimals after integers, thousands separators, a t
 from __future__ import annotations
 
 import io
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +103,34 @@ def test_a_line_longer_than_a_slab_and_prof_lines_between_rows(tmp_path, tiny_sl
     assert raw.metrics["gpu__time_duration.sum"].tolist() == [3 * 1e-6, 4 * 1e-6]
 
 
+def test_rows_denser_than_the_first_slab_grow_the_reserved_columns(tmp_path, tiny_slabs):
+    """The rows reserved for the numbers come from the first slab's rows per byte: long kernel
+    names first and short ones after make the file hold more rows than reserved, and the columns
+    grow, every value kept (integers still int64, the 3 us and 5 cycles of each row exact)."""
+    long_rows = [_row(i, "void k<" + "float, " * 30 + f"int>(float*) {i}", "3", "1", "1", "5") for i in range(2)]
+    short_rows = [_row(i, "s", "3", "1", "1", "5") for i in range(2, 60)]
+    path = _file(tmp_path, long_rows + short_rows)
+    reserved: list[int] = []
+    add = csv_arrow.Columns.add
+
+    def spy(self, table):
+        add(self, table)
+        reserved.append(self.capacity)
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(csv_arrow.Columns, "add", spy)
+    try:
+        raw = read_ncu_csv(path)
+    finally:
+        monkeypatch.undo()
+    assert reserved[0] < 60 <= reserved[-1]  # too few reserved from the first slab; then grown
+    m = raw.metrics
+    assert len(m) == 60 and raw.ids["launch_id"].tolist() == list(range(60))
+    assert m["sm__cycles_elapsed.avg"].dtype == np.int64 and m["sm__cycles_elapsed.avg"].tolist() == [5] * 60
+    assert m["gpu__time_duration.sum"].tolist() == [3e-6] * 60
+    assert raw.ids["kernel_name"].tolist()[2:] == ["s"] * 58
+
+
 def test_a_row_with_too_many_fields_is_refused_naming_the_file(tmp_path, tiny_slabs):
     rows = [_row(i, "k", "1", "1", "1", "1") for i in range(10)]
     rows[6] = rows[6].rstrip("\n") + ',"extra"\n'
@@ -137,6 +166,24 @@ def test_slabs_end_at_line_ends():
     assert b"".join(pieces) == text
     assert all(p.endswith(b"\n") for p in pieces[:-1]) and pieces[-1].endswith(b"last,9")
     assert all(len(p) <= 12 for p in pieces[:-1] if p.count(b"\n") > 1)
+
+
+def test_slabs_of_a_file_on_disk_are_mapped_and_end_at_the_same_line_ends(tmp_path):
+    """A file on disk is memory-mapped piece by piece: the pieces are the ones a stream of the same
+    bytes gives, from an offset inside the file (past a preamble, not at a page boundary), with a
+    line longer than a piece among them."""
+    preamble = b"==PROF== x\n" * 500  # 5,500 bytes: the data starts inside the second page
+    text = b"a,1\nbb,22\n" + b"w" * 40 + b",4\n" + b"ccc,333\n" * 9 + b"last,9"
+    path = tmp_path / "raw.csv"
+    path.write_bytes(preamble + text)
+    with path.open("rb") as fh:
+        fh.seek(len(preamble))
+        mapped = []
+        for piece in csv_arrow.slabs(fh, 16):
+            assert isinstance(piece.obj, mmap.mmap)  # a view of a mapping, not a copy
+            mapped.append(bytes(piece))
+    assert mapped == [bytes(p) for p in csv_arrow.slabs(io.BytesIO(text), 16)]
+    assert b"".join(mapped) == text and mapped[1] == b"w" * 40 + b",4\n" and mapped[-1].endswith(b"last,9")
 
 
 def test_without_pandas_block_api_the_frame_is_the_same(tmp_path, monkeypatch):
