@@ -67,5 +67,9 @@ def read_raw(layout: CsvLayout) -> RawProfile:
     ids, warnings = finish_names(identity(frame, layout), layout.path)
     metric_units = {c: units.get(c, "") for c in metric_cols}
     metric_frame = with_op_stack(ids, metric_frame, metric_units)
+    # The parse's slabs and the names' decoding are freed now, but Arrow's allocator keeps their pages
+    # for itself, and what follows (counting, the kernel table) is NumPy's: hand them back (1e6
+    # launches: 0.95 -> 0.86 GB peak for `roofline analyze`; about 10 us a call when there is nothing).
+    pa.default_memory_pool().release_unused()
     return RawProfile(ids=ids, metrics=metric_frame, source=str(layout.path),
                       units=metric_units, warnings=tuple(warnings))
