@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -184,6 +185,19 @@ def test_slabs_of_a_file_on_disk_are_mapped_and_end_at_the_same_line_ends(tmp_pa
             mapped.append(bytes(piece))
     assert mapped == [bytes(p) for p in csv_arrow.slabs(io.BytesIO(text), 16)]
     assert b"".join(mapped) == text and mapped[1] == b"w" * 40 + b",4\n" and mapped[-1].endswith(b"last,9")
+
+
+def test_a_file_that_shrinks_between_slabs_is_refused_not_read_past_its_end(tmp_path):
+    """Reading a mapped page past a file's end kills the process (SIGBUS): a file cut short while
+    it is read (a profile rewritten meanwhile) is refused before the next slab is mapped."""
+    path = tmp_path / "raw.csv"
+    path.write_bytes(b"a,1\n" * 1000)
+    with path.open("rb") as fh:
+        pieces = csv_arrow.slabs(fh, 1000)
+        assert bytes(next(pieces)).endswith(b"a,1\n")
+        os.truncate(path, 100)
+        with pytest.raises(csv_arrow.MalformedRow, match="shrank to 100 bytes while it was read"):
+            next(pieces)
 
 
 def test_without_pandas_block_api_the_frame_is_the_same(tmp_path, monkeypatch):

@@ -205,6 +205,9 @@ def _mapped_slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
     end_of_file = os.fstat(fh.fileno()).st_size
     start = fh.tell()
     while start < end_of_file:
+        now = os.fstat(fh.fileno()).st_size
+        if now < end_of_file:  # reading a mapped page past the file's end would kill the process (SIGBUS)
+            raise MalformedRow(f"the file shrank to {now:,} bytes while it was read")
         base = start - start % mmap.ALLOCATIONGRANULARITY  # a mapping starts at a granule
         length = min(end_of_file - base, start - base + size)
         while True:
