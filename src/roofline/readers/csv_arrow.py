@@ -256,10 +256,10 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
                                strings_can_be_null=True, timestamp_parsers=[])
     out = Columns(list(include), dict(numeric or {}), european)
     start = fh.tell()
-    remaining = fh.seek(0, io.SEEK_END) - start  # bytes of data: the rows to reserve, from the first slab's
+    data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
     fh.seek(start)
     for piece in slabs(fh, slab_bytes or SLAB_BYTES):
-        share = len(piece) / remaining if remaining else 1.0
+        piece_bytes = len(piece)
         try:
             table = pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=conv)
         except pa.ArrowInvalid as exc:
@@ -270,7 +270,7 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
             raise MalformedRow(str(exc).splitlines()[0]) from None
         del piece
         if not out.capacity and table.num_rows:  # the whole file's rows, as dense as this slab's, and 2 % more
-            out.capacity = table.num_rows + int(table.num_rows * (1 / share - 1) * 1.02)
+            out.capacity = max(table.num_rows, int(table.num_rows * data_bytes / piece_bytes * 1.02))
         out.add(table)
         del table
     return out
