@@ -191,6 +191,80 @@ def test_rates_times_cycles_as_the_roofline_sections_do():
     assert c2["fp32_flops"][0] == pytest.approx(7 + (4 + 2 * 3) * 1e6)
 
 
+_SASS = "smsp__sass_thread_inst_executed_op_"
+#: FP32 thread instructions of two launches: scalar (fadd, fmul, ffma) and packed (fadd2, fmul2, ffma2).
+_FP32 = {"fadd": [1.0, 0.0], "fmul": [2.0, 0.0], "ffma": [3.0, 100.0]}
+_PACKED = {"fadd2": [5.0, 0.0], "fmul2": [7.0, 0.0], "ffma2": [11.0, 0.0]}
+
+
+def _fp32_metrics(ops: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame({f"{_SASS}{op}_pred_on.sum": v for op, v in ops.items()})
+
+
+def test_packed_fp32_on_blackwell():
+    """SM 10.0/10.3 (B200, B300): FADD2/FMUL2 work on two FP32 lanes, FFMA2 is two FMAs, as Nsight
+    Compute 2025's FP32 roofline counts them (fadd2_x2, fmul2_x2, ffma2_x4). By hand, launch 0:
+    1 + 2 + 2*3 + 2*5 + 2*7 + 4*11 = 77; launch 1: 2*100 = 200."""
+    m = _fp32_metrics({**_FP32, **_PACKED})
+    for cc in ("10.0", "10.3"):
+        out = counting.count(m, _cc(2, cc))
+        assert out.columns["fp32_flops"].tolist() == [77.0, 200.0]
+        assert not [w for w in out.warnings if "fp32_flops" in w]
+    # --set full: the roofline section's derived rates per smsp cycle (x2 for FADD2, x4 for FFMA2)
+    rates = pd.DataFrame({"smsp__cycles_elapsed.avg": [1000.0],
+                          f"{_SASS}fadd_pred_on.sum.per_cycle_elapsed": [0.5],
+                          f"{_SASS}fmul_pred_on.sum.per_cycle_elapsed": [0.0],
+                          f"derived__{_SASS}ffma_pred_on_x2": [2.0],  # 1 FFMA per cycle
+                          f"derived__{_SASS}fadd2_pred_on_x2": [1.0],  # 0.5 FADD2 per cycle
+                          f"derived__{_SASS}fmul2_pred_on_x2": [0.0],
+                          f"derived__{_SASS}ffma2_pred_on_x4": [6.0]})  # 1.5 FFMA2 per cycle
+    c = counting.count(rates, _cc(1, "10.0")).columns
+    assert c["fp32_flops"][0] == pytest.approx((0.5 + 2.0 + 1.0 + 6.0) * 1000.0, rel=1e-12)
+
+
+def test_blackwell_without_packed_counters_is_a_lower_bound():
+    """The scalar counters alone (the paper's metric list) on a B200: the FP32 count stands, and the
+    user is told it may be low and which metrics complete it; on a Hopper launch nothing is said
+    (no chip before Blackwell has these counters: ncu 2024.1.1 --query-metrics, gv100 to gh100)."""
+    m = _fp32_metrics(_FP32)
+    out = counting.count(m, pd.Series(["9.0", "10.0"], dtype="string"))
+    assert out.columns["fp32_flops"].tolist() == [9.0, 200.0]
+    (warning,) = [w for w in out.warnings if "fp32_flops" in w]
+    assert "lower bound for 1 launch on SM 10.0" in warning
+    for op in ("fadd2", "fmul2", "ffma2"):
+        assert f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" in warning
+    assert not [w for w in counting.count(m, _cc(2, "9.0")).warnings if "fp32_flops" in w]
+    assert not [w for w in counting.count(m, _cc(2, None)).warnings if "fp32_flops" in w]
+    # FFMA2 collected, FADD2/FMUL2 not: the known part is added, the rest named
+    partial = counting.count(_fp32_metrics({**_FP32, "ffma2": [11.0, 0.0]}), _cc(2, "10.0"))
+    assert partial.columns["fp32_flops"].tolist() == [9.0 + 44.0, 200.0]
+    (warning,) = [w for w in partial.warnings if "fp32_flops" in w]
+    assert "2 launches" in warning and "ffma2" not in warning and "fadd2" in warning
+    # no FP32 counter at all on a B200: unknown, and the hint names the packed counters too
+    none = counting.count(pd.DataFrame({"gpu__time_duration.sum": [1e-6]}), _cc(1, "10.0"))
+    assert np.isnan(none.columns["fp32_flops"][0])
+    (hint,) = [w for w in none.warnings if w.startswith("fp32_flops unknown")]
+    assert "ffma_pred_on" in hint and "ffma2_pred_on" in hint
+
+
+def test_packed_fp32_counted_wherever_collected():
+    """An SM outside the table's packed-FP32 list (SM 12.0) with packed counts in its profile: they
+    count (0 is added where a launch has none); no warning where they were not collected."""
+    m = _fp32_metrics({**_FP32, "ffma2": [1.0, np.nan]})
+    assert counting.count(m, _cc(2, "12.0")).columns["fp32_flops"].tolist() == [13.0, 200.0]
+
+
+def test_packed_fp32_metrics_requested_on_blackwell_only():
+    from roofline.profiling.metricsets import metric_set
+
+    packed = [f"sm__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd2", "fmul2", "ffma2")]
+    for cc in ("10.0", "10.3"):
+        assert all(p in counting.required_metrics(cc) for p in packed)
+    assert all(p in metric_set("10.3") for p in packed)  # B300 collects with the 10.0 set
+    for cc in ("7.0", "8.0", "8.9", "9.0", "12.0"):
+        assert not [p for p in packed if p in metric_set(cc)]
+
+
 def test_time_from_avg_and_from_speed_of_light_cycles():
     m = pd.DataFrame({"gpu__time_duration.avg": [3e-6, np.nan], "gpc__cycles_elapsed.max": [np.nan, 2000.0],
                       "gpc__cycles_elapsed.avg.per_second": [np.nan, 1e9]})

@@ -171,3 +171,14 @@ def test_the_name_check_can_fail() -> None:
     assert not [n for n in wrong if n in known]
     assert "sm__ops_path_tensor_src_fp16.sum" in known
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in _ncu_names("ga100", ["sm__ops_path_tensor_src_fp16_dst_fp32"])
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+def test_no_chip_before_blackwell_has_packed_fp32_counters() -> None:
+    """Packed FP32 (FADD2, FMUL2, FFMA2) is counted as 0 on SM < 10 when not collected, and its counters
+    are requested on SM 10.0 only: the real ncu lists them for no checked chip, where FFMA exists."""
+    packed = [f"{u}__sass_thread_inst_executed_op_{op}_pred_on" for u in ("sm", "smsp") for op in ("fadd2", "fmul2", "ffma2")]
+    for chip in metricsets.CHECKED_CHIPS:
+        known = _ncu_names(chip, [*packed, "sm__sass_thread_inst_executed_op_ffma_pred_on"])
+        assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in known, chip
+        assert not [n for n in known if "2_pred_on" in n], chip

@@ -24,7 +24,8 @@ bound lacks) for the analysis that needs them (``--work ops|instructions``, :met
 
 Names were checked with ``ncu --query-metrics --chip`` (Nsight Compute 2024.1.1) for gv100, tu102,
 ga100, ga102, ad102 and gh100 (tests/profiling). An SM the table does not list (SM 12.x today) is
-read with the same formulas; only the tensor rules depend on the architecture.
+read with the same formulas; only the tensor rules and packed FP32 (SM 10.0/10.3: FADD2, FMUL2,
+FFMA2, not in ncu 2024.1.1's metric lists; :mod:`roofline.counting.flops`) depend on the architecture.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def required_metrics(compute_capability: str) -> list[str]:
         if f.column == "tensor_flops" or not applies(f.archs, compute_capability):
             continue
         names += [c.name for _, c in f.terms]
+        if f.column == "fp32_flops" and compute_capability in flops.PACKED_FP32_ARCHS:
+            names += [c.name for _, c in flops.PACKED_FP32]
     names.append(PIPE_TENSOR.name)
     for path in TENSOR_PATHS:
         names += list(tensor.requested(path, compute_capability))
@@ -133,6 +136,27 @@ def _architectures(compute_capability: pd.Series) -> tuple[np.ndarray, list[str 
     return codes, [None if c is pd.NA else str(c) for c in uniques]
 
 
+def _add_packed_fp32(reader: Reader, cc_codes: np.ndarray, distinct: list[str | None], cols: dict[str, np.ndarray],
+                     missing: dict[str, list[str]], warnings: list[str]) -> None:
+    """Add packed FP32 FLOPs (:func:`roofline.counting.flops.packed_fp32`) to ``fp32_flops``; where
+    an SM that has them lacks their counters, warn that the column may be a lower bound."""
+    archs = [cc for cc in distinct if cc in flops.PACKED_FP32_ARCHS]
+    has_packed = np.isin(cc_codes, [distinct.index(cc) for cc in archs])
+    packed = flops.packed_fp32(reader, has_packed)
+    if packed is None:
+        return
+    fp32 = cols["fp32_flops"] + packed.flops
+    cols["fp32_flops"] = fp32
+    if "fp32_flops" in missing:  # nothing known: the hint names the packed counters too
+        missing["fp32_flops"] = [*missing["fp32_flops"], *packed.names]
+    lower = packed.lacking & ~np.isnan(fp32)
+    if lower.any():
+        where = ", ".join(f"SM {cc}" for cc in archs)
+        warnings.append(f"fp32_flops may be a lower bound for {counted(int(lower.sum()), 'launch', 'launches')} on "
+                        f"{where}: packed FP32 instructions (FADD2, FMUL2, FFMA2) not collected: "
+                        f"{', '.join(packed.names)}; {ncu_hint(packed.names)}")
+
+
 def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "ncu") -> Counted:
     """Derive time, clock, FLOPs, operations, instructions, transactions and bytes per launch from raw
     ncu metrics (SI units).
@@ -172,6 +196,7 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
             out.lower_bounds[f.column] = value.lacking
             out.lower_bound_launches[f.column] = int(value.lower_bound.sum())
 
+    _add_packed_fp32(reader, cc_codes, distinct, cols, missing, warnings)
     work = tensor.tensor_work(reader, cc_codes, distinct, warnings)
     cols["tensor_flops"] = work.flops
     cols["tensor_int_ops"] = work.int_ops

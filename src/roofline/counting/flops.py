@@ -2,6 +2,13 @@
 
 * FP64/FP32: add + mul + 2 fma thread instructions (Nsight Compute's Double/Single
   roofline sections: ``derived__..._ffma_pred_on_x2`` and the add/mul rates).
+* Packed FP32 (:data:`PACKED_FP32`): SM 10.0 and 10.3 (B200, B300) also execute FADD2, FMUL2 and
+  FFMA2, each two FP32 lanes per thread instruction: + 2 fadd2 + 2 fmul2 + 4 ffma2, as Nsight
+  Compute 2025's single-precision roofline adds them (``derived__smsp__..._fadd2_pred_on_x2``,
+  ``..._fmul2_pred_on_x2``, ``..._ffma2_pred_on_x4``) on those two compute capabilities. Other SMs
+  have no such instruction (gh100 and older have no such counter in ``ncu --query-metrics``): their
+  packed counts are 0, and are added wherever a profile holds them. On SM 10.0/10.3 a profile
+  without them gives a lower bound, with a warning (:func:`packed_fp32`).
 * FP16 (non-tensor), two conventions, recorded in the table:
   ``fp16="ncu"`` (default) = 2 hadd + 2 hmul + 4 hfma: each half instruction works on a
   ``half2`` pair, as Nsight Compute 2025+ counts it (``derived__smsp__..._hadd_pred_on_x2``,
@@ -23,7 +30,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -61,11 +68,17 @@ HADD = replace(sass("hadd", 2), idle=_HALF_IDLE)
 HMUL = replace(sass("hmul", 2), idle=_HALF_IDLE)
 HFMA = replace(sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0)), idle=_HALF_IDLE)  # 2025+ write x4, 2024.1 x2
 
+#: Compute capabilities with packed FP32 instructions (Nsight Compute 2025's FP32 roofline rule reads
+#: their counters on these two only).
+PACKED_FP32_ARCHS = ("10.0", "10.3")
+#: Packed FP32 FLOPs: two lanes per FADD2/FMUL2, four FLOPs per FFMA2 (weight, counter).
+PACKED_FP32: Terms = ((2.0, sass("fadd2", 2)), (2.0, sass("fmul2", 2)), (4.0, sass("ffma2", 4)))
+
 FORMULAS: tuple[Formula, ...] = (
     Formula("fp64_flops", ALL, terms((1, sass("dadd")), (1, sass("dmul")), (2, sass("dfma", 2))),
             "FP64: dadd + dmul + 2 dfma"),
     Formula("fp32_flops", ALL, terms((1, sass("fadd")), (1, sass("fmul")), (2, sass("ffma", 2))),
-            "FP32: fadd + fmul + 2 ffma"),
+            "FP32: fadd + fmul + 2 ffma (+ packed FP32 on SM 10.0/10.3, :data:`PACKED_FP32`)"),
     Formula("fp16_flops", ALL, terms((2, HADD), (2, HMUL), (4, HFMA)),
             "FP16, Nsight Compute 2025+ (half2 pairs): 2 hadd + 2 hmul + 4 hfma", convention="ncu"),
     Formula("fp16_flops", ALL, terms((1, HADD), (1, HMUL), (2, HFMA)),
@@ -74,6 +87,34 @@ FORMULAS: tuple[Formula, ...] = (
     Formula("l2_bytes", ALL, _bytes("lts"), "bytes through L2 (or 32 x its sectors)"),
     Formula("dram_bytes", ALL, _bytes("dram", read_write=True), "bytes to/from DRAM (else read + write, else 32 x sectors)"),
 )
+
+
+@dataclass
+class Packed:
+    """Packed FP32 FLOPs per launch (0 where none was collected), and where they may be missing."""
+
+    flops: np.ndarray
+    lacking: np.ndarray  # bool: a launch on an SM with packed FP32 whose packed counts were not all collected
+    names: list[str]  # the packed counters not collected for those launches
+
+
+def packed_fp32(reader: Reader, has_packed: np.ndarray) -> Packed | None:
+    """Packed FP32 FLOPs (:data:`PACKED_FP32`) per launch; ``has_packed``: per launch, True where the
+    SM has packed FP32 (:data:`PACKED_FP32_ARCHS`). None when no launch has it and none was collected."""
+    values = [(w, c, reader.read(c)) for w, c in PACKED_FP32]
+    if not has_packed.any() and all(v is None for _, _, v in values):
+        return None
+    flops = np.zeros(reader.n)
+    lacking = np.zeros(reader.n, dtype=bool)
+    names: list[str] = []
+    for w, c, v in values:
+        absent = has_packed if v is None else has_packed & np.isnan(v)
+        if v is not None:
+            flops += w * np.nan_to_num(v, nan=0.0)
+        if absent.any():
+            lacking |= absent
+            names.append(c.name)
+    return Packed(flops, lacking, names)
 
 
 def launch_time(reader: Reader) -> np.ndarray:
