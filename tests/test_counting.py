@@ -254,6 +254,21 @@ def test_packed_fp32_counted_wherever_collected():
     assert counting.count(m, _cc(2, "12.0")).columns["fp32_flops"].tolist() == [13.0, 200.0]
 
 
+def test_real_b200_export_without_flop_counters_names_the_packed_ones():
+    """The real B200 raw page (ncu 2025.x, CC 10.0, no FLOP counter): FP32 is unknown, and the hint
+    that would make it known includes FADD2/FMUL2/FFMA2."""
+    from pathlib import Path
+
+    from roofline.readers import read_profile
+
+    b200 = Path(__file__).parent / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
+    t = read_profile(b200)
+    assert set(t.frame["compute_capability"]) == {"10.0"} and t.frame["fp32_flops"].isna().all()
+    (hint,) = [w for w in t.warnings if "fp32_flops unknown" in w]
+    assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in hint
+    assert "sm__sass_thread_inst_executed_op_ffma2_pred_on.sum" in hint
+
+
 def test_packed_fp32_metrics_requested_on_blackwell_only():
     from roofline.profiling.metricsets import metric_set
 

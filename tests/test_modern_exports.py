@@ -199,6 +199,7 @@ def test_rtx5090_metrics_and_roofline_chart_of_one_run_merge():
     assert f.loc[0, "fp32_flops"] == pytest.approx(253_116_313.6, rel=1e-9)
     assert f.loc[0, "fp64_flops"] == 0
     assert np.isnan(f.loc[0, "fp16_flops"]) and f.loc[0, "flops_partial"]
+    assert not [w for w in t.warnings if "packed FP32" in w or "ffma2" in w]  # CC 12.0: no packed FP32
     # The chart file is SASS-instrumented: its clock is kept only because no clean file has one.
     assert any("kept ncu.section_SpeedOfLight_RooflineChart.csv's smsp__cycles_elapsed.avg.per_second" in w
                for w in t.warnings)
