@@ -122,11 +122,46 @@ def test_partial_tensor_counters_warn_lower_bound():
 
 @pytest.mark.parametrize("cc", ["7.5", "8.0", "10.0", None])
 def test_instruction_counts_only_are_unknown_unless_zero(cc):
-    m = pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0, 5.0]})
+    # (SM 10.x: the tcgen05 pipe's count too; the idle tensor pipe alone proves nothing there)
+    m = pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0, 5.0], "sm__inst_executed_pipe_tc.sum": [0.0, 0.0]})
     out = counting.count(m, _cc(2, cc))
     assert out.columns["tensor_flops"][0] == 0.0
     assert np.isnan(out.columns["tensor_flops"][1])
     assert sum("tensor_flops unknown for 1 launch" in w for w in out.warnings) == 1
+
+
+#: The tcgen05 pipe's utilization as a real B200 export holds it (tests/data/ncu/b200_sdpa_flash).
+TC_PCT = "sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"
+
+
+def test_blackwell_tcgen05_pipe_decides_whether_zero_counted_tensor_work_is_zero():
+    """SM 10.0: the collected types (here BF16 and the Hopper FP8 name) count 0 and the tensor pipe ran
+    nothing. Launch 0: the tcgen05 pipe idle (0 %), so 0 FLOPs. Launch 1: it was busy 37.5 % (an MMA
+    in a type not collected, FP8/FP6/FP4 of tcgen05): unknown, not 0. Launch 2: BF16 counted, kept."""
+    m = pd.DataFrame({f"{OPS}bf16_dst_fp32.sum": [0.0, 0.0, 4096.0], f"{OPS}fp8.sum": [0.0, 0.0, 0.0],
+                      "sm__inst_executed_pipe_tensor.sum": [0.0, 0.0, 0.0], TC_PCT: [0.0, 37.5, 12.0]})
+    out = counting.count(m, _cc(3, "10.0"))
+    t = out.columns["tensor_flops"]
+    assert t[0] == 0.0 and np.isnan(t[1]) and t[2] == 4096.0
+    assert any("tensor_flops unknown for 1 launch on SM 10.0: they executed tensor instructions" in w for w in out.warnings)
+    # the same counters on Hopper: no tc pipe there, the tensor pipe's 0 stands
+    hopper = counting.count(m.drop(columns=[TC_PCT]), _cc(3, "9.0")).columns["tensor_flops"]
+    assert hopper.tolist() == [0.0, 0.0, 4096.0]
+
+
+def test_blackwell_without_the_tc_pipe_zero_counted_tensor_work_is_unknown():
+    """Without any tcgen05-pipe metric an SM 10.0 launch that counts 0 tensor work may have run a
+    tcgen05 MMA in a type not collected: unknown, with the metric that settles it."""
+    m = pd.DataFrame({f"{OPS}bf16_dst_fp32.sum": [0.0, 4096.0], "sm__inst_executed_pipe_tensor.sum": [0.0, 0.0]})
+    out = counting.count(m, _cc(2, "10.0"))
+    assert np.isnan(out.columns["tensor_flops"][0]) and out.columns["tensor_flops"][1] == 4096.0
+    (w,) = [w for w in out.warnings if "tcgen05" in w]
+    assert "1 launch on SM 10.0" in w and "sm__inst_executed_pipe_tc.sum" in w
+    # the tensor pipe's count alone: the same for the launch without it
+    inst = counting.count(pd.DataFrame({"sm__inst_executed_pipe_tensor.sum": [0.0]}), _cc(1, "10.0"))
+    assert np.isnan(inst.columns["tensor_flops"][0])
+    assert [w for w in inst.warnings if "tcgen05" in w and "sm__inst_executed_pipe_tc.sum" in w]
+    assert not [w for w in inst.warnings if "instruction shape" in w]
 
 
 def test_volta_512_per_instruction():
@@ -267,6 +302,11 @@ def test_real_b200_export_without_flop_counters_names_the_packed_ones():
     (hint,) = [w for w in t.warnings if "fp32_flops unknown" in w]
     assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in hint
     assert "sm__sass_thread_inst_executed_op_ffma2_pred_on.sum" in hint
+    # no tensor counter at all (its tcgen05 pipe is 0 %, its tensor pipe busy 65.93 %): unknown, and
+    # the hint names both pipes' instruction counts
+    assert t.frame["tensor_flops"].isna().all()
+    assert any("tensor_flops unknown: metrics not collected: sm__inst_executed_pipe_tensor.sum, "
+               "sm__inst_executed_pipe_tc.sum," in w for w in t.warnings)
 
 
 def test_packed_fp32_metrics_requested_on_blackwell_only():
@@ -276,6 +316,8 @@ def test_packed_fp32_metrics_requested_on_blackwell_only():
     for cc in ("10.0", "10.3"):
         assert all(p in counting.required_metrics(cc) for p in packed)
     assert all(p in metric_set("10.3") for p in packed)  # B300 collects with the 10.0 set
+    assert "sm__inst_executed_pipe_tc.sum" in metric_set("10.0")  # the tcgen05 pipe
+    assert "sm__inst_executed_pipe_tc.sum" not in metric_set("9.0") + metric_set("12.0")
     for cc in ("7.0", "8.0", "8.9", "9.0", "12.0"):
         assert not [p for p in packed if p in metric_set(cc)]
 

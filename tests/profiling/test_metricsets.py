@@ -174,11 +174,14 @@ def test_the_name_check_can_fail() -> None:
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
-def test_no_chip_before_blackwell_has_packed_fp32_counters() -> None:
+def test_no_chip_before_blackwell_has_packed_fp32_or_tc_pipe_counters() -> None:
     """Packed FP32 (FADD2, FMUL2, FFMA2) is counted as 0 on SM < 10 when not collected, and its counters
-    are requested on SM 10.0 only: the real ncu lists them for no checked chip, where FFMA exists."""
+    and the tcgen05 pipe's are requested on SM 10.0 only: the real ncu lists them for no checked chip,
+    where FFMA and the tensor pipe exist."""
     packed = [f"{u}__sass_thread_inst_executed_op_{op}_pred_on" for u in ("sm", "smsp") for op in ("fadd2", "fmul2", "ffma2")]
     for chip in metricsets.CHECKED_CHIPS:
-        known = _ncu_names(chip, [*packed, "sm__sass_thread_inst_executed_op_ffma_pred_on"])
+        known = _ncu_names(chip, [*packed, "sm__sass_thread_inst_executed_op_ffma_pred_on", "sm__inst_executed_pipe_tc",
+                                  "sm__inst_executed_pipe_tensor"])
         assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in known, chip
-        assert not [n for n in known if "2_pred_on" in n], chip
+        assert "sm__inst_executed_pipe_tensor.sum" in known, chip
+        assert not [n for n in known if "2_pred_on" in n or "pipe_tc." in n], chip  # nor a tcgen05 pipe

@@ -86,6 +86,8 @@ def required_metrics(compute_capability: str) -> list[str]:
         if f.column == "fp32_flops" and compute_capability in flops.PACKED_FP32_ARCHS:
             names += [c.name for _, c in flops.PACKED_FP32]
     names.append(PIPE_TENSOR.name)
+    if arch_family(compute_capability) in tensor.TC_PIPE_ARCHS:
+        names.append(tensor.PIPE_TC.name)
     for path in TENSOR_PATHS:
         names += list(tensor.requested(path, compute_capability))
     names += ["dram__bytes_read.sum", "dram__bytes_write.sum"]

@@ -27,6 +27,13 @@
 A launch that executed tensor instructions (``sm__inst_executed_pipe_tensor`` > 0) while the
 collected types add up to 0 did work in a type not collected: its tensor FLOPs and integer
 operations are unknown, with a warning.
+
+SM 10.x (B200, B300) runs its tcgen05 MMAs on a pipe of their own, ``tc`` (a real B200 export in
+tests/data shows it idle beside an HMMA kernel's busy ``tensor`` pipe). There, a launch ran tensor
+instructions if either pipe did (:data:`PIPE_TC`: its instruction count, or its utilization, of which
+exactly 0 % proves it idle), and a launch whose collected types add up to 0 while the ``tc`` pipe's
+state is unknown has unknown tensor work, with a warning naming ``sm__inst_executed_pipe_tc.sum``:
+otherwise an FP8 or FP4 GEMM in a type not collected would read 0 FLOPs.
 """
 
 from __future__ import annotations
@@ -51,6 +58,9 @@ PIPE_TENSOR = Counter(
 #: against that pipe's utilization.
 PIPE_TENSOR_OR_IDLE = replace(PIPE_TENSOR, idle=idle_columns("pipe_tensor_cycles_active", "inst_executed_pipe_tensor"))
 IDLE_TENSOR_ARCHS = ("7", "8")
+#: The tcgen05 pipe of SM 10.x, which ``sm__inst_executed_pipe_tensor`` does not cover (module docstring).
+PIPE_TC = Counter(("sm__inst_executed_pipe_tc.sum",), idle=idle_columns("inst_executed_pipe_tc", "pipe_tc_cycles_active"))
+TC_PIPE_ARCHS = ("10",)
 
 FORMULAS: tuple[Formula, ...] = (
     Formula("tensor_flops", V100_TENSOR, terms((512, PIPE_TENSOR)),
@@ -264,6 +274,9 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
         rows: Rows = slice(None) if len(distinct) == 1 else cc_codes == code
         what = f"SM {cc}" if cc is not None else "an unknown architecture"
         inst = inst_or_idle if arch_family(cc) in IDLE_TENSOR_ARCHS else inst_counted
+        tc_pipe = arch_family(cc) in TC_PIPE_ARCHS
+        if tc_pipe:
+            inst = _with_tc_pipe(inst, _tc_instructions(reader))
         g = _group(reader, rows, cc, warnings)
         volta = cc is not None and cc in V100_TENSOR
         if g.flops is None and g.int_ops is None:
@@ -290,8 +303,9 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
             if not (zero | volta).all():
                 int_missing += hint_for(INT_PRECISIONS, cc)
         absent_float = [p for p in g.absent if p in FLOAT_PRECISIONS]
+        none_counted = np.nan_to_num(flops) + np.nan_to_num(int_ops) == 0
         if inst is not None:  # work in a type that was not collected: unknown, never 0
-            hidden = (np.nan_to_num(flops) + np.nan_to_num(int_ops) == 0) & (inst[rows] > 0)
+            hidden = none_counted & (inst[rows] > 0)
             if hidden.any():
                 flops = np.where(hidden, np.nan, flops)
                 int_ops = np.where(hidden, np.nan, int_ops)
@@ -302,6 +316,12 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
         elif absent_float:
             warnings.append(f"tensor FLOPs count only the tensor types collected; {', '.join(absent_float)} tensor work "
                             f"is not counted on {what} ({ncu_hint(hint_for(absent_float, cc))})")
+        if tc_pipe:  # 0 counted, and no proof that the tcgen05 pipe was idle: unknown, never 0
+            ran = inst[rows] if inst is not None else np.full(_size(rows, n), np.nan)
+            unsure = none_counted & np.isnan(ran) & ~np.isnan(flops)
+            flops = np.where(unsure, np.nan, flops)
+            int_ops = np.where(unsure, np.nan, int_ops)
+            _warn_tc_unknown(unsure, what, warnings)
         tensor[rows] = flops
         tensor_int[rows] = int_ops
         precision[rows] = prec
@@ -309,8 +329,43 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
     if tensor_missing is not None:
         cc = None if tensor_missing == "?" else tensor_missing
         names = hint_for(TENSOR_PRECISIONS, cc) if cc is not None else []
-        missing = [PIPE_TENSOR.name, *(names or tensor_metrics_requested())]
+        pipes = [PIPE_TENSOR.name, *([PIPE_TC.name] if arch_family(cc) in TC_PIPE_ARCHS else [])]
+        missing = [*pipes, *(names or tensor_metrics_requested())]
     return TensorWork(tensor, tensor_int, precision, missing, list(dict.fromkeys(int_missing)))
+
+
+def _tc_instructions(reader: Reader) -> np.ndarray | None:
+    """The tc pipe's instructions per launch: its count; else, from its utilization, 0 where exactly
+    0 % and 1 (at least one: only compared with 0) where above; None when nothing of it was collected."""
+    out = reader.read(PIPE_TC)  # the count, or 0 where a utilization is exactly 0 %
+    for column in PIPE_TC.idle:
+        values = reader.column(column)
+        if values is not None:
+            busy = np.where(values > 0, 1.0, np.nan)
+            out = busy if out is None else np.where(np.isnan(out), busy, out)
+    return out
+
+
+def _with_tc_pipe(inst: np.ndarray | None, tc: np.ndarray | None) -> np.ndarray | None:
+    """Tensor instructions on SM 10.x, compared only with 0: the tensor pipe's plus the tc pipe's; at
+    least 1 where either is known to have run some, NaN where neither did and one's state is unknown;
+    None when neither was collected."""
+    if inst is None and (tc is None or not (tc > 0).any()):
+        return None  # nothing known of the tensor pipe, and the tc pipe ran nothing (or is unknown)
+    n = len(inst if inst is not None else tc)  # type: ignore[arg-type]
+    a = inst if inst is not None else np.full(n, np.nan)
+    b = tc if tc is not None else np.full(n, np.nan)
+    total = a + b  # NaN where either is unknown
+    ran = (a > 0) | (b > 0)
+    return np.where(np.isnan(total) & ran, np.fmax(np.fmax(a, b), 1.0), total)
+
+
+def _warn_tc_unknown(unsure: np.ndarray, what: str, warnings: list[str]) -> None:
+    """The warning for SM 10.x launches with 0 tensor work counted and the tcgen05 pipe's state unknown."""
+    if unsure.any():
+        warnings.append(f"tensor_flops unknown for {counted(int(unsure.sum()), 'launch', 'launches')} on {what}: no "
+                        f"collected counter shows tensor work, but whether the tensor or the tcgen05 (tc) pipe ran "
+                        f"is unknown; {ncu_hint([PIPE_TENSOR.name, PIPE_TC.name])}")
 
 
 def _instructions_only(inst: np.ndarray, rows: Rows, cc: str | None, what: str, tensor: np.ndarray,
@@ -320,6 +375,9 @@ def _instructions_only(inst: np.ndarray, rows: Rows, cc: str | None, what: str, 
     part = np.where(zero, 0.0, np.nan)
     tensor[rows] = part
     tensor_int[rows] = part
+    if arch_family(cc) in TC_PIPE_ARCHS:  # unknown whether the tcgen05 pipe ran (_with_tc_pipe's NaN)
+        _warn_tc_unknown(np.isnan(inst), what, warnings)
+        zero = zero | np.isnan(inst)
     if not zero.all():
         why = ("FLOPs per tensor instruction depend on the instruction shape" if arch_family(cc) in ARCHS
                else f"{what} is not in the formula table, and FLOPs per tensor instruction depend on the shape")
