@@ -145,6 +145,9 @@ def test_blackwell_tcgen05_pipe_decides_whether_zero_counted_tensor_work_is_zero
     assert t[0] == 0.0 and np.isnan(t[1]) and t[2] == 4096.0
     assert any("tensor_flops unknown for 1 launch on SM 10.0: they executed tensor instructions" in w for w in out.warnings)
     # the same counters on Hopper: no tc pipe there, the tensor pipe's 0 stands
+    # a busy cycle utilization wins over an instruction rate printed as 0 (two decimals)
+    both = m.assign(**{"sm__inst_executed_pipe_tc.avg.pct_of_peak_sustained_active": [0.0, 0.0, 0.0]})
+    assert np.isnan(counting.count(both, _cc(3, "10.0")).columns["tensor_flops"][1])
     hopper = counting.count(m.drop(columns=[TC_PCT]), _cc(3, "9.0")).columns["tensor_flops"]
     assert hopper.tolist() == [0.0, 0.0, 4096.0]
 

@@ -335,14 +335,18 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
 
 
 def _tc_instructions(reader: Reader) -> np.ndarray | None:
-    """The tc pipe's instructions per launch: its count; else, from its utilization, 0 where exactly
-    0 % and 1 (at least one: only compared with 0) where above; None when nothing of it was collected."""
-    out = reader.read(PIPE_TC)  # the count, or 0 where a utilization is exactly 0 %
+    """The tc pipe's instructions per launch: its count; else, from its utilizations, 1 (at least one:
+    only compared with 0) where one is above 0 %, else 0 where one is exactly 0 %; None when nothing of
+    it was collected."""
+    out = reader.read(replace(PIPE_TC, idle=()))
     for column in PIPE_TC.idle:
         values = reader.column(column)
         if values is not None:
             busy = np.where(values > 0, 1.0, np.nan)
             out = busy if out is None else np.where(np.isnan(out), busy, out)
+    idle = reader.read(PIPE_TC)  # 0 where a utilization is exactly 0 %
+    if idle is not None:
+        out = idle if out is None else np.where(np.isnan(out), idle, out)
     return out
 
 
