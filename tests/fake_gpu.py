@@ -4,7 +4,11 @@ benchmarks/validate_gpu_machine.py --dry-run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 
@@ -48,11 +52,14 @@ class FakeGpu:
     def __init__(self) -> None:
         self.rng = np.random.default_rng(7)
         self.launches = 0
+        self.elapsed = 0.0  # simulated seconds of all launches (see simulated_clock)
         self.closed = False
 
     def _t(self, seconds: float) -> float:
         self.launches += 1
-        return (seconds + 4e-6) * (1 + 0.01 * self.rng.standard_normal())
+        t = (seconds + 4e-6) * (1 + 0.01 * self.rng.standard_normal())
+        self.elapsed += t
+        return t
 
     def device_info(self) -> DeviceInfo:
         return DeviceInfo(index=0, name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0), sms=132,
@@ -99,3 +106,14 @@ class FakeGpu:
 
     def close(self) -> None:
         self.closed = True
+
+
+@contextmanager
+def simulated_clock(gpu: FakeGpu) -> Iterator[None]:
+    """``measure_gpu``'s wall-clock loops (its warm-up) timed on the fake GPU's own launches: the number
+    of launches, and so the noise every later measurement draws from the seeded generator, no longer
+    depends on how fast this machine is (a test's result is then the same on every run)."""
+    from roofline.machine import gpu_bench
+
+    with mock.patch.object(gpu_bench, "time", SimpleNamespace(perf_counter=lambda: gpu.elapsed)):
+        yield

@@ -31,7 +31,7 @@ from roofline.machine.gpu_kernels import (
     size_ladder,
 )
 
-from fake_gpu import FakeGpu
+from fake_gpu import FakeGpu, simulated_clock
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -183,7 +183,8 @@ def plateau_finder():
 def test_orchestration_finds_the_cache_model_ceilings(plateau_finder):
     gpu = FakeGpu()
     steps: list[tuple[str, float]] = []
-    m = measure_gpu(mode="default", backend=gpu, progress=lambda label, f: steps.append((label, f)))
+    with simulated_clock(gpu):  # the same noise draws on every run (the warm-up is timed)
+        m = measure_gpu(mode="default", backend=gpu, progress=lambda label, f: steps.append((label, f)))
     mach = m.machine
     assert mach.source == "measured" and mach.name == "NVIDIA H100 80GB HBM3"
     # Memory: each level's plateau, the faster of read and read-modify-write.
