@@ -12,6 +12,10 @@ metric NAME`, or with $FAKE_NCU_UNKNOWN_FORM=regex the form `Failed to find metr
 regex:^base\.(sum|avg|max|min)$`), runs nothing, writes no report and exits 1.
 Every profile-mode argv is also appended, one JSON line per run, to $FAKE_NCU_ARGV_LOG.runs.
 Import mode (`ncu --import REPORT --csv --page raw`): prints REPORT.
+Query mode (`ncu --query-metrics --query-metrics-mode suffix --metrics BASES --csv`): with
+$FAKE_NCU_CATALOG (a file of full metric names, one per line) prints, in the real ncu's CSV form, the
+names of that file whose base is among BASES, for one chip ("gb100"); its argv goes to
+$FAKE_NCU_ARGV_LOG.query. Without it prints the real ncu's answer on a machine without a driver.
 """
 
 import json
@@ -32,6 +36,8 @@ def main(argv):
         with open(argv[argv.index("--import") + 1]) as fh:
             sys.stdout.write(fh.read())
         return 0
+    if "--query-metrics" in argv:
+        return query(argv)
     log = os.environ.get("FAKE_NCU_ARGV_LOG")
     if log:
         with open(log, "w") as fh:
@@ -78,6 +84,24 @@ def main(argv):
         print(f"==ERROR== The application returned an error code ({rc}).", flush=True)
     print(f"==PROF== Report: {report}", flush=True)
     return rc
+
+
+def query(argv):
+    log = os.environ.get("FAKE_NCU_ARGV_LOG")
+    if log:
+        with open(log + ".query", "w") as fh:
+            json.dump(argv, fh)
+    catalog = os.environ.get("FAKE_NCU_CATALOG")
+    if not catalog:
+        print("==ERROR== Driver could not be loaded.", flush=True)
+        return 0
+    bases = set(argv[argv.index("--metrics") + 1].split(","))
+    print('"Metric name","Metric type","Metric unit","Metric description","gb100"')
+    with open(catalog) as fh:
+        for name in fh.read().split():
+            if name.split(".")[0] in bases:
+                print(f'"{name}","Counter","","(fake)","1"')
+    return 0
 
 
 if __name__ == "__main__":

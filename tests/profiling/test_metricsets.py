@@ -185,3 +185,26 @@ def test_no_chip_before_blackwell_has_packed_fp32_or_tc_pipe_counters() -> None:
         assert "sm__sass_thread_inst_executed_op_ffma_pred_on.sum" in known, chip
         assert "sm__inst_executed_pipe_tensor.sum" in known, chip
         assert not [n for n in known if "2_pred_on" in n or "pipe_tc." in n], chip  # nor a tcgen05 pipe
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+def test_the_catalog_check_reads_the_real_ncu() -> None:
+    """`roofline profile` keeps what the GPU's catalog lists: read here from the real ncu for named chips
+    (the per-chip "1" columns), exact to the suffix, attributes kept, Blackwell-only names dropped on gh100."""
+    from roofline.profiling.ncu_runner import listed_metrics
+
+    names = ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp16.sum.peak_sustained",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum",
+             "sm__ops_path_tensor_src_fp16.sum.made_up_suffix", "sm__inst_executed_pipe_tc.sum",
+             "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum", "launch__grid_size", "device__attribute_display_name",
+             "dram__bytes.sum"]
+    assert listed_metrics("ncu", names, chips=("gh100",)) == {
+        "sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp16.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", "launch__grid_size", "device__attribute_display_name",
+        "dram__bytes.sum"}
+    # both chips must list a name: ga100 has the destination split, gh100 the total
+    assert listed_metrics("ncu", names, chips=("ga100", "gh100")) == {
+        "launch__grid_size", "device__attribute_display_name", "dram__bytes.sum"}
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in (listed_metrics("ncu", names, chips=("ga100",)) or ())
+    # a catalog that lists none of the counters asked for is no answer: the refusal loop decides
+    assert listed_metrics("ncu", ["sm__made_up.sum", "launch__grid_size"], chips=("gh100",)) is None

@@ -24,7 +24,7 @@ RECORDED_KERNELS = 16  # launches in the recorded raw page
 
 def _settings(tmp_path: Path, *command: str, **kw) -> ProfileSettings:  # type: ignore[no-untyped-def]
     return ProfileSettings(command=command or (sys.executable, "-c", "print('hello from the program')"),
-                           output=tmp_path / "run", arch="9.0", **kw)
+                           output=tmp_path / "run", **{"arch": "9.0", **kw})
 
 
 # -- the argument list -------------------------------------------------------------
@@ -300,3 +300,54 @@ def test_a_users_metric_refused_as_a_regex_is_one_error_and_one_run(
     with pytest.raises(InputError, match=r"ncu refused the metric list: Failed to find metric regex:\^sm__made_up"):
         session.profile(_settings(tmp_path, metrics=("sm__made_up.sum", "gpu__time_duration.sum")))
     assert len(_runs(fake_ncu)) == 1
+
+
+# -- the GPU's metric catalog -------------------------------------------------------
+
+def test_the_catalog_leaves_out_what_this_gpu_lacks_before_one_run(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a chip the table cannot check (Blackwell), names the GPU's catalog lacks are left out before
+    profiling: one ncu run, not one run per refused name."""
+    from roofline.profiling import metricsets
+
+    ours = metricsets.metric_set("10.0")
+    lacking = ["sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp8.sum",
+               "sm__sass_thread_inst_executed_op_ffma2_pred_on.sum", "dram__bytes_read.sum"]
+    assert set(lacking) <= set(ours)
+    catalog = tmp_path / "catalog.txt"
+    catalog.write_text("\n".join(m for m in ours if m not in lacking and not m.startswith(("launch__", "device__"))))
+    monkeypatch.setenv("FAKE_NCU_CATALOG", str(catalog))
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", ",".join(lacking))  # were one asked for, ncu would refuse it
+    outcome = session.profile(_settings(tmp_path, arch="10.0"))
+    assert outcome.exit_code == 0 and len(outcome.table) == RECORDED_KERNELS
+    (run,) = _runs(fake_ncu)
+    assert _requested(run) == [m for m in ours if m not in lacking]
+    assert any(m.startswith("launch__") for m in _requested(run))  # attributes the catalog does not list: kept
+    query = json.loads(Path(str(fake_ncu) + ".query").read_text())
+    assert "--chips" not in query  # the GPUs on this machine
+    assert "sm__ops_path_tensor_src_fp8" in query[query.index("--metrics") + 1].split(",")
+    (note,) = [n for n in outcome.notes if "does not list" in n]
+    assert note.startswith("left out 4 metrics of the roofline set") and note.endswith(
+        ", ".join(m for m in ours if m in lacking) + "; the analysis says what stays unknown")
+    assert not [n for n in outcome.notes if "profiled again" in n]
+
+
+def test_without_a_catalog_refused_names_are_still_dropped_run_by_run(
+        tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No catalog (the fake prints what the real ncu prints without a driver): the refusal loop."""
+    from roofline.profiling.ncu_runner import listed_metrics
+
+    assert listed_metrics("ncu", ["dram__bytes.sum"]) is None
+    monkeypatch.setenv("FAKE_NCU_UNKNOWN", "sm__ops_path_tensor_src_fp8.sum")
+    outcome = session.profile(_settings(tmp_path))
+    assert outcome.exit_code == 0 and len(_runs(fake_ncu)) == 2
+    assert not [n for n in outcome.notes if "does not list" in n]
+
+
+def test_a_users_metrics_are_passed_as_given(tmp_path: Path, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = tmp_path / "catalog.txt"
+    catalog.write_text("gpu__time_duration.sum\n")
+    monkeypatch.setenv("FAKE_NCU_CATALOG", str(catalog))
+    session.profile(_settings(tmp_path, metrics=("gpu__time_duration.sum", "dram__bytes.sum")))
+    assert _requested(_runs(fake_ncu)[0]) == ["gpu__time_duration.sum", "dram__bytes.sum"]
+    assert not Path(str(fake_ncu) + ".query").exists()

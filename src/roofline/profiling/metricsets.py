@@ -68,7 +68,9 @@ ARCHITECTURES: dict[str, Architecture] = {a.compute_capability: a for a in (
 #: Chips whose metric names the tests check against ``ncu --query-metrics --chip`` (Nsight Compute
 #: 2024.1.1, which CI installs). It knows no Blackwell chip: the SM 10.0 and 12.0 sets repeat the
 #: Hopper names, and SM 10.0 adds the packed FP32 counters (FADD2, FMUL2, FFMA2) that Nsight Compute
-#: 2025's FP32 roofline reads on it and the tcgen05 pipe's ``sm__inst_executed_pipe_tc.sum``, unchecked; ``roofline profile`` drops any name ncu refuses and says so.
+#: 2025's FP32 roofline reads on it and the tcgen05 pipe's ``sm__inst_executed_pipe_tc.sum``, unchecked.
+#: ``roofline profile`` keeps only what the GPU's own catalog lists (``ncu --query-metrics``), and drops
+#: any name ncu still refuses; both are said.
 CHECKED_CHIPS = ("gv100", "tu102", "ga100", "ga102", "ad102", "gh100")
 
 

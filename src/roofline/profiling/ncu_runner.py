@@ -8,6 +8,7 @@ program and waits for ncu to write what it has, and returns an :class:`NcuRun`.
 
 from __future__ import annotations
 
+import csv
 import logging
 import os
 import shutil
@@ -208,6 +209,44 @@ def run_ncu(
     returncode, progress, interrupted = run_streaming(command, env=env, on_line=on_line, on_progress=on_progress)
     written = report if report.exists() else None
     return NcuRun(tuple(command), returncode, progress, interrupted, written)
+
+
+#: Names ``ncu --query-metrics`` does not list (launch and device attributes, section-defined metrics):
+#: never checked against a catalog.
+UNLISTED = ("launch__", "device__", "derived__")
+
+
+def listed_metrics(ncu: str, names: Sequence[str], *, env: Mapping[str, str] | None = None,
+                   chips: Sequence[str] = ()) -> set[str] | None:
+    """Of ``names``, those ncu's metric catalog lists for every chip queried, exactly (suffix included);
+    None when ncu could not say (no driver, an ncu without ``--query-metrics``, a timeout).
+
+    One ``ncu --query-metrics --query-metrics-mode suffix --metrics BASES --csv``: the GPUs on this
+    system, or ``chips`` (e.g. ``("gh100",)``, no GPU needed). ncu leaves out bases it does not know;
+    its CSV has one column per chip, "1" where the chip has the name. :data:`UNLISTED` names are
+    taken as listed."""
+    counters = [n for n in names if not n.startswith(UNLISTED)]
+    bases = sorted({n.split(".")[0] for n in counters})
+    if not bases:
+        return set(names)
+    cmd = [ncu, "--query-metrics", "--query-metrics-mode", "suffix", "--metrics", ",".join(bases), "--csv",
+           *(["--chips", ",".join(chips)] if chips else [])]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("ncu --query-metrics failed: %s", exc)
+        return None
+    rows = [r for r in csv.reader(out.stdout.splitlines()) if r]
+    header = next((i for i, r in enumerate(rows) if r[0] == "Metric name"), None)
+    if out.returncode != 0 or header is None or len(rows[header]) < 5:
+        log.debug("ncu --query-metrics gave no catalog (exit %s): %s", out.returncode,
+                  (out.stdout + out.stderr).strip()[:300])
+        return None
+    chip_columns = range(4, len(rows[header]))
+    known = {r[0] for r in rows[header + 1:] if len(r) == len(rows[header]) and all(r[c] == "1" for c in chip_columns)}
+    if not known:  # a catalog that knows none of our counters is not one to trust
+        return None
+    return {n for n in names if n.startswith(UNLISTED) or n in known}
 
 
 def export_raw_csv(ncu: str, report: Path, csv_path: Path, *, force: bool = False) -> Path:

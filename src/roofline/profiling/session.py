@@ -29,6 +29,7 @@ from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
 from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress
 from roofline.profiling.settings import ProfileSettings
+from roofline.units import counted
 
 log = logging.getLogger(__name__)
 
@@ -122,10 +123,20 @@ def _with_counters(settings: ProfileSettings, files: dict[str, Path], ncu: str, 
                    on_line: LineSink | None, on_progress: ProgressSink | None, *,
                    estimate_folder: Path | None = None) -> Outcome:
     from roofline.profiling import metricsets
-    from roofline.profiling.ncu_runner import detect_compute_capability, export_raw_csv, ncu_command, run_ncu
+    from roofline.profiling.ncu_runner import (
+        detect_compute_capability, export_raw_csv, listed_metrics, ncu_command, run_ncu)
 
     metrics = list(settings.metrics) if settings.metrics else metricsets.metric_set(
         settings.arch or detect_compute_capability(env))
+    unlisted: list[str] = []
+    if not settings.metrics:
+        # Our set names what every architecture of the table may have (on Blackwell, several spellings
+        # of one counter across ncu releases): keep what this GPU's catalog lists, so that ncu refuses
+        # nothing. A user's --metrics is passed as given.
+        listed = listed_metrics(ncu, metrics, env=env)
+        if listed is not None:
+            unlisted = [m for m in metrics if m not in listed]
+            metrics = [m for m in metrics if m in listed]
     command = ncu_command(settings, metrics, files["report"], ncu=ncu)
     log.info("running %s", command)
     run = run_ncu(command, files["report"], env=env, on_line=on_line, on_progress=on_progress)
@@ -169,6 +180,9 @@ def _with_counters(settings: ProfileSettings, files: dict[str, Path], ncu: str, 
         )
     status, code = _status(run.interrupted, run.program_failed)
     notes: list[str] = []
+    if unlisted:
+        notes.append(f"left out {counted(len(unlisted), 'metric')} of the roofline set that this GPU's Nsight Compute "
+                     f"does not list (ncu --query-metrics): {', '.join(unlisted)}; the analysis says what stays unknown")
     if dropped:
         notes.append(f"ncu does not know {', '.join(dropped)} on this GPU: the program was profiled again "
                      f"without {'it' if len(dropped) == 1 else 'them'}, and what "
