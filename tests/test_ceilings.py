@@ -160,3 +160,25 @@ def test_peak_metrics_ask_for_the_new_peaks():
                      "sm__sass_thread_inst_executed_op_conversion_pred_on.sum.peak_sustained",
                      "sm__thread_inst_executed_pipe_xu_pred_on.sum.peak_sustained"):
             assert peak in names, (cc, peak)
+
+
+def test_blackwell_dense_peaks_of_the_tcgen05_kinds_and_datapaths():
+    """SM 10.0: the tcgen05 kinds' dense peaks, FP4 (OMMA) twice the 8-bit datapath's: B200, 148 SMs x
+    32768 FP4 and 16384 8-bit FLOP/clk/SM (9 and 4.5 PFLOP/s dense at 1856 MHz); the Hopper names are
+    not asked for there; on Hopper the Blackwell names are not read."""
+    from roofline.analysis.ceilings import peak_metrics
+
+    k = "sm__ops_path_tensor_op_"
+    peaks = {f"{k}utcomma_src_fp4_dst_fp32_sparsity_off.sum.peak_sustained": 148 * 32768.0,
+             f"{k}utcqmma_src_fp4_fp6_fp8_dst_fp32_sparsity_off.sum.peak_sustained": 148 * 16384.0,
+             f"{k}utchmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained": 148 * 8192.0}
+    m = machine_from_profile(_frame(clocks=(1.856e9,), **peaks), compute_capability="10.0")
+    assert m.compute["tensor_fp4"] == pytest.approx(9.0e15, rel=1e-3)
+    assert m.compute["tensor_fp8"] == pytest.approx(4.5e15, rel=1e-3)
+    assert m.compute["tensor_bf16"] == pytest.approx(2.25e15, rel=1e-3)
+    assert "utcomma" in m.metadata["formulas"]["tensor_fp4"]
+    hopper = machine_from_profile(_frame(clocks=(1.856e9,), **peaks), compute_capability="9.0")
+    assert not {"tensor_fp4", "tensor_fp8", "tensor_bf16"} & set(hopper.compute)
+    names = peak_metrics("10.0")
+    assert set(peaks) <= set(names) and not [n for n in names if "gmma" in n]
+    assert not [n for n in peak_metrics("9.0") if "utc" in n or "fp4" in n]

@@ -418,3 +418,71 @@ def test_int4_counters_only_where_the_chip_has_them():
         assert f"{OPS}int4.sum" in counting.required_metrics(cc) and f"{OPS}int8.sum" in counting.required_metrics(cc)
     for cc in ("7.0", "9.0"):
         assert f"{OPS}int4.sum" not in counting.required_metrics(cc)
+
+
+#: A B300 (SM 10.3, Nsight Compute 2025.4.0) report, github.com/NVIDIA/DCGM/issues/251 (comment of
+#: 2026-07-06): 4096^3 GEMMs through torch._scaled_mm; each counter reads 137,438,953,472 = 2MNK exactly
+#: for its GEMM (FP8 nvjet_sm103_qqtst..., NVFP4 nvjet_sm103_ootst...), the other's counters 0.
+B300_GEMM_FLOPS = 137_438_953_472
+KIND = "sm__ops_path_tensor_op_"
+
+
+def test_blackwell_fp8_and_fp4_datapaths_count_2mnk_as_the_b300_report_reads():
+    assert B300_GEMM_FLOPS == 2 * 4096 ** 3
+    m = pd.DataFrame({f"{KIND}utcqmma_src_fp8_dst_fp32.sum": [float(B300_GEMM_FLOPS), 0.0],
+                      f"{KIND}utcqmma_src_fp8_dst_fp16.sum": [0.0, 0.0],
+                      f"{KIND}utcomma_src_fp4_dst_fp32.sum": [0.0, float(B300_GEMM_FLOPS)],
+                      "sm__inst_executed_pipe_tc.sum": [8192.0, 4096.0]})
+    out = counting.count(m, _cc(2, "10.3"))
+    assert out.columns["tensor_flops"].tolist() == [B300_GEMM_FLOPS, B300_GEMM_FLOPS]
+    assert list(out.columns["tensor_precision"]) == ["fp8", "fp4"]  # each its own ceiling: FP4 runs at 2x
+    assert not [w for w in out.warnings if "tensor" in w and "lower bound" not in w]
+
+
+def test_blackwell_datapath_totals_are_taken_once():
+    """SM 10.0: the 8-bit datapath's total (src_fp4_fp6_fp8, both accumulator types) is read, never added
+    to a narrower FP8 name or the tcgen05 kinds present beside it; the FP4 datapath is its own type."""
+    m = pd.DataFrame({f"{OPS}fp4_fp6_fp8_dst_fp32.sum": [1000.0], f"{OPS}fp4_fp6_fp8_dst_fp16.sum": [24.0],
+                      f"{OPS}fp8.sum": [900.0], f"{KIND}utcqmma_src_fp4_fp6_fp8_dst_fp32.sum": [1000.0],
+                      f"{OPS}fp4_dst_fp32.sum": [4096.0], f"{KIND}utcomma_src_fp4_dst_fp32.sum": [4096.0],
+                      "sm__inst_executed_pipe_tc.sum": [9.0]})
+    out = counting.count(m, _cc(1, "10.0"))
+    assert out.columns["tensor_flops"].tolist() == [1024.0 + 4096.0]
+    assert list(out.columns["tensor_precision"]) == ["fp4"]
+    # only one accumulator type collected: counted, and said to be a lower bound
+    part = counting.count(m[[f"{OPS}fp4_fp6_fp8_dst_fp32.sum", "sm__inst_executed_pipe_tc.sum"]], _cc(1, "10.0"))
+    assert part.columns["tensor_flops"].tolist() == [1000.0]
+    assert any("tensor fp8 FLOPs may be a lower bound" in w and "fp4_fp6_fp8_dst_fp16" in w for w in part.warnings)
+    # on Hopper the FP8 total is what it was
+    assert counting.count(pd.DataFrame({f"{OPS}fp8.sum": [900.0]}), _cc(1, "9.0")).columns["tensor_flops"].tolist() == [900.0]
+
+
+def test_blackwell_tensor_counters_requested():
+    for cc in ("10.0", "12.0"):
+        names = counting.required_metrics(cc)
+        for m in (f"{OPS}fp4_fp6_fp8_dst_fp16.sum", f"{OPS}fp4_fp6_fp8_dst_fp32.sum", f"{OPS}fp4_dst_fp32.sum",
+                  f"{OPS}fp16.sum", f"{OPS}fp16_dst_fp32.sum", f"{OPS}bf16_dst_fp32.sum"):
+            assert m in names, (cc, m)
+    assert not [m for m in counting.required_metrics("9.0") if "fp4" in m or "fp16_dst" in m]
+
+
+def test_an_fp4_gemm_is_held_to_the_fp4_ceiling_not_the_fp8_one():
+    """The B300 report's NVFP4 GEMM, counted, then analyzed on B200's spec at an assumed 20 us (the report
+    gives no time): 6.87 PFLOP/s, 76 % of B200's 9 PFLOP/s dense FP4; held to the 4.5 PFLOP/s 8-bit ceiling
+    it would read 153 %."""
+    from roofline.analysis import analyze
+    from roofline.kernels import from_records
+    from roofline.machine.gpu_specs import get_spec
+    from roofline.machine.theoretical import theoretical_from_spec
+
+    m = pd.DataFrame({f"{KIND}utcomma_src_fp4_dst_fp32.sum": [float(B300_GEMM_FLOPS)], "sm__inst_executed_pipe_tc.sum": [1.0]})
+    counted = counting.count(m, _cc(1, "10.3")).columns
+    b200 = theoretical_from_spec(get_spec("b200"))
+    assert b200.compute["tensor_fp4"] == pytest.approx(2 * b200.compute["tensor_fp8"]) == pytest.approx(9.0e15, rel=1e-3)
+    ab_c = 2 * 4096 * 4096 // 2 + 4096 * 4096 * 2  # FP4 A and B (half a byte each), BF16 C
+    row = {"kernel_name": "nvjet_sm103_ootst", "time_s": 20e-6, "sm_clock_hz": b200.sm_clock_hz, "dram_bytes": float(ab_c),
+           "tensor_flops": counted["tensor_flops"][0], "tensor_precision": counted["tensor_precision"][0]}
+    r = analyze(from_records([row]), b200).frame.iloc[0]
+    assert r["bound"] == "tensor_fp4"
+    assert r["pct_of_roofline"] == pytest.approx(B300_GEMM_FLOPS / 20e-6 / b200.compute["tensor_fp4"])
+    assert 0.76 < r["pct_of_roofline"] < 0.77

@@ -101,7 +101,12 @@ def test_fp64_and_fp8_tensor_paths_only_where_the_chip_has_them() -> None:
     have = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp64.sum" in metric_set(cc)}
     assert have == {"8.0", "9.0", "10.0", "12.0"}
     fp8 = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp8.sum" in metric_set(cc)}
-    assert fp8 == {"8.9", "9.0", "10.0", "12.0"}
+    assert fp8 == {"8.9", "9.0"}
+    # Blackwell: the 8-bit datapath (FP8, FP6, FP4 inputs) and the FP4 one, with both accumulators
+    blackwell = {cc for cc in ARCHITECTURES if {"sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum",
+                 "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp16.sum", "sm__ops_path_tensor_src_fp4_dst_fp32.sum"}
+                 <= set(metric_set(cc))}
+    assert blackwell == {"10.0", "12.0"}
 
 
 def test_compute_capability_spellings() -> None:

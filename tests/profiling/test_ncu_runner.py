@@ -311,7 +311,7 @@ def test_the_catalog_leaves_out_what_this_gpu_lacks_before_one_run(
     from roofline.profiling import metricsets
 
     ours = metricsets.metric_set("10.0")
-    lacking = ["sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp8.sum",
+    lacking = ["sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp16.sum",
                "sm__sass_thread_inst_executed_op_ffma2_pred_on.sum", "dram__bytes_read.sum"]
     assert set(lacking) <= set(ours)
     catalog = tmp_path / "catalog.txt"
@@ -325,7 +325,7 @@ def test_the_catalog_leaves_out_what_this_gpu_lacks_before_one_run(
     assert any(m.startswith("launch__") for m in _requested(run))  # attributes the catalog does not list: kept
     query = json.loads(Path(str(fake_ncu) + ".query").read_text())
     assert "--chips" not in query  # the GPUs on this machine
-    assert "sm__ops_path_tensor_src_fp8" in query[query.index("--metrics") + 1].split(",")
+    assert "sm__ops_path_tensor_src_fp16" in query[query.index("--metrics") + 1].split(",")
     (note,) = [n for n in outcome.notes if "does not list" in n]
     assert note.startswith("left out 4 metrics of the roofline set") and note.endswith(
         ", ".join(m for m in ours if m in lacking) + "; the analysis says what stays unknown")

@@ -13,7 +13,9 @@ fp16           c x sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustai
                that achieved and peak FP16 are counted alike (Nsight Compute 2024.1's Half section
                uses x2 for both, 2025+ x4 for both: ``derived__sm__..._hfma_pred_on_x4``)
 tensor_<t>     DENSE peaks only: sm__ops_path_tensor_op_hgmma_src_<t>..._sparsity_off (Hopper),
-               sm__ops_path_tensor_src_<t>..._sparsity_off (Ampere, Ada), .sum.peak_sustained x SM
+               sm__ops_path_tensor_src_<t>..._sparsity_off (Ampere, Ada), the tcgen05 kinds'
+               op_utc{h,q,o,i}mma_..._sparsity_off and the Blackwell datapaths (SM 10.x, 12.x:
+               tensor_fp8 is the 8-bit datapath, tensor_fp4 the FP4 one), .sum.peak_sustained x SM
                clock, the largest of those present. The per-type totals' peaks count 2:4-sparse
                work (on an H200, src_bf16_dst_fp32's peak is 2x op_hgmma_..._sparsity_off's), so they
                are used only on SM 7.x, which has no sparsity; SM 7.0/7.2 also 512 x
@@ -110,6 +112,18 @@ DENSE_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
     "tensor_int8": (f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_KIND}imma_src_int8_sparsity_off{_PEAK}",
                     f"{_OPS}int8_sparsity_off{_PEAK}"),
 }
+#: SM 10.x: the tcgen05 kinds (utchmma, utcqmma, utcomma, utcimma) and the Blackwell datapaths
+#: (roofline.counting.tensor), dense; the Hopper kinds' names are not there.
+BLACKWELL_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
+    "tensor_fp16": (f"{_KIND}utchmma_src_fp16_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}fp16_dst_fp32_sparsity_off{_PEAK}",
+                    f"{_OPS}fp16_dst_fp16_sparsity_off{_PEAK}"),
+    "tensor_bf16": (f"{_KIND}utchmma_src_bf16_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}bf16_dst_fp32_sparsity_off{_PEAK}"),
+    "tensor_tf32": (f"{_KIND}utchmma_src_tf32_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}tf32_dst_fp32_sparsity_off{_PEAK}"),
+    "tensor_fp8": (f"{_KIND}utcqmma_src_fp4_fp6_fp8_dst_fp32_sparsity_off{_PEAK}", f"{_KIND}utcqmma_src_fp8_dst_fp32_sparsity_off{_PEAK}",
+                   f"{_OPS}fp4_fp6_fp8_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}fp8_dst_fp16_sparsity_off{_PEAK}"),
+    "tensor_fp4": (f"{_KIND}utcomma_src_fp4_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}fp4_dst_fp32_sparsity_off{_PEAK}"),
+    "tensor_int8": (f"{_KIND}utcimma_src_int8_sparsity_off{_PEAK}", f"{_OPS}int8_sparsity_off{_PEAK}"),
+}
 #: SM 7.x (no sparsity): the per-type totals' peaks are dense.
 VOLTA_TURING_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
     "tensor_fp16": (f"{_OPS}fp16_dst_fp32{_PEAK}", f"{_OPS}fp16_dst_fp16{_PEAK}", f"{_OPS}fp16_bf16_tf32_dst_fp32{_PEAK}"),
@@ -181,9 +195,11 @@ def peak_metrics(compute_capability: str) -> list[str]:
             names.append(f"{_OPS}fp64{_PEAK}")
         if compute_capability == "8.9":
             names.append(f"{_OPS}fp8_sparsity_off{_PEAK}")
-    elif family in ("9", "10", "12"):
+    elif family == "9":
         names += [f"{_KIND}hgmma_src_{t}_sparsity_off{_PEAK}" for t in ("fp16", "bf16_dst_fp32", "tf32_dst_fp32")]
         names += [f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_OPS}fp8_sparsity_off{_PEAK}", f"{_OPS}fp64{_PEAK}"]
+    elif family in ("10", "12"):  # every spelling reported; the GPU's catalog keeps those it has
+        names += [n for peaks in BLACKWELL_TENSOR_PEAKS.values() for n in peaks] + [f"{_OPS}fp64{_PEAK}"]
     return names
 
 
@@ -327,6 +343,8 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
         tensor = dict(DENSE_TENSOR_PEAKS)
         if family == "7":
             tensor.update(VOLTA_TURING_TENSOR_PEAKS)
+        elif family in ("10", "12"):
+            tensor = {k: (*tensor.get(k, ()), *BLACKWELL_TENSOR_PEAKS.get(k, ())) for k in {**tensor, **BLACKWELL_TENSOR_PEAKS}}
         for key, names in tensor.items():
             peak = _largest(metrics, names)
             if peak is not None:

@@ -7,7 +7,7 @@
   (``op_hgmma``/``op_hmma``/``op_igmma``/``op_imma``, each total or its sparsity parts). One
   alternative per type, so nothing is counted twice. ``_sparsity_on`` parts that were not
   collected are taken as no 2:4-sparse work (collecting only ``_sparsity_off`` is common practice).
-* ``tensor_flops`` sums the floating-point types (fp64, tf32, fp16, bf16, fp8); ``tensor_int_ops``
+* ``tensor_flops`` sums the floating-point types (fp64, tf32, fp16, bf16, fp8, fp4); ``tensor_int_ops``
   the integer ones: INT8 (``src_int8``, Turing on; Hopper's ``op_igmma``/``op_imma``) and INT4
   (``src_int4``: tu102, ga100, ga102, ad102 in ``ncu --query-metrics``; gh100 has none). The INT1
   (binary) path is not counted. ``tensor_precision`` names the dominant floating-point type, or the
@@ -27,6 +27,14 @@
 A launch that executed tensor instructions (``sm__inst_executed_pipe_tensor`` > 0) while the
 collected types add up to 0 did work in a type not collected: its tensor FLOPs and integer
 operations are unknown, with a warning.
+
+Blackwell's low-precision types are counted per datapath, not per input type: ``fp8`` is the 8-bit
+datapath, which on SM 10.x and 12.x takes FP8, FP6 and FP4 inputs at one rate (``src_fp4_fp6_fp8``,
+kind::f8f6f4), and ``fp4`` the dedicated FP4 datapath at twice that rate (``src_fp4_dst_fp32``,
+block-scaled kind::mxf4 and mxf4nvf4), so that each is held to its own ceiling. Nsight Compute 2024.1
+knows no Blackwell chip: these names are those public reports of ncu 2025-2026 give for gb100 (B200),
+B300, gb10b and gb20x; the kinds' names changed between releases (``utcqmma_src_fp8`` in 2025.4,
+``utcqmma_src_fp4_fp6_fp8`` in 2026.1), and each spelling is one alternative, never added to another.
 
 SM 10.x (B200, B300) runs its tcgen05 MMAs on a pipe of their own, ``tc`` (a real B200 export in
 tests/data shows it idle beside an HMMA kernel's busy ``tensor`` pipe). There, a launch ran tensor
@@ -111,7 +119,10 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         # only FP16 tensor inputs among them).
         _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
     ), {"7.5": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
-        "8": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"), "9": _sums(f"{_OPS}fp16")}),
+        "8": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"), "9": _sums(f"{_OPS}fp16"),
+        # Blackwell: Hopper's total and the destination split both reported; the GPU's catalog keeps one
+        "10": _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"),
+        "12": _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32")}),
     TensorPath("bf16", (
         _sums(f"{_OPS}bf16_dst_fp32"),
         _sparse(f"{_OPS}bf16_dst_fp32"),
@@ -125,12 +136,33 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         _sparse(f"{_KIND}hgmma_src_tf32_dst_fp32", f"{_KIND}hmma_src_tf32_dst_fp32"),
     ), {"8": _sums(f"{_OPS}tf32_dst_fp32"), "9": _sums(f"{_OPS}tf32_dst_fp32")}),
     TensorPath("fp64", (_sums(f"{_OPS}fp64"),), {"8.0": _sums(f"{_OPS}fp64"), "9": _sums(f"{_OPS}fp64")}),
+    # The 8-bit-rate datapath. On Blackwell it takes FP8, FP6 and FP4 inputs alike (tcgen05 / mma
+    # kind::f8f6f4), counted together as src_fp4_fp6_fp8 (taken before any narrower FP8 name: never
+    # both); Blackwell names as public reports of Nsight Compute 2025-2026 on gb100/gb10b/gb20x spell them.
     TensorPath("fp8", (
+        _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"),
+        _sparse(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"),
         _sums(f"{_OPS}fp8"),
         _sparse(f"{_OPS}fp8"),
+        _sums(f"{_OPS}fp8_dst_fp16", f"{_OPS}fp8_dst_fp32", f"{_OPS}fp4_fp6_dst_fp16", f"{_OPS}fp4_fp6_dst_fp32"),
         _sums(f"{_KIND}qgmma_src_fp8", f"{_KIND}qmma_src_fp8"),
         _sparse(f"{_KIND}qgmma_src_fp8", f"{_KIND}qmma_src_fp8"),
-    ), {"8.9": _sums(f"{_OPS}fp8"), "9": _sums(f"{_OPS}fp8")}),
+        _sums(f"{_KIND}utcqmma_src_fp4_fp6_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp4_fp6_fp8_dst_fp32"),
+        _sparse(f"{_KIND}utcqmma_src_fp4_fp6_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp4_fp6_fp8_dst_fp32"),
+        _sums(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
+        _sparse(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
+    ), {"8.9": _sums(f"{_OPS}fp8"), "9": _sums(f"{_OPS}fp8"),
+        "10": _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"),
+        "12": _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32")}),
+    # Blackwell's dedicated FP4 datapath (block-scaled tcgen05 / mma kind::mxf4, mxf4nvf4; OMMA in SASS),
+    # twice the 8-bit rate. A B300 report (ncu 2025.4) reads utcomma_src_fp4_dst_fp32 = 2MNK exactly
+    # for a 4096^3 NVFP4 GEMM, with the 8-bit counters at 0.
+    TensorPath("fp4", (
+        _sums(f"{_OPS}fp4_dst_fp32"),
+        _sparse(f"{_OPS}fp4_dst_fp32"),
+        _sums(f"{_KIND}utcomma_src_fp4_dst_fp32"),
+        _sparse(f"{_KIND}utcomma_src_fp4_dst_fp32"),
+    ), {"10": _sums(f"{_OPS}fp4_dst_fp32"), "12": _sums(f"{_OPS}fp4_dst_fp32")}),
     TensorPath("int8", (
         _sums(f"{_OPS}int8"),
         _sparse(f"{_OPS}int8"),
@@ -154,8 +186,8 @@ def requested(path: TensorPath, cc: str) -> tuple[str, ...]:
     family = arch_family(cc)
     if family in path.requested:
         return path.requested[family]
-    if family in ("10", "12"):  # Blackwell: the Hopper names, not checkable with ncu 2024.1 (no gb100/gb202)
-        return path.requested.get("9", ())
+    if family in ("10", "12"):  # Blackwell: where no Blackwell name is known, the Hopper one (not checkable
+        return path.requested.get("9", ())  # with ncu 2024.1: no gb100/gb202; the GPU's catalog decides)
     return ()
 
 

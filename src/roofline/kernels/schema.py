@@ -48,6 +48,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
     Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs of floating-point types (integer types: tensor_int_ops)"),
     Column("tensor_precision", "string", "", "floating-point tensor input type when known: fp64, tf32, fp16, bf16, fp8 "
+           "(on Blackwell the 8-bit datapath: FP8, FP6, FP4 inputs), fp4 (Blackwell's FP4 datapath) "
            "(int8 or int4 when the only tensor work is integer)"),
     Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
     Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),

@@ -49,10 +49,10 @@ from roofline.errors import MachineError
 
 #: Rate keys, matching :data:`roofline.machine.model.COMPUTE_KEYS`.
 SCALAR_KEYS = ("fp64", "fp32", "fp16", "bf16")
-TENSOR_KEYS = ("tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_int8")
+TENSOR_KEYS = ("tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8")
 #: Tensor keys that NVIDIA rates at the 'low-precision tensor' boost clock where a product has one
 #: (H100: 1830 MHz SXM5, 1620 MHz PCIe, against 1980 / 1755 MHz for FP32, FP64 and FP64 tensor).
-LOW_PRECISION_TENSOR_KEYS = ("tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_int8")
+LOW_PRECISION_TENSOR_KEYS = ("tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8")
 
 KiB = 1024
 MiB = 1024 * 1024
@@ -305,11 +305,12 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
             key="gb100", name="Blackwell GB100", compute_capabilities=((10, 0),),
             # 128 FP32 + 64 FP64 lanes/SM (B200 at 148 SMs, 1965 MHz: FP32 74.4, datasheet 75; FP64 and
             # FP64 tensor 37.2, datasheet 37); tensor rates twice GH100's: 8192 dense FP16 FLOP/clk/SM (2.25 PFLOP/s at
-            # 148 SMs x 1856 MHz). FP64 tensor = FP64 (the datasheet gives one figure for both).
+            # 148 SMs x 1856 MHz). FP64 tensor = FP64 (the datasheet gives one figure for both). tensor_fp8 is
+            # the 8-bit datapath (FP8, and FP6 at the same 4.5 PFLOP/s), tensor_fp4 the FP4 one (9 PFLOP/s).
             rates={
                 "fp64": 128, "fp32": 256,
                 "tensor_fp64": 128, "tensor_tf32": 4096, "tensor_fp16": 8192, "tensor_bf16": 8192,
-                "tensor_fp8": 16384, "tensor_int8": 16384,
+                "tensor_fp8": 16384, "tensor_fp4": 32768, "tensor_int8": 16384,
             },
             l1_bytes_per_clk_per_sm=128, l1_shared_bytes_per_sm=256 * KiB,
             op_absent=_GUIDE_ABSENT.format("Blackwell GB100 (10.0)"),
@@ -326,11 +327,12 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
         GpuArch(
             key="gb20x", name="Blackwell GB20x", compute_capabilities=((12, 0),),
             # 128 FP32 lanes/SM; 4 tensor cores: 1024 dense FP16 FLOP/clk/SM with FP16 accumulate
-            # (RTX 5090: 419 TFLOP/s at 170 SMs, 2407 MHz; 3352 'AI TOPS' = FP4 sparse = 8 x that).
+            # (RTX 5090: 419 TFLOP/s at 170 SMs, 2407 MHz; 3352 'AI TOPS' = FP4 sparse = 8 x that, so FP4
+            # dense = 4096 FLOP/clk/SM).
             rates={
                 "fp32": 256,
                 "tensor_tf32": 512, "tensor_fp16": 1024, "tensor_bf16": 1024,
-                "tensor_fp8": 2048, "tensor_int8": 2048,
+                "tensor_fp8": 2048, "tensor_fp4": 4096, "tensor_int8": 2048,
             },
             l1_bytes_per_clk_per_sm=None, l1_shared_bytes_per_sm=128 * KiB,
             op_absent=_GUIDE_ABSENT.format("Blackwell GB20x (12.0)"),
@@ -509,7 +511,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
             source=f"NVIDIA HGX B200 specifications (per GPU: 1/8 of the 8-GPU figures); {_B200_NCU}",
             datasheet={
                 "fp64": 37 * T, "tensor_fp64": 37 * T, "fp32": 75 * T, "tensor_tf32": 1.125e15,
-                "tensor_fp16": 2.25e15, "tensor_bf16": 2.25e15, "tensor_fp8": 4.5e15,
+                "tensor_fp16": 2.25e15, "tensor_bf16": 2.25e15, "tensor_fp8": 4.5e15, "tensor_fp4": 9.0e15,
                 "tensor_int8": 4.5e15, "dram": 8.0e12,
             },
             notes="NVIDIA publishes no B200 clock. SMs (148), 1965 MHz (the maximum SM clock the driver "
@@ -521,7 +523,8 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
             "(8 x 74.4 = 595.6 printed as 600). The early Blackwell technical brief gave 40 / 80 TFLOP/s "
             "FP64 / FP32 at 1000 W, which 148 SMs reproduce only at 2.11 GHz, above the driver's maximum. "
             "HBM3e data rate = datasheet 8 TB/s / 7680 bits; the memory clock the driver reports "
-            "(3996 MHz, DDR) gives 7.67 TB/s. FP4 / FP6 (9 / 4.5 PFLOP/s dense) have no key here.",
+            "(3996 MHz, DDR) gives 7.67 TB/s. FP6 (4.5 PFLOP/s dense) runs on the 8-bit datapath: tensor_fp8; "
+            "FP4 (9 PFLOP/s dense) is tensor_fp4.",
         ),
         GpuSpec(
             key="rtx-5090", name="GeForce RTX 5090", arch="gb20x", sms=170, boost_clock_hz=2407e6,
@@ -532,7 +535,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
             datasheet={"fp32": 104.8 * T, "tensor_fp16": 209.5 * T, "tensor_bf16": 209.5 * T,
                        "tensor_int8": 838 * T, "dram": 1792 * G},
             notes="Tensor figures are FP32-accumulate (half the FP16-accumulate 419 TFLOP/s on GeForce). "
-            "3352 'AI TOPS' is FP4 with sparsity = 170 x 8192 x 2407 MHz (FP4 has no key here).",
+            "3352 'AI TOPS' is FP4 with sparsity = 170 x 8192 x 2407 MHz: tensor_fp4 dense is half.",
         ),
         GpuSpec(
             key="rtx-5080", name="GeForce RTX 5080", arch="gb20x", sms=84, boost_clock_hz=2617e6,
@@ -541,7 +544,7 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
             rate_overrides={"tensor_tf32": 256, "tensor_fp16": 512, "tensor_bf16": 512, "tensor_fp8": 1024},
             datasheet={"fp32": 56.3 * T, "dram": 960 * G},
             notes="Tensor rates FP32-accumulate (GeForce). 1801 'AI TOPS' (FP4, sparse) = 84 x 8192 x "
-            "2617 MHz (FP4 has no key here).",
+            "2617 MHz: tensor_fp4 dense is half.",
         ),
         GpuSpec(
             key="rtx-pro-6000-blackwell", name="RTX PRO 6000 Blackwell Workstation Edition", arch="gb20x",

@@ -50,7 +50,7 @@ MEMORY_ALIASES = {"hbm": "dram", "mem": "dram", "memory": "dram", "gmem": "dram"
 #: and ``warp_inst`` (warp instructions issued, the instruction roofline's peak) in warp instructions/s.
 COMPUTE_KEYS = (
     "fp64", "fp32", "fp16", "bf16",
-    "tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_int8",
+    "tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8",
     "int32", "conversion", "sfu", "warp_inst",
 )
 #: Compute keys whose ceilings count floating-point operations (the FLOP roofline's).

@@ -18,9 +18,10 @@ from roofline.kernels import KernelTable
 from roofline.machine.model import Machine
 
 #: Compute key the target lacks -> (the key its FLOPs are held to instead, factor on the bytes at the
-#: high end of the range, why). FP8 GEMMs run in FP16 where there are no FP8 tensor cores (Ampere and
-#: older), moving twice the bytes; BF16 in FP16 (Volta, Turing); TF32 on the FP32 units (Volta, Turing).
+#: high end of the range, why). FP4 GEMMs run in FP8 where there is no FP4 datapath (Hopper, Ada), FP8
+#: GEMMs in FP16 where there are no FP8 tensor cores (Ampere and older), each moving twice the bytes; BF16 in FP16 (Volta, Turing); TF32 on the FP32 units (Volta, Turing).
 SUBSTITUTES: Mapping[str, tuple[str, float, str]] = {
+    "tensor_fp4": ("tensor_fp8", 2.0, "FP4 data in FP8 move twice the bytes"),
     "tensor_fp8": ("tensor_fp16", 2.0, "FP8 data in FP16 move twice the bytes"),
     "tensor_bf16": ("tensor_fp16", 1.0, "same data size"),
     "tensor_tf32": ("fp32", 1.0, "TF32 GEMMs on the FP32 units"),
@@ -118,5 +119,5 @@ def unknown_flop_keys(row: pd.Series) -> list[str]:
     if pd.isna(row["fp16_flops"]):
         keys += ["fp16", "bf16"]
     if pd.isna(row["tensor_flops"]):
-        keys += ["tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8"]
+        keys += ["tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4"]
     return keys
