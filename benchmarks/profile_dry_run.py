@@ -156,7 +156,7 @@ def ncu_main(argv: list[str]) -> int:
     if "--import" in argv:
         sys.stdout.write(Path(argv[argv.index("--import") + 1]).read_text())
         return 0
-    if "--export" not in argv:
+    if "--export" not in argv and "--query-metrics" not in argv:
         return _per_metric_run(argv)
     sys.path.insert(0, str(ROOT / "tests" / "profiling"))
     import fake_ncu
