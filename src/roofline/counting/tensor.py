@@ -121,8 +121,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
     ), {"7.5": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
         "8": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"), "9": _sums(f"{_OPS}fp16"),
         # Blackwell: Hopper's total and the destination split both reported; the GPU's catalog keeps one
-        "10": _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"),
-        "12": _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32")}),
+        **dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"))}),
     TensorPath("bf16", (
         _sums(f"{_OPS}bf16_dst_fp32"),
         _sparse(f"{_OPS}bf16_dst_fp32"),
@@ -152,8 +151,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         _sums(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
         _sparse(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
     ), {"8.9": _sums(f"{_OPS}fp8"), "9": _sums(f"{_OPS}fp8"),
-        "10": _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"),
-        "12": _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32")}),
+        **dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"))}),
     # Blackwell's dedicated FP4 datapath (block-scaled tcgen05 / mma kind::mxf4, mxf4nvf4; OMMA in SASS),
     # twice the 8-bit rate. A B300 report (ncu 2025.4) reads utcomma_src_fp4_dst_fp32 = 2MNK exactly
     # for a 4096^3 NVFP4 GEMM, with the 8-bit counters at 0.
@@ -162,7 +160,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         _sparse(f"{_OPS}fp4_dst_fp32"),
         _sums(f"{_KIND}utcomma_src_fp4_dst_fp32"),
         _sparse(f"{_KIND}utcomma_src_fp4_dst_fp32"),
-    ), {"10": _sums(f"{_OPS}fp4_dst_fp32"), "12": _sums(f"{_OPS}fp4_dst_fp32")}),
+    ), dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp4_dst_fp32"))),
     TensorPath("int8", (
         _sums(f"{_OPS}int8"),
         _sparse(f"{_OPS}int8"),
