@@ -112,8 +112,8 @@ DENSE_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
     "tensor_int8": (f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_KIND}imma_src_int8_sparsity_off{_PEAK}",
                     f"{_OPS}int8_sparsity_off{_PEAK}"),
 }
-#: SM 10.x: the tcgen05 kinds (utchmma, utcqmma, utcomma, utcimma) and the Blackwell datapaths
-#: (roofline.counting.tensor), dense; the Hopper kinds' names are not there.
+#: Blackwell (SM 10.x, 12.x), dense: the tcgen05 kinds of SM 10.x (utchmma, utcqmma, utcomma, utcimma)
+#: and the datapath totals (roofline.counting.tensor); the Hopper kinds' names are not there.
 BLACKWELL_TENSOR_PEAKS: dict[str, tuple[str, ...]] = {
     "tensor_fp16": (f"{_KIND}utchmma_src_fp16_dst_fp32_sparsity_off{_PEAK}", f"{_OPS}fp16_dst_fp32_sparsity_off{_PEAK}",
                     f"{_OPS}fp16_dst_fp16_sparsity_off{_PEAK}"),

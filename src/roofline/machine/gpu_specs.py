@@ -46,10 +46,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from roofline.errors import MachineError
+from roofline.machine.model import COMPUTE_KEYS
 
 #: Rate keys, matching :data:`roofline.machine.model.COMPUTE_KEYS`.
 SCALAR_KEYS = ("fp64", "fp32", "fp16", "bf16")
-TENSOR_KEYS = ("tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8")
+TENSOR_KEYS = tuple(k for k in COMPUTE_KEYS if k.startswith("tensor_"))
 #: Tensor keys that NVIDIA rates at the 'low-precision tensor' boost clock where a product has one
 #: (H100: 1830 MHz SXM5, 1620 MHz PCIe, against 1980 / 1755 MHz for FP32, FP64 and FP64 tensor).
 LOW_PRECISION_TENSOR_KEYS = ("tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8")
