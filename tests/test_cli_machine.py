@@ -148,14 +148,22 @@ def test_outputs_are_checked_before_measuring(no_gpu, fake_cpu_bench, tmp_path):
     assert fake_cpu_bench == []  # refused before any measuring
 
 
+def _on_fake_gpu(measure_gpu, progress):  # type: ignore[no-untyped-def]
+    """``measure_gpu`` on a fresh fake GPU, its warm-up timed by the fake's own clock: the same seeded
+    noise on every run, however fast or loaded this machine is."""
+    from fake_gpu import FakeGpu, simulated_clock
+
+    gpu = FakeGpu()
+    with simulated_clock(gpu):
+        return measure_gpu(mode="quick", backend=gpu, progress=progress)
+
+
 def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, capsys):
     from roofline.machine import gpu_bench, gpu_info
-    from fake_gpu import FakeGpu
-
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
     monkeypatch.setattr(gpu_bench, "measure_gpu",
-                        lambda *, device, mode, progress: real(mode="quick", backend=FakeGpu(), progress=progress))
+                        lambda *, device, mode, progress: _on_fake_gpu(real, progress))
     out_json, png = tmp_path / "gpu.json", tmp_path / "sweep.png"
     assert main(["machine", "--gpu", "0", "-o", str(out_json), "--png", str(png)]) == 0
     out = capsys.readouterr().out
@@ -265,12 +273,10 @@ def test_a_busy_machine_warns_before_the_spread_shows_and_quiet_silences_it(no_g
 
 def test_gpu_measurement_records_repeat_ratios_and_warns_under_load(monkeypatch, load, tmp_path, capsys):
     from roofline.machine import gpu_bench, gpu_info
-    from fake_gpu import FakeGpu
-
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
     monkeypatch.setattr(gpu_bench, "measure_gpu",
-                        lambda *, device, mode, progress: real(mode="quick", backend=FakeGpu(), progress=progress))
+                        lambda *, device, mode, progress: _on_fake_gpu(real, progress))
     path = tmp_path / "gpu.json"
     load(2.0)
     assert main(["machine", "-o", str(path)]) == 0

@@ -241,7 +241,9 @@ def test_orchestration_without_theoretical_rates_still_measures(plateau_finder):
 
             return replace(super().device_info(), compute_capability=(13, 0), name="Future GPU")
 
-    m = measure_gpu(mode="quick", backend=Unknown())
+    gpu = Unknown()
+    with simulated_clock(gpu):
+        m = measure_gpu(mode="quick", backend=gpu)
     assert m.theoretical is None
     assert any("no theoretical ceilings" in n for n in m.notes)
     assert m.machine.compute["fp32"] == pytest.approx(FakeGpu.FLOPS["fp32"], rel=0.03)
@@ -258,7 +260,9 @@ def test_orchestration_reports_what_it_could_not_measure(plateau_finder):
                 raise RuntimeError("cuBLASLt refused")
             return super().time_gemm(kind, n)
 
-    m = measure_gpu(mode="quick", backend=NoHalf())
+    gpu = NoHalf()
+    with simulated_clock(gpu):
+        m = measure_gpu(mode="quick", backend=gpu)
     assert "fp16" not in m.machine.compute and "tensor_int8" not in m.machine.compute
     assert any("fp16 not measured: NVRTC could not compile it" in n for n in m.notes)
     assert any("tensor_int8 not measured: RuntimeError: cuBLASLt refused" in n for n in m.notes)

@@ -93,7 +93,7 @@ def fake_ncu_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_through_roofline_profile_with_the_fake_ncu_and_gpu(script, tmp_path: Path, fake_ncu_on_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from fake_gpu import FakeGpu
+    from fake_gpu import FakeGpu, simulated_clock
 
     from roofline.machine.gpu_bench import measure_gpu
 
@@ -105,7 +105,12 @@ def test_through_roofline_profile_with_the_fake_ncu_and_gpu(script, tmp_path: Pa
     row[col] = str(16 * 262_144)
     report.write_text("\n".join(",".join(f'"{v}"' for v in r) for r in lines) + "\n")
     monkeypatch.setenv("FAKE_NCU_RECORDED", str(report))
-    monkeypatch.setattr(script, "run_machine", lambda mode: measure_gpu(mode="quick", backend=FakeGpu()))
+    def run_machine(mode: str):  # type: ignore[no-untyped-def]
+        gpu = FakeGpu()
+        with simulated_clock(gpu):  # the same noise draws on every run (the warm-up is timed)
+            return measure_gpu(mode="quick", backend=gpu)
+
+    monkeypatch.setattr(script, "run_machine", run_machine)
     out = tmp_path / "out"
     assert script.main([str(out), "--arch", "9.0", "--no-launch"]) == 0
     argv = json.loads(fake_ncu_on_path.read_text())
