@@ -275,6 +275,85 @@ def test_gpu_matmul_flops_go_to_tensor_cores_by_dtype() -> None:
     assert all(v is None for v in flop_columns("mystery", "float32", "cuda", None).values())
 
 
+def test_scaled_integer_and_grouped_products_count_2mnk_from_their_operands() -> None:
+    """FP8 _scaled_mm, INT8 _int_mm and BF16 _grouped_mm (MoE experts) run on the CPU here: each row is
+    recorded under its operands' type (not the FP8 product's BF16 result), FLOPs 2MNK by hand."""
+    m, k, n = 32, 64, 48
+    a8 = torch.randn(m, k).to(torch.float8_e4m3fn)
+    b8 = torch.randn(n, k).to(torch.float8_e5m2).t()  # column-major, as _scaled_mm wants
+    one = torch.tensor(1.0)
+    ai = torch.randint(-8, 8, (m, k), dtype=torch.int8)
+    bi = torch.randint(-8, 8, (k, n), dtype=torch.int8)
+    tokens = torch.randn(64, 32, dtype=torch.bfloat16)  # 64 token rows, K = 32
+    experts = torch.randn(4, 32, 16, dtype=torch.bfloat16)  # 4 experts of 32 x 16
+    grads, acts = torch.randn(16, 64, dtype=torch.bfloat16), torch.randn(64, 24, dtype=torch.bfloat16)
+
+    def run() -> None:
+        torch._scaled_mm(a8, b8, one, one, out_dtype=torch.bfloat16)
+        torch._int_mm(ai, bi)
+        torch._grouped_mm(tokens, experts, offs=torch.tensor([16, 32, 48, 64], dtype=torch.int32))
+        torch._grouped_mm(grads, acts, offs=torch.tensor([16, 40, 64], dtype=torch.int32))  # 3 groups along K
+
+    scaled, integer, experts_row, k_grouped = _record(run)
+    assert scaled["kernel_name"] == "aten::_scaled_mm" and scaled["dtype"] == "float8_e5m2"  # B, the larger operand
+    assert scaled["fp32_flops"] == 2 * 32 * 48 * 64 == 196_608  # on a CPU the FP8 product is FP32 arithmetic
+    assert scaled["dram_bytes"] == 32 * 64 + 48 * 64 + 4 + 4 + 32 * 48 * 2  # FP8 A, B; FP32 scales; BF16 C
+    assert integer["dtype"] == "int8" and integer["int_ops"] == 196_608
+    assert integer["fp32_flops"] == integer["tensor_flops"] == 0.0
+    assert experts_row["fp16_flops"] == 2 * 64 * 16 * 32 == 65_536  # each token row through one expert
+    assert k_grouped["fp16_flops"] == 2 * 16 * 24 * 64 == 49_152  # 3 results of 16 x 24, K summing to 64
+    table = rows_to_table([scaled, integer], "ops.1.json").frame
+    assert table["flops"].tolist() == [196_608, 0] and table["int_ops"].iloc[1] == 196_608
+
+
+def test_a_packed_fp4_product_counts_both_values_of_each_element() -> None:
+    """NVFP4 operands hold two values per byte (float4_e2m1fn_x2): A (32, 32) is 32 x 64 values.
+    PyTorch's own registry counts the storage, half the work."""
+    from torch.utils.flop_counter import flop_registry
+
+    from roofline.profiling.counter_free import formulas
+
+    a = torch.empty(32, 32, dtype=torch.float4_e2m1fn_x2, device="meta")
+    b = torch.empty(48, 32, dtype=torch.float4_e2m1fn_x2, device="meta").t()
+    out = torch.empty(32, 48, dtype=torch.bfloat16, device="meta")
+    scale = torch.empty(1, device="meta")
+    mm = torch.ops.aten._scaled_mm.default
+    assert formulas.op_flops(mm, (a, b, scale, scale), {"out_dtype": torch.bfloat16}, out) == 2 * 32 * 48 * 64
+    assert flop_registry[mm._overloadpacket](a.shape, b.shape, (1,), (1,), out_val=out) == 32 * 48 * 64
+    assert formulas.op_bytes((a, b, scale, scale), {}, out) == 32 * 32 + 48 * 32 + 4 + 4 + 32 * 48 * 2
+
+
+def test_gpu_low_precision_products_are_held_to_their_tensor_ceiling() -> None:
+    """On a GPU an FP8 product is tensor work of type fp8, an NVFP4 one fp4, an INT8 one tensor integer
+    operations; an FP8 element-wise op (PyTorch computes in FP32) stays FP32 work. An FP8 GEMM of
+    8192^3 at an assumed 1 ms on the H100 SXM spec: 1.0995 PFLOP/s, 55.6 % of its 1979 TFLOP/s FP8."""
+    from roofline.analysis import analyze
+    from roofline.machine.gpu_specs import get_spec
+    from roofline.machine.theoretical import theoretical_from_spec
+    from roofline.profiling.counter_free.recorder import flop_columns
+
+    for dtype, precision in (("float8_e4m3fn", "fp8"), ("float8_e5m2", "fp8"), ("float8_e4m3fnuz", "fp8"),
+                             ("float4_e2m1fn_x2", "fp4")):
+        cols = flop_columns("_scaled_mm", dtype, "cuda", 10.0)
+        assert cols["tensor_flops"] == 10.0 and cols["tensor_precision"] == precision and cols["fp32_flops"] == 0.0
+    assert flop_columns("_scaled_grouped_mm", "float8_e4m3fn", "cuda", 4.0)["tensor_precision"] == "fp8"
+    assert flop_columns("_grouped_mm", "bfloat16", "cuda", 4.0)["tensor_precision"] == "bf16"
+    integer = flop_columns("_int_mm", "int8", "cuda", 6.0)
+    assert integer["tensor_int_ops"] == 6.0 and integer["tensor_precision"] == "int8" and integer["tensor_flops"] == 0.0
+    assert flop_columns("abs", "float8_e4m3fn", "cuda", 3.0)["fp32_flops"] == 3.0
+    assert flop_columns("add", "int8", "cuda", 3.0) == {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0,
+                                                         "tensor_flops": 0.0}
+
+    flops = 2.0 * 8192**3
+    row = {"kernel_name": "aten::_scaled_mm", "time_s": 1e-3, "dram_bytes": 2 * 8192**2 + 2 * 8192**2,
+           **flop_columns("_scaled_mm", "float8_e4m3fn", "cuda", flops)}
+    h100 = theoretical_from_spec(get_spec("h100-sxm"))
+    r = analyze(rows_to_table([row], "ops.1.json"), h100).frame.iloc[0]
+    assert r["bound"] == "tensor_fp8" and h100.compute["tensor_fp8"] == pytest.approx(1.979e15, rel=1e-3)
+    assert r["pct_of_roofline"] == pytest.approx(flops / 1e-3 / 1.97885952e15, rel=1e-9)
+    assert 0.555 < r["pct_of_roofline"] < 0.556
+
+
 def test_a_sitecustomize_already_on_the_path_still_runs(tmp_path: Path, monkeypatch) -> None:
     from roofline.profiling.session import profile
     from roofline.profiling.settings import ProfileSettings

@@ -1,10 +1,10 @@
 """FLOPs and bytes of one PyTorch operator call, from its arguments and result.
 
-FLOPs: ``torch.utils.flop_counter.flop_registry`` (matmul, convolution and their
-backward, CUDA attention) first; then our own formulas (:data:`FORMULAS`) for ops the
-registry lacks: CPU attention, losses, embedding backward, fused optimizers; then our
-table of FLOPs per element (:data:`PER_ELEMENT`) for element-wise, reduction,
-normalization and optimizer (``_foreach_*``) ops; ops that only move data
+FLOPs: our own formulas (:data:`FORMULAS`) first, for ops the registry lacks (CPU attention,
+losses, embedding backward, fused optimizers, grouped, scaled and integer matrix products) or
+miscounts (packed FP4); then ``torch.utils.flop_counter.flop_registry`` (matmul, convolution and
+their backward, CUDA attention); then our table of FLOPs per element (:data:`PER_ELEMENT`) for
+element-wise, reduction, normalization and optimizer (``_foreach_*``) ops; ops that only move data
 (:data:`DATA_MOVEMENT`) have 0 FLOPs. Any other op has unknown FLOPs (None), never 0.
 
 Matmul-like ops (registry and ours) count 2 FLOPs per multiply-add: ``mm`` of (m, k)
@@ -146,6 +146,24 @@ def _attention_backward(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any)
     return attention_backward_flops(args[1], args[2], args[3])
 
 
+def matmul_flops(a: Any, b: Any, out: Any) -> float:
+    """A matrix product's 2 x M x N x K, for one product or a group of them (PyTorch's scaled, grouped
+    and integer products): 2 x (result elements) x K, where K is the last dimension of ``a``, twice
+    that for packed FP4 (``float4_e2m1fn_x2``: two values per element). Grouped along K (``a`` (M, K)
+    and ``b`` (K, N) holding every group's K, result (groups, M, N)), each result element sums over
+    its group's part of K only: 2 x M x N x K. Rows of a grouped result past the last offset (padding)
+    are counted: reading the offsets would make the GPU wait."""
+    k = a.shape[-1] * (2 if str(a.dtype) == "torch.float4_e2m1fn_x2" else 1)
+    elements = out.numel()
+    if a.dim() == 2 and b.dim() == 2 and out.dim() == 3:  # groups along K
+        elements //= max(out.shape[0], 1)
+    return 2.0 * elements * k
+
+
+def _matmul(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> float:
+    return matmul_flops(_arg(args, kwargs, 0, "self"), _arg(args, kwargs, 1, "mat2"), out)
+
+
 def _nll_loss(target_index: int) -> Callable[[tuple[Any, ...], dict[str, Any], Any], float]:
     """Negative log-likelihood forward or backward: one operation per target (the picked
     log-probability summed, or its gradient written), one more with class weights."""
@@ -201,10 +219,13 @@ def _fused_sgd(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> float
     return per * _param_elements(args)
 
 
-#: Formulas for ops that ``torch.utils.flop_counter`` does not register (PyTorch 2.13),
-#: by op name: ``f(args, kwargs, out) -> FLOPs``. CPU SDPA dispatches to
-#: ``_scaled_dot_product_flash_attention_for_cpu`` (and its ``_backward``), absent there.
+#: Our formulas, by op name: ``f(args, kwargs, out) -> FLOPs``; asked before the registry. For ops
+#: that ``torch.utils.flop_counter`` does not register (PyTorch 2.13): CPU SDPA dispatches to
+#: ``_scaled_dot_product_flash_attention_for_cpu`` (and its ``_backward``), absent there; the grouped,
+#: integer and second scaled products. And ``_scaled_mm``, which the registry counts from the operands'
+#: shapes: half the FLOPs of a packed FP4 product.
 FORMULAS: dict[str, Callable[[tuple[Any, ...], dict[str, Any], Any], float]] = {
+    **{name: _matmul for name in ("_scaled_mm", "_scaled_mm_v2", "_grouped_mm", "_scaled_grouped_mm", "_int_mm")},
     "_scaled_dot_product_flash_attention_for_cpu": _attention,
     "_scaled_dot_product_flash_attention_for_cpu_backward": _attention_backward,
     "_scaled_dot_product_fused_attention_overrideable": _attention,
@@ -264,11 +285,11 @@ def op_flops(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any)
     from torch.utils.flop_counter import flop_registry
 
     packet = func._overloadpacket
-    if packet in flop_registry:
-        return float(flop_registry[packet](*args, **kwargs, out_val=out))
     name = packet.__name__
     if name in FORMULAS:
         return FORMULAS[name](args, kwargs, out)
+    if packet in flop_registry:
+        return float(flop_registry[packet](*args, **kwargs, out_val=out))
     if name in DATA_MOVEMENT:
         return 0.0
     if name in NORMALIZATION:

@@ -40,11 +40,17 @@ from roofline.torch import auto, modules, optim
 
 LABEL = "roofline.op#"
 
-#: Our FLOP column for each floating dtype name (non-tensor work).
-_DTYPE_COLUMN = {"float64": "fp64_flops", "float32": "fp32_flops", "float16": "fp16_flops", "bfloat16": "fp16_flops"}
+#: 8-bit and 4-bit floating types (PyTorch's names) and their tensor-core input type.
+_LOW_PRECISION = {"float8_e4m3fn": "fp8", "float8_e5m2": "fp8", "float8_e4m3fnuz": "fp8", "float8_e5m2fnuz": "fp8",
+                  "float4_e2m1fn_x2": "fp4"}
+#: Our FLOP column for each floating dtype name (non-tensor work). PyTorch's kernels do the arithmetic
+#: of 8-bit and 4-bit floats in FP32 (they convert each value first): their FLOPs are FP32 FLOPs.
+_DTYPE_COLUMN = {"float64": "fp64_flops", "float32": "fp32_flops", "float16": "fp16_flops", "bfloat16": "fp16_flops",
+                 **{name: "fp32_flops" for name in _LOW_PRECISION}}
 #: Ops whose FLOPs run on tensor cores on a GPU when the dtype allows it.
 _TENSOR_OPS = frozenset({
-    "mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "convolution", "_convolution", "cudnn_convolution",
+    "mm", "addmm", "bmm", "baddbmm", "_scaled_mm", "_scaled_mm_v2", "_grouped_mm", "_scaled_grouped_mm", "_int_mm",
+    "convolution", "_convolution", "cudnn_convolution",
     "convolution_backward", "_scaled_dot_product_efficient_attention", "_scaled_dot_product_flash_attention",
     "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_efficient_attention_backward",
     "_scaled_dot_product_flash_attention_backward", "_scaled_dot_product_cudnn_attention_backward",
@@ -57,12 +63,24 @@ def _dtype_name(dtype: Any) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+def operand_dtype(name: str, inputs: list[Any], tensors: list[Any]) -> str:
+    """The dtype name a row of op ``name`` is recorded under: for a tensor-core op, its largest input
+    (an FP8 ``_scaled_mm`` writes BF16 from FP8 operands; its small FP32 scales are not the operands);
+    for any other op the first floating tensor of its result then inputs (``tensors``), else the first."""
+    if name in _TENSOR_OPS and inputs:
+        return _dtype_name(max(inputs, key=lambda t: t.numel()).dtype)
+    floating = [t for t in tensors if t.is_floating_point()]
+    return _dtype_name((floating or tensors)[0].dtype) if tensors else "none"
+
+
 def _tensor_precision(name: str, dtype: str) -> str | None:
     """The tensor-core input type a GPU op of this dtype most likely used, or None."""
     if name not in _TENSOR_OPS:
         return None
     if dtype in ("float16", "bfloat16"):
         return {"float16": "fp16", "bfloat16": "bf16"}[dtype]
+    if dtype in _LOW_PRECISION or dtype == "int8":
+        return _LOW_PRECISION.get(dtype, dtype)
     if dtype == "float32":
         conv = "conv" in name
         allowed = torch.backends.cudnn.allow_tf32 if conv else torch.backends.cuda.matmul.allow_tf32
@@ -71,13 +89,19 @@ def _tensor_precision(name: str, dtype: str) -> str | None:
 
 
 def flop_columns(name: str, dtype: str, device_type: str, flops: float | None) -> dict[str, Any]:
-    """Spread one op's FLOPs over the kernel-table columns (unknown FLOPs stay unknown)."""
+    """Spread one op's FLOPs over the kernel-table columns (unknown FLOPs stay unknown). An INT8
+    matrix product (``_int_mm``) does integer operations: ``tensor_int_ops`` on a GPU, ``int_ops``
+    elsewhere, and no FLOPs."""
     cols: dict[str, Any] = {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0}
     if flops is None:
         return {k: None for k in cols}
+    precision = _tensor_precision(name, dtype) if device_type == "cuda" else None
+    if dtype == "int8" and name in _TENSOR_OPS:
+        if precision is None:
+            return cols | {"int_ops": flops}
+        return cols | {"tensor_int_ops": flops, "tensor_precision": precision}
     if dtype not in _DTYPE_COLUMN:  # integer and boolean ops do no floating-point work
         return cols
-    precision = _tensor_precision(name, dtype) if device_type == "cuda" else None
     if precision is not None:
         cols["tensor_flops"] = flops
         cols["tensor_precision"] = precision
@@ -140,8 +164,7 @@ class Recorder:
             out = func(*args, **kwargs)
         ins = formulas.flatten_tensors(args)
         tensors = formulas.flatten_tensors(out) + ins
-        floating = [t for t in tensors if t.is_floating_point()]
-        dtype = _dtype_name((floating or tensors)[0].dtype) if tensors else "none"
+        dtype = operand_dtype(name, ins, tensors)
         device = tensors[0].device if tensors else torch.device("cpu")
         try:
             flops = formulas.op_flops(func, args, kwargs, out)
