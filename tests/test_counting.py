@@ -439,6 +439,19 @@ def test_blackwell_fp8_and_fp4_datapaths_count_2mnk_as_the_b300_report_reads():
     assert not [w for w in out.warnings if "tensor" in w and "lower bound" not in w]
 
 
+def test_jetson_thor_sm_11_counts_tcgen05_work_as_sm_10_does():
+    """The B300 report's NVFP4 GEMM counters read as if from a Jetson Thor (SM 11.0, tcgen05): 2MNK of fp4.
+    A Thor launch that counts no tensor work with its tcgen05 pipe unknown is unknown, not 0 (as on SM 10.x)."""
+    m = pd.DataFrame({f"{KIND}utcomma_src_fp4_dst_fp32.sum": [float(B300_GEMM_FLOPS)], "sm__inst_executed_pipe_tc.sum": [4096.0]})
+    out = counting.count(m, _cc(1, "11.0"))
+    assert out.columns["tensor_flops"].tolist() == [B300_GEMM_FLOPS] and list(out.columns["tensor_precision"]) == ["fp4"]
+    idle_unknown = counting.count(pd.DataFrame({f"{OPS}bf16_dst_fp32.sum": [0.0]}), _cc(1, "11.0"))
+    assert np.isnan(idle_unknown.columns["tensor_flops"][0])
+    assert any("1 launch on SM 11.0" in w and "sm__inst_executed_pipe_tc.sum" in w for w in idle_unknown.warnings)
+    assert {f"{OPS}fp4_fp6_fp8_dst_fp32.sum", f"{OPS}fp4_dst_fp32.sum", "sm__inst_executed_pipe_tc.sum"} <= set(
+        counting.required_metrics("11.0"))
+
+
 def test_blackwell_datapath_totals_are_taken_once():
     """SM 10.0: the 8-bit datapath's total (src_fp4_fp6_fp8, both accumulator types) is read, never added
     to a narrower FP8 name or the tcgen05 kinds present beside it; the FP4 datapath is its own type."""

@@ -99,14 +99,27 @@ def test_hopper_fp16_total_and_dense_peaks() -> None:
 
 def test_fp64_and_fp8_tensor_paths_only_where_the_chip_has_them() -> None:
     have = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp64.sum" in metric_set(cc)}
-    assert have == {"8.0", "9.0", "10.0", "12.0"}
+    assert have == {"8.0", "9.0", "10.0", "11.0", "12.0"}  # Blackwell: asked, and the GPU's catalog decides
     fp8 = {cc for cc in ARCHITECTURES if "sm__ops_path_tensor_src_fp8.sum" in metric_set(cc)}
     assert fp8 == {"8.9", "9.0"}
     # Blackwell: the 8-bit datapath (FP8, FP6, FP4 inputs) and the FP4 one, with both accumulators
     blackwell = {cc for cc in ARCHITECTURES if {"sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum",
                  "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp16.sum", "sm__ops_path_tensor_src_fp4_dst_fp32.sum"}
                  <= set(metric_set(cc))}
-    assert blackwell == {"10.0", "12.0"}
+    assert blackwell == {"10.0", "11.0", "12.0"}
+
+
+def test_jetson_thor_is_a_tcgen05_blackwell_under_both_of_its_numbers() -> None:
+    """Jetson Thor reports SM 11.0 from CUDA 13 on (10.1 before): both get a set, with the tcgen05 pipe
+    and the tcgen05 kinds' dense peaks of SM 10.x; not the packed FP32 counters, which only SM 10.0 and
+    10.3 are known to have; SM 12.x (no tcgen05) gets neither the pipe nor the tcgen05 peaks."""
+    assert architecture("sm_110").compute_capability == "11.0"
+    assert architecture("10.1").compute_capability == "10.0"
+    thor = set(metric_set("11.0"))
+    assert {"sm__inst_executed_pipe_tc.sum", "sm__ops_path_tensor_src_fp4_dst_fp32.sum",
+            "sm__ops_path_tensor_op_utcomma_src_fp4_dst_fp32_sparsity_off.sum.peak_sustained"} <= thor
+    assert not [m for m in thor if "ffma2" in m or "gmma" in m]
+    assert "sm__inst_executed_pipe_tc.sum" not in metric_set("12.0")
 
 
 def test_compute_capability_spellings() -> None:

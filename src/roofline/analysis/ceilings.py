@@ -72,7 +72,7 @@ import pandas as pd
 
 from roofline.counting import Counter, Reader, arch_family
 from roofline.counting.flops import launch_time
-from roofline.counting.forms import one, smsp
+from roofline.counting.forms import BLACKWELL, one, smsp
 from roofline.machine.gpu_specs import spec_for_device_name
 from roofline.machine.model import Machine, combine
 from roofline.machine.theoretical import theoretical_from_spec
@@ -198,7 +198,7 @@ def peak_metrics(compute_capability: str) -> list[str]:
     elif family == "9":
         names += [f"{_KIND}hgmma_src_{t}_sparsity_off{_PEAK}" for t in ("fp16", "bf16_dst_fp32", "tf32_dst_fp32")]
         names += [f"{_KIND}igmma_src_int8_sparsity_off{_PEAK}", f"{_OPS}fp8_sparsity_off{_PEAK}", f"{_OPS}fp64{_PEAK}"]
-    elif family in ("10", "12"):  # every spelling reported; the GPU's catalog keeps those it has
+    elif family in BLACKWELL:  # every spelling reported; the GPU's catalog keeps those it has
         names += [n for peaks in BLACKWELL_TENSOR_PEAKS.values() for n in peaks] + [f"{_OPS}fp64{_PEAK}"]
     return names
 
@@ -343,7 +343,7 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
         tensor = dict(DENSE_TENSOR_PEAKS)
         if family == "7":
             tensor.update(VOLTA_TURING_TENSOR_PEAKS)
-        elif family in ("10", "12"):
+        elif family in BLACKWELL:
             tensor = {k: (*tensor.get(k, ()), *BLACKWELL_TENSOR_PEAKS.get(k, ())) for k in {**tensor, **BLACKWELL_TENSOR_PEAKS}}
         for key, names in tensor.items():
             peak = _largest(metrics, names)

@@ -30,7 +30,13 @@ import numpy as np
 import pandas as pd
 
 #: Compute-capability majors the table has rules for (others are read with the general rules).
-ARCHS = ("7", "8", "9", "10")
+ARCHS = ("7", "8", "9", "10", "11")
+#: Blackwell's majors: 10 (B200, B300), 11 (Jetson Thor: SM 10.1 until CUDA 13 renamed it 11.0),
+#: 12 (RTX 50, RTX PRO Blackwell, DGX Spark's GB10).
+BLACKWELL = ("10", "11", "12")
+#: The Blackwell majors whose tensor cores run tcgen05 (UTC*MMA, on a pipe of their own): the PTX ISA's
+#: target notes for tcgen05 name sm_100a, sm_101a (renamed sm_110a) and their families; SM 12.x has none.
+TCGEN05 = ("10", "11")
 #: Formulas that hold on every architecture.
 ALL = ("*",)
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from roofline.counting.forms import ARCHS, Counter, Formula, Reader, arch_family, idle_columns, ncu_hint, terms
+from roofline.counting.forms import ARCHS, BLACKWELL, TCGEN05, Counter, Formula, Reader, arch_family, idle_columns, ncu_hint, terms
 from roofline.units import counted
 
 #: Architectures with the 512-FLOPs-per-tensor-instruction rule.
@@ -68,7 +68,7 @@ PIPE_TENSOR_OR_IDLE = replace(PIPE_TENSOR, idle=idle_columns("pipe_tensor_cycles
 IDLE_TENSOR_ARCHS = ("7", "8")
 #: The tcgen05 pipe of SM 10.x, which ``sm__inst_executed_pipe_tensor`` does not cover (module docstring).
 PIPE_TC = Counter(("sm__inst_executed_pipe_tc.sum",), idle=idle_columns("inst_executed_pipe_tc", "pipe_tc_cycles_active"))
-TC_PIPE_ARCHS = ("10",)
+TC_PIPE_ARCHS = TCGEN05
 
 FORMULAS: tuple[Formula, ...] = (
     Formula("tensor_flops", V100_TENSOR, terms((512, PIPE_TENSOR)),
@@ -121,7 +121,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
     ), {"7.5": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_bf16_tf32_dst_fp32"),
         "8": _sums(f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"), "9": _sums(f"{_OPS}fp16"),
         # Blackwell: Hopper's total and the destination split both reported; the GPU's catalog keeps one
-        **dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"))}),
+        **dict.fromkeys(BLACKWELL, _sums(f"{_OPS}fp16", f"{_OPS}fp16_dst_fp16", f"{_OPS}fp16_dst_fp32"))}),
     TensorPath("bf16", (
         _sums(f"{_OPS}bf16_dst_fp32"),
         _sparse(f"{_OPS}bf16_dst_fp32"),
@@ -151,7 +151,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         _sums(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
         _sparse(f"{_KIND}utcqmma_src_fp8_dst_fp16", f"{_KIND}utcqmma_src_fp8_dst_fp32"),
     ), {"8.9": _sums(f"{_OPS}fp8"), "9": _sums(f"{_OPS}fp8"),
-        **dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"))}),
+        **dict.fromkeys(BLACKWELL, _sums(f"{_OPS}fp4_fp6_fp8_dst_fp16", f"{_OPS}fp4_fp6_fp8_dst_fp32"))}),
     # Blackwell's dedicated FP4 datapath (block-scaled tcgen05 / mma kind::mxf4, mxf4nvf4; OMMA in SASS),
     # twice the 8-bit rate. A B300 report (ncu 2025.4) reads utcomma_src_fp4_dst_fp32 = 2MNK exactly
     # for a 4096^3 NVFP4 GEMM, with the 8-bit counters at 0.
@@ -160,7 +160,7 @@ TENSOR_PATHS: tuple[TensorPath, ...] = (
         _sparse(f"{_OPS}fp4_dst_fp32"),
         _sums(f"{_KIND}utcomma_src_fp4_dst_fp32"),
         _sparse(f"{_KIND}utcomma_src_fp4_dst_fp32"),
-    ), dict.fromkeys(("10", "12"), _sums(f"{_OPS}fp4_dst_fp32"))),
+    ), dict.fromkeys(BLACKWELL, _sums(f"{_OPS}fp4_dst_fp32"))),
     TensorPath("int8", (
         _sums(f"{_OPS}int8"),
         _sparse(f"{_OPS}int8"),
@@ -184,7 +184,7 @@ def requested(path: TensorPath, cc: str) -> tuple[str, ...]:
     family = arch_family(cc)
     if family in path.requested:
         return path.requested[family]
-    if family in ("10", "12"):  # Blackwell: where no Blackwell name is known, the Hopper one (not checkable
+    if family in BLACKWELL:  # Blackwell: where no Blackwell name is known, the Hopper one (not checkable
         return path.requested.get("9", ())  # with ncu 2024.1: no gb100/gb202; the GPU's catalog decides)
     return ()
 

@@ -62,13 +62,17 @@ ARCHITECTURES: dict[str, Architecture] = {a.compute_capability: a for a in (
     Architecture("8.9", "ad102", "Ada Lovelace"),
     Architecture("9.0", "gh100", "Hopper"),
     Architecture("10.0", "gb100", "Blackwell (B100/B200)"),
+    # Jetson Thor: SM 10.1 until CUDA 13 renamed it 11.0 (10.1 takes 10.0's set). Its chip name is
+    # Nsight Compute's "GB10b" (its GPU support list), the Tegra "b" as in GA10b (Orin).
+    Architecture("11.0", "gb10b", "Blackwell (Jetson Thor)"),
     Architecture("12.0", "gb202", "Blackwell (GeForce RTX 50)"),
 )}
 
 #: Chips whose metric names the tests check against ``ncu --query-metrics --chip`` (Nsight Compute
-#: 2024.1.1, which CI installs). It knows no Blackwell chip: the SM 10.0 and 12.0 sets repeat the
-#: Hopper names, and SM 10.0 adds the packed FP32 counters (FADD2, FMUL2, FFMA2) that Nsight Compute
-#: 2025's FP32 roofline reads on it and the tcgen05 pipe's ``sm__inst_executed_pipe_tc.sum``, unchecked.
+#: 2024.1.1, which CI installs). It knows no Blackwell chip: the SM 10.0, 11.0 and 12.0 sets repeat the
+#: Hopper names; SM 10.0 adds the packed FP32 counters (FADD2, FMUL2, FFMA2) that Nsight Compute 2025's
+#: FP32 roofline reads on it, and SM 10.0 and 11.0 the tcgen05 pipe's ``sm__inst_executed_pipe_tc.sum``,
+#: unchecked.
 #: ``roofline profile`` keeps only what the GPU's own catalog lists (``ncu --query-metrics``), and drops
 #: any name ncu still refuses; both are said.
 CHECKED_CHIPS = ("gv100", "tu102", "ga100", "ga102", "ad102", "gh100")
