@@ -214,6 +214,26 @@ def test_fp8_tensor_kernel_held_to_fp16_where_the_target_has_no_fp8():
     assert p.target.compute["tensor_fp8"] == p.target.compute["tensor_bf16"] == 16e12
 
 
+def test_fp4_tensor_kernel_held_to_fp16_through_fp8_where_the_target_has_neither():
+    # FP4: 3.2e10 tensor FLOPs, 0.1 GB, 2 ms. Here (FP4 64 TFLOP/s) 0.5 ms (DRAM 0.1 ms): 25 %. The target has
+    # no FP4 and no FP8 tensor cores: FP4 -> FP8 -> FP16, 16 TFLOP/s: best 2 ms, projected 2 ms x 2 / 0.5 = 8 ms;
+    # high 4 x 8 = 32 ms (FP4 data as FP16 moves four times the bytes) > max(8, 2 + 1.5) ms.
+    p = project(table(kernel("fp4", 2e-3, tensor=3.2e10, tensor_precision="fp4", dram_bytes=1e8)), tgt(),
+                src(**SRC_COMPUTE, tensor_fp4=64e12))
+    f = row(p, "fp4")
+    assert f["pct_of_roofline"] == approx(0.25) and f["bound"] == "tensor_fp4"
+    assert f["best_time_s"] == approx(2e-3) and f["projected_time_s"] == approx(8e-3)
+    assert f["high_time_s"] == approx(32e-3)
+    assert f["notes"] == ("precision-substituted",)
+    assert ("tensor_fp4 FLOPs held to the target's tensor_fp16 ceiling: it has no tensor_fp4 ceiling (FP4 data in FP8 "
+            "move twice the bytes; FP8 data in FP16 move twice the bytes)") in f["note_text"]
+    assert "held to substitute ceilings on the target: tensor_fp4 -> tensor_fp16" in p.notes
+    # where the target has FP8, one step: the bytes twice, not four times
+    one_step = row(project(table(kernel("fp4", 2e-3, tensor=3.2e10, tensor_precision="fp4", dram_bytes=1e8)),
+                           tgt(**TGT_COMPUTE, tensor_fp8=32e12), src(**SRC_COMPUTE, tensor_fp4=64e12)), "fp4")
+    assert one_step["projected_time_s"] == approx(4e-3) and one_step["high_time_s"] == approx(8e-3)
+
+
 # Target without FP64 (nor a lower bound on it), DRAM 0.5 TB/s. Its memory roof decides the bound only when it is at
 # least today's time (the achieved rate is a lower bound on the unknown peak).
 NOFP64 = dict(name="nofp64-toy", memory={"l1": 16e12, "l2": 8e12, "dram": 0.5e12}, fp32=8e12, tensor_fp16=16e12)

@@ -20,6 +20,7 @@ from roofline.machine.model import Machine
 #: Compute key the target lacks -> (the key its FLOPs are held to instead, factor on the bytes at the
 #: high end of the range, why). FP4 GEMMs run in FP8 where there is no FP4 datapath (Hopper, Ada), FP8
 #: GEMMs in FP16 where there are no FP8 tensor cores (Ampere and older), each moving twice the bytes; BF16 in FP16 (Volta, Turing); TF32 on the FP32 units (Volta, Turing).
+#: Followed step by step (:func:`substitute_for`): FP4 on an A100 runs in FP16, four times the bytes.
 SUBSTITUTES: Mapping[str, tuple[str, float, str]] = {
     "tensor_fp4": ("tensor_fp8", 2.0, "FP4 data in FP8 move twice the bytes"),
     "tensor_fp8": ("tensor_fp16", 2.0, "FP8 data in FP16 move twice the bytes"),
@@ -64,15 +65,36 @@ def with_levels(machine: Machine, levels: list[str]) -> Machine:
     return dataclasses.replace(machine, memory=memory, sources=sources)
 
 
+def substitute_for(key: str, compute: Mapping[str, float]) -> str | None:
+    """The ceiling of ``compute`` that ``key`` (which it lacks) is held to: :data:`SUBSTITUTES` followed
+    until a key it has (an FP4 GEMM on an A100, which has neither FP4 nor FP8: tensor FP16); None."""
+    while key in SUBSTITUTES:
+        key = SUBSTITUTES[key][0]
+        if key in compute:
+            return key
+    return None
+
+
+def substitution(key: str, sub: str) -> tuple[float, str]:
+    """The factor on the bytes and the reasons of holding ``key`` to ``sub`` through :data:`SUBSTITUTES`:
+    the steps' factors multiplied (FP4 held to FP16: 2 x 2 = 4), their reasons joined."""
+    factor, reasons = 1.0, []
+    while key != sub:
+        key, step, reason = SUBSTITUTES[key]
+        factor *= step
+        reasons.append(reason)
+    return factor, "; ".join(reasons)
+
+
 def substituted(target: Machine, used: set[str]) -> tuple[Machine, dict[str, str]]:
-    """The target with a substitute ceiling for each used key it lacks (:data:`SUBSTITUTES`)."""
+    """The target with a substitute ceiling for each used key it lacks (:func:`substitute_for`)."""
     added: dict[str, float] = {}
     subs: dict[str, str] = {}
     for key in sorted(used):
-        if key in target.compute or key not in SUBSTITUTES:
+        if key in target.compute:
             continue
-        sub = SUBSTITUTES[key][0]
-        if sub in target.compute:
+        sub = substitute_for(key, target.compute)
+        if sub is not None:
             added[key], subs[key] = target.compute[sub], sub
     if not added:
         return target, subs

@@ -18,7 +18,7 @@ import pandas as pd
 
 from roofline.analysis.roofline import LOCALITY_GAP
 from roofline.machine.model import Machine
-from roofline.projection.ceilings import SUBSTITUTES, unknown_flop_keys, used_keys
+from roofline.projection.ceilings import substitution, unknown_flop_keys, used_keys
 from roofline.units import format_si, format_time
 
 #: Launches shorter than this (mean per launch) are set by launch overhead and latency more than by
@@ -175,7 +175,7 @@ def judge(frame: pd.DataFrame, here: pd.DataFrame, there: pd.DataFrame, terms: T
         # precisions
         row_keys = used_keys(frame.iloc[[i]])
         for key in sorted(row_keys & set(subs)):
-            factor, reason = SUBSTITUTES[key][1], SUBSTITUTES[key][2]
+            factor, reason = substitution(key, subs[key])
             v.note(i, "precision-substituted", f"{key} FLOPs held to the target's {subs[key]} ceiling: it has no "
                                                f"{key} ceiling ({reason})")
             if factor != 1.0:
