@@ -18,7 +18,7 @@ import pytest
 from guidance_data import b200_by_name, b200_table
 from roofline.guidance import diagnose
 from roofline.guidance import metrics as m
-from roofline.guidance.diagnose import run_rules
+from roofline.guidance.diagnose import missing_message, run_rules
 from roofline.guidance.rules import RULES, rule_by_id
 
 LEVELS = ["l1", "l2", "dram"]
@@ -170,6 +170,20 @@ def test_uncoalesced_source_counters_as_ncu():
                                           m.L2_THEORETICAL_SECTORS_GLOBAL: 1000.0})
     assert f.severity == "high" and f.values["excess_share"] == pytest.approx(0.6)
 
+
+def test_source_counters_are_asked_for_by_section_never_by_metrics():
+    """Source Counters are computed by ncu from the SASS it instruments (the section file defines
+    derived__memory_l2_theoretical_sectors_global_excessive): ``--metrics`` cannot collect them, and
+    memory_l2_theoretical_sectors_global is an ncu metric, not an analysis column."""
+    f = _run("uncoalesced-global", _b200_row(1))
+    assert f.status == "missing"
+    assert "collect ncu --section SourceCounters (for derived__memory_l2_theoretical_sectors_global_excessive)" in f.message
+    assert "--metrics" not in f.message
+    both = missing_message((m.L2_THEORETICAL_SECTORS_GLOBAL, m.GLOBAL_LD_SECTORS))
+    assert both == (f"Not evaluated: collect ncu --metrics {m.GLOBAL_LD_SECTORS} (or --section MemoryWorkloadAnalysis_Tables)"
+                    f" and ncu --section SourceCounters (for {m.L2_THEORETICAL_SECTORS_GLOBAL}).")
+    alone = missing_message((m.L2_THEORETICAL_SECTORS_GLOBAL, m.L2_THEORETICAL_SECTORS_GLOBAL_IDEAL))
+    assert "in the analysis" not in alone and alone.startswith("Not evaluated: collect ncu --section SourceCounters")
 
 @pytest.mark.parametrize("pct,status", [(50.0, "ok"), (49.9, "fired"), (100.0, "ok"), (12.5, "fired")])
 def test_bytes_per_sector(pct, status):

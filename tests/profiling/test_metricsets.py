@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from roofline.errors import InputError
@@ -179,6 +181,33 @@ def test_ncu_knows_every_metric_for_the_chip(cc: str) -> None:
     columns = set(next(csv.reader([header])))
     attributes = [n for n in names if n.startswith(("launch__", "device__"))]
     assert attributes and all(n in columns for n in attributes), attributes
+
+
+def _hinted(out) -> set[str]:
+    """Every metric the warnings' "collect with: ncu --metrics A,B" hints and the missing-column hints name."""
+    names = {n for w in out.warnings for hint in re.findall(r"ncu --metrics (\S+)", w) for n in hint.rstrip(";),").split(",")}
+    return names | {n for hinted in out.missing_hints.values() for n in hinted}
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@pytest.mark.parametrize("cc", [cc for cc, a in ARCHITECTURES.items() if a.chip in metricsets.CHECKED_CHIPS])
+def test_every_counter_a_hint_names_exists_on_the_chip(cc: str) -> None:
+    """A hint names only counters the launch's chip has: ncu refuses a name its chip does not list, and
+    an FP4 or INT4 tensor counter on Hopper, FP8 on an A40 (SM 8.6) or any ops counter on a V100 sent
+    the user a command that cannot run. Profiles that lack every counter, hold only tensor instruction
+    counts, count FP16 tensor work alone, or ran tensor instructions no collected type counts."""
+    from roofline import counting
+
+    time = {"gpu__time_duration.sum": [1e3]}
+    fp16 = {n: [0.0] for n in counting.tensor.hint_for(["fp16"], cc)}
+    profiles = [time, time | {"sm__inst_executed_pipe_tensor.sum": [5.0]},
+                time | {n: [10.0] for n in fp16}, time | fp16 | {"sm__inst_executed_pipe_tensor.sum": [5.0]}]
+    names: set[str] = set()
+    for profile in profiles:
+        names |= _hinted(counting.count(pd.DataFrame(profile), pd.Series([cc], dtype="string")))
+    assert len(names) > 30  # the scalar FLOP, byte, instruction and clock counters at least
+    chip = ARCHITECTURES[cc].chip
+    assert sorted(names - _ncu_names(chip, [n.split(".")[0] for n in names])) == [], chip
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")

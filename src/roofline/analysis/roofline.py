@@ -452,6 +452,17 @@ def _locality(frame: Columns, levels: list[str]) -> np.ndarray:
     return np.array(["streaming", "l1-reuse", "l2-reuse", "l1-l2-reuse", None], dtype=object)[code]
 
 
+def nothing_recorded(frame: Columns, work: Work) -> np.ndarray:
+    """Rows with no time, no work and no traffic at any level: nothing was recorded for them (ncu's
+    profiling of the launch failed or was cut short; the reader's note says so), so collecting more
+    metrics, the advice for uncounted work, would not help."""
+    blank = np.isnan(np.asarray(frame["time_s"], dtype=float)) & np.isnan(np.asarray(frame[work.total], dtype=float))
+    for column in work.traffic.values():
+        if column in frame:
+            blank &= np.isnan(np.asarray(frame[column], dtype=float))
+    return blank
+
+
 def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
     what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
     if work.partial:
@@ -463,6 +474,10 @@ def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
     estimated = frame["estimated"].to_numpy(dtype=bool, na_value=False)
     if estimated.any():
         notes.append(f"estimated counts, not hardware counters, for {counted(int(estimated.sum()), 'kernel')}")
-    unknown = np.isnan(frame[work.total])
+    blank = nothing_recorded(frame, work)
+    unknown = np.isnan(frame[work.total]) & ~blank
     if unknown.any():
         notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')} (collect {WORK_HINTS[work.kind]})")
+    if blank.any():
+        notes.append(f"nothing recorded for {counted(int(blank.sum()), 'kernel')} (no time, {what}s or traffic): "
+                     "profile again what the profile's note names")

@@ -197,12 +197,16 @@ def tensor_metrics_requested(precisions: Iterable[str] = TENSOR_PRECISIONS) -> l
 
 
 def hint_for(precisions: Iterable[str], cc: str | None) -> list[str]:
-    """The counters that collect ``precisions`` on ``cc`` (each type's first counter where ``cc`` asks none)."""
+    """The counters that collect ``precisions`` on ``cc``: what ``required_metrics`` asks there. On an
+    architecture of the table, a type it asks nothing for is one the chip lacks (FP8 before SM 8.9, INT4
+    on Hopper, any ops counter on SM 7.0): left out, since ncu refuses a name its chip does not list.
+    Elsewhere (unknown or newer architecture) each such type's first counter."""
     wanted = set(precisions)
     names: list[str] = []
+    known = cc is not None and arch_family(cc) in ARCHS
     for path in TENSOR_PATHS:
         if path.precision in wanted:
-            names += list(requested(path, cc) if cc else ()) or [path.alternatives[0][0]]
+            names += list(requested(path, cc) if cc else ()) or ([] if known else [path.alternatives[0][0]])
     return names
 
 
@@ -358,9 +362,8 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
     missing: list[str] = []
     if tensor_missing is not None:
         cc = None if tensor_missing == "?" else tensor_missing
-        names = hint_for(TENSOR_PRECISIONS, cc) if cc is not None else []
         pipes = [PIPE_TENSOR.name, *([PIPE_TC.name] if arch_family(cc) in TC_PIPE_ARCHS else [])]
-        missing = [*pipes, *(names or tensor_metrics_requested())]
+        missing = [*pipes, *(hint_for(TENSOR_PRECISIONS, cc) if cc is not None else tensor_metrics_requested())]
     return TensorWork(tensor, tensor_int, precision, missing, list(dict.fromkeys(int_missing)))
 
 

@@ -133,12 +133,21 @@ def _missing_for(rule: Rule, values: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(n for n in rule.needs[0] if not _has(values.get(n)))
 
 
+#: The section whose metrics only the section collects: ncu computes Source Counters from the SASS it
+#: instruments (``derived__*`` defined in the section file), and ``--metrics`` cannot ask for them.
+SOURCE_COUNTERS = "SourceCounters"
+
+
 def _hint(names: Sequence[str]) -> str:
-    sections = sorted({m.SECTION_OF[n] for n in names if n in m.SECTION_OF})
-    hint = f"ncu --metrics {','.join(names)}"
-    if sections:
-        hint += f" (or --section {' --section '.join(sections)})"
-    return hint
+    source = [n for n in names if m.SECTION_OF.get(n) == SOURCE_COUNTERS]
+    plain = [n for n in names if n not in source]
+    parts = []
+    if plain:
+        sections = sorted({m.SECTION_OF[n] for n in plain if n in m.SECTION_OF})
+        parts.append(f"ncu --metrics {','.join(plain)}" + (f" (or --section {' --section '.join(sections)})" if sections else ""))
+    if source:
+        parts.append(f"ncu --section {SOURCE_COUNTERS} (for {', '.join(source)})")
+    return " and ".join(parts)
 
 
 #: Row values that come from the analysed machine, not from a profile, and how to get them.
@@ -153,7 +162,7 @@ def missing_metrics(missing: Sequence[str]) -> list[str]:
     analysis columns through :data:`roofline.guidance.metrics.COLUMN_METRICS`."""
     out: list[str] = []
     for name in missing:
-        for metric in ((name,) if "__" in name else m.COLUMN_METRICS.get(name, ())):
+        for metric in ((name,) if "__" in name or name in m.SECTION_OF else m.COLUMN_METRICS.get(name, ())):
             if metric not in out:
                 out.append(metric)
     return out
@@ -171,7 +180,8 @@ def _missing_message(missing: tuple[str, ...]) -> str:  # the same few sets, for
     if raw:
         parts.append(f"collect {_hint(raw)}")
     parts += [MACHINE_VALUES[n] for n in missing if n in MACHINE_VALUES]
-    other = [n for n in missing if "__" not in n and n not in m.COLUMN_METRICS and n not in MACHINE_VALUES]
+    other = [n for n in missing if "__" not in n and n not in m.SECTION_OF and n not in m.COLUMN_METRICS
+             and n not in MACHINE_VALUES]
     if other:
         parts.append("needs " + ", ".join(other) + " in the analysis")
     return "Not evaluated: " + "; ".join(parts) + "."

@@ -30,6 +30,7 @@ from roofline.kernels import (
     unknown_values,
 )
 from roofline.readers.profile import RawProfile
+from roofline.units import counted
 
 
 def _label(sources: Sequence[str]) -> str:
@@ -58,6 +59,7 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     if not _any_known(floats):
         _no_roofline_metrics(profile, where)
     check_counts({name: floats[name] for name in NON_NEGATIVE}, where)
+    blank = _blank_launches(floats, profile.ids)
     columns: dict[str, Any] = {}
     codes: dict[str, np.ndarray] = {}
     for c in COLUMNS:
@@ -89,6 +91,8 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     metrics = profile.metrics.reset_index(drop=True)
     metrics.index = frame.index
     warnings = [f"{label}: {w}" for w in counted.warnings]
+    if blank:
+        warnings.insert(0, f"{label}: {blank}")
     hinted = dict.fromkeys([*counted.missing_hints, *counted.lower_bounds])
     column_notes = {c: tuple(counted.hints_for([c])) for c in hinted}
     table = KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
@@ -137,6 +141,13 @@ def _any_known(floats: dict[str, np.ndarray]) -> bool:
 def _no_roofline_metrics(profile: RawProfile, where: str | None) -> NoReturn:
     """Raise :class:`MissingMetricsError`: the profile has no time, FLOP or byte counts."""
     needed = counting.required_metrics(_first_cc(profile) or "7.0")
+    held = [c for c in needed if c in profile.metrics.columns]
+    if held:  # the counters were asked for, and ncu recorded none of them
+        raise MissingMetricsError(
+            f"ncu recorded no value for {'its launch' if len(profile) == 1 else f'any of its {len(profile)} launches'}: the profile has "
+            f"the counters' columns ({len(held)}, e.g. {held[0]}) but every one is empty, as when profiling failed "
+            "or was cut short", path=where,
+            hint="profile again; ncu's ==ERROR== lines say why a launch failed (--kernel-name NAME profiles one kernel)")
     rates = [c for c in profile.metrics.columns
              if str(c).endswith((".per_cycle_elapsed", ".per_second")) or str(c).startswith("derived__smsp__")]
     if rates:  # a roofline-chart section export: rates, but no duration to turn them into counts
@@ -151,6 +162,35 @@ def _no_roofline_metrics(profile: RawProfile, where: str | None) -> NoReturn:
         "the profile has none of the metrics needed for a roofline (time, FLOP or byte counters)",
         path=where, hint=counting.ncu_hint(needed),
     )
+
+
+#: The columns a launch that ncu recorded has at least one of: its time, its work, its traffic.
+RECORDED = ("time_s", "flops", "ops", "warp_inst", "l1_bytes", "shared_bytes", "l2_bytes", "dram_bytes")
+
+
+def _blank_launches(floats: dict[str, np.ndarray], ids: pd.DataFrame) -> str | None:
+    """Launches with no time, no work and no traffic in a profile where others have them: ncu recorded
+    nothing for them, as when profiling one failed (ncu's own report shows a grid of (0, 0, 0) and every
+    section NaN) or the run was stopped mid-replay. What such a launch does hold (a real H800 report
+    reads 0 shared-memory instructions for a FlashAttention kernel) is not believable: every number of
+    it is made unknown, here. Returns the warning; collecting more metrics would not help, profiling
+    again would."""
+    candidates = np.flatnonzero(np.isnan(floats["time_s"]))
+    if not len(candidates):
+        return None
+    blank = candidates[np.logical_and.reduce([np.isnan(floats[c][candidates]) for c in RECORDED])]
+    if not len(blank):
+        return None
+    for values in floats.values():
+        values[blank] = np.nan
+    names = ids["kernel_name"].iloc[blank].dropna().astype(str) if "kernel_name" in ids else pd.Series([], dtype=str)
+    shown = [n if len(n) <= 60 else n[:57] + "..." for n in dict.fromkeys(names)]
+    which = "; ".join(shown[:3]) + (f"; and {len(shown) - 3} more kernels" if len(shown) > 3 else "")
+    it = "it" if len(blank) == 1 else "them"
+    return (f"ncu recorded no time, work or traffic for {counted(len(blank), 'launch', 'launches')}"
+            f"{' (' + which + ')' if which else ''}: profiling {it} failed or was cut short, so {it} "
+            f"{'is' if len(blank) == 1 else 'are'} left unknown (any other cell of {it} too) and collecting more "
+            f"metrics would not help; profile {it} again (ncu --kernel-name NAME selects one kernel)")
 
 
 def _first_cc(profile: RawProfile) -> str | None:

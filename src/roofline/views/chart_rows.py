@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.analysis.roofline import TRAFFIC_HINTS, WORK_HINTS
+from roofline.analysis.roofline import TRAFFIC_HINTS, WORK_HINTS, nothing_recorded
 from roofline.analysis.work import Work
 from roofline.errors import InputError
 from roofline.views.names import short_names
@@ -40,6 +40,8 @@ _ZERO = {
     "ops": ("without operations", "0 operations: data movement only, see --work instructions"),
     "instructions": ("without warp instructions", "0 warp instructions counted"),
 }
+#: The reason for a kernel with no time, work or traffic at all: no metric to collect would place it.
+NOTHING_RECORDED = "nothing recorded (no time, work or traffic): its profiling failed or was cut short; profile it again"
 #: Per work: the phrase for kernels whose work was not counted, and the start of the reason.
 _UNCOUNTED = {
     "flops": ("with FLOPs not counted", "FLOPs not counted"),
@@ -138,6 +140,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
+    undrawn.loc[nothing_recorded(undrawn, work), "reason"] = NOTHING_RECORDED
     if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
         estimated = undrawn["estimated"].to_numpy(dtype=bool, na_value=False) if "estimated" in undrawn else False
         uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy() & ~estimated
