@@ -211,6 +211,26 @@ def test_every_counter_a_hint_names_exists_on_the_chip(cc: str) -> None:
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@pytest.mark.parametrize("cc", ["7.5", "8.0", "8.6"])
+def test_the_tensor_kinds_are_every_kind_the_chip_has(cc: str) -> None:
+    """An idle kind proves its side's work 0 only if the table's kinds are all the tensor pipe's kinds
+    on the chip (sub-kinds such as ga100's op_hmma_type_hfma2 aside), and every form read exists."""
+    from roofline.counting.tensor import TENSOR_KINDS
+
+    chip = ARCHITECTURES[cc].chip
+    counters = [k for side in TENSOR_KINDS[cc].values() for k in side]
+    names = [n for k in counters for n in (*k.names, *k.idle)]
+    known = _ncu_names(chip, [n.split(".")[0] for n in names])
+    assert [n for n in names if n not in known] == []
+    stem = "sm__inst_executed_pipe_tensor_op_"
+    listed = {line.split(",")[0].strip('"').split(".")[0] for line in subprocess.run(
+        ["ncu", "--query-metrics", "--chip", chip, "--csv"], capture_output=True, text=True, timeout=300).stdout.splitlines()}
+    kinds = {n[len(stem):] for n in listed if n.startswith(stem)}
+    ours = {k.name[len(stem):].split(".")[0] for k in counters}
+    assert {k for k in kinds if not any(k.startswith(f"{o}_type_") for o in ours)} == ours, chip
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
 def test_the_name_check_can_fail() -> None:
     """The old Hopper set asked for src_fp16_dst_fp16/_dst_fp32 and src_int4: the real ncu has none on gh100."""
     wrong = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_int4.sum"]

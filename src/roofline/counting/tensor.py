@@ -22,7 +22,9 @@
   same: only that rule needs the architecture.
 * Where every tensor instruction runs on the one tensor pipe (SM 7.x, 8.x), a pipe utilization of
   exactly 0 % (``sm__pipe_tensor_cycles_active.sum.pct_of_peak_sustained_active``: what ``--set full``
-  holds where it has no tensor roofline section) proves the instruction count is 0.
+  holds where it has no tensor roofline section) proves the instruction count is 0. Where the pipe's
+  instruction kinds are known to be all there are (:data:`TENSOR_KINDS`: HMMA and DMMA floating point,
+  IMMA integer, on SM 7.5, 8.0, 8.6 and 8.7), one kind idle proves its side's work 0.
 
 A launch that executed tensor instructions (``sm__inst_executed_pipe_tensor`` > 0) while the
 collected types add up to 0 did work in a type not collected: its tensor FLOPs and integer
@@ -69,6 +71,33 @@ IDLE_TENSOR_ARCHS = ("7", "8")
 #: The tcgen05 pipe of SM 10.x, which ``sm__inst_executed_pipe_tensor`` does not cover (module docstring).
 PIPE_TC = Counter(("sm__inst_executed_pipe_tc.sum",), idle=idle_columns("inst_executed_pipe_tc", "pipe_tc_cycles_active"))
 TC_PIPE_ARCHS = TCGEN05
+
+
+def _kind(op: str) -> Counter:
+    """The tensor pipe's instructions of one kind (hmma, imma, dmma), or 0 where its utilization is 0 %."""
+    return Counter((f"sm__inst_executed_pipe_tensor_op_{op}.sum", f"smsp__inst_executed_pipe_tensor_op_{op}.sum"),
+                   idle=idle_columns(f"inst_executed_pipe_tensor_op_{op}", f"pipe_tensor_op_{op}_cycles_active"))
+
+
+#: The tensor pipe's instruction kinds, per compute capability, where they are all the floating-point
+#: (``float``) and integer (``int``) tensor instructions there are (``ncu --query-metrics`` 2024.1.1:
+#: tu102 and ga102 list op_hmma and op_imma, ga100 op_dmma too). An idle kind proves its side's work 0:
+#: an INT8 GEMM with HMMA idle did 0 tensor FLOPs, an FP16 one with IMMA idle 0 integer operations. Not
+#: on SM 8.9 (which kind runs Ada's FP8 MMAs is not checked) nor on SM 9.0+ (GMMA, tcgen05).
+TENSOR_KINDS: dict[str, dict[str, tuple[Counter, ...]]] = {
+    cc: {"float": (_kind("hmma"), *((_kind("dmma"),) if cc == "8.0" else ())), "int": (_kind("imma"),)}
+    for cc in ("7.5", "8.0", "8.6", "8.7")
+}
+
+
+def _kinds_idle(reader: Reader, cc: str | None, side: str, rows: Rows) -> np.ndarray | None:
+    """Per launch of ``rows``: True where every tensor instruction kind of ``side`` is known idle on ``cc``
+    (:data:`TENSOR_KINDS`); None where the table has no kinds for ``cc`` or none was collected."""
+    kinds = TENSOR_KINDS.get(cc or "", {}).get(side, ())
+    values = [reader.read(k) for k in kinds]
+    if not kinds or any(v is None for v in values):
+        return None
+    return np.logical_and.reduce([v[rows] == 0 for v in values])  # type: ignore[index]
 
 FORMULAS: tuple[Formula, ...] = (
     Formula("tensor_flops", V100_TENSOR, terms((512, PIPE_TENSOR)),
@@ -322,7 +351,8 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
                 tensor_missing = cc or "?"
                 int_missing += hint_for(INT_PRECISIONS, cc) if cc else tensor_metrics_requested(INT_PRECISIONS)
             else:
-                _instructions_only(inst[rows], rows, cc, what, tensor, tensor_int, warnings)
+                _instructions_only(inst[rows], rows, cc, what, tensor, tensor_int, warnings,
+                                   _kinds_idle(reader, cc, "float", rows), _kinds_idle(reader, cc, "int", rows))
             continue
         flops = g.flops if g.flops is not None else np.zeros(_size(rows, n))
         prec = g.precision
@@ -331,8 +361,10 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
             flops = np.where(by_inst, 512 * inst[rows], flops)
             prec = np.where(by_inst & (inst[rows] > 0), "fp16", prec).astype(object)
         int_ops = g.int_ops
-        if int_ops is None:  # no integer counter: 0 where no tensor instruction ran, else unknown
+        if int_ops is None:  # no integer counter: 0 where no tensor or no integer tensor instruction ran
             zero = (inst[rows] == 0) if inst is not None else np.zeros(_size(rows, n), dtype=bool)
+            int_idle = _kinds_idle(reader, cc, "int", rows)
+            zero = zero | int_idle if int_idle is not None else zero
             int_ops = np.where(zero | volta, 0.0, np.nan)
             if not (zero | volta).all():
                 int_missing += hint_for(INT_PRECISIONS, cc)
@@ -406,12 +438,21 @@ def _warn_tc_unknown(unsure: np.ndarray, what: str, warnings: list[str]) -> None
 
 
 def _instructions_only(inst: np.ndarray, rows: Rows, cc: str | None, what: str, tensor: np.ndarray,
-                       tensor_int: np.ndarray, warnings: list[str]) -> None:
-    """Only tensor instruction counts: 0 work where none ran, unknown elsewhere (with a warning)."""
+                       tensor_int: np.ndarray, warnings: list[str], float_idle: np.ndarray | None = None,
+                       int_idle: np.ndarray | None = None) -> None:
+    """Only tensor instruction counts: 0 work where none ran, and 0 work of a side (float, integer)
+    whose instruction kinds were idle (:data:`TENSOR_KINDS`); unknown elsewhere (with a warning)."""
     zero = inst == 0
-    part = np.where(zero, 0.0, np.nan)
-    tensor[rows] = part
-    tensor_int[rows] = part
+    float_zero = zero | float_idle if float_idle is not None else zero
+    tensor[rows] = np.where(float_zero, 0.0, np.nan)
+    tensor_int[rows] = np.where(zero | int_idle if int_idle is not None else zero, 0.0, np.nan)
+    if float_idle is not None and int_idle is not None:  # work known to be integer tensor work, uncounted
+        integer = float_idle & ~int_idle & ~zero
+        if integer.any():
+            warnings.append(f"tensor_int_ops unknown for {counted(int(integer.sum()), 'launch', 'launches')} on {what}: "
+                            "they ran integer tensor instructions (IMMA; no floating-point ones), whose operations per "
+                            f"instruction depend on the shape; {ncu_hint(hint_for(INT_PRECISIONS, cc))}")
+    zero = float_zero
     if arch_family(cc) in TC_PIPE_ARCHS:  # unknown whether the tcgen05 pipe ran (_with_tc_pipe's NaN)
         _warn_tc_unknown(np.isnan(inst), what, warnings)
         zero = zero | np.isnan(inst)

@@ -40,6 +40,8 @@ _ZERO = {
     "ops": ("without operations", "0 operations: data movement only, see --work instructions"),
     "instructions": ("without warp instructions", "0 warp instructions counted"),
 }
+#: How the reason of a 0 that is a lower bound says so.
+LOWER_BOUND = "as a lower bound"
 #: The reason for a kernel with no time, work or traffic at all: no metric to collect would place it.
 NOTHING_RECORDED = "nothing recorded (no time, work or traffic): its profiling failed or was cut short; profile it again"
 #: Per work: the phrase for kernels whose work was not counted, and the start of the reason.
@@ -110,6 +112,20 @@ def _traffic_reason(work: Work, levels: Sequence[str]) -> str:
     return f"no {what} counts at {names}" + (f" ({_hint(', '.join(hints))})" if hints else "")
 
 
+def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
+    """A 0 that is a lower bound (a part of the work unknown) is no proof of no work: such a row's
+    reason says which parts are unknown instead of "data movement only"."""
+    if not work.partial or work.partial not in undrawn:
+        return
+    zero = (undrawn["category"] == ZERO).to_numpy() & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
+    columns = [c for c, _ in work.parts if c in undrawn]
+    pointer = _ZERO[work.kind][1].split(", see ")[1]
+    for i in np.flatnonzero(zero):
+        unknown = [c for c in columns if pd.isna(undrawn[c].iat[i])]
+        undrawn.iat[i, undrawn.columns.get_loc("reason")] = (
+            f"0 {work.unit}s counted, {LOWER_BOUND}: {', '.join(unknown)} unknown; see {pointer}")
+
+
 def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[str] | None = None) -> ChartRows:
     """Split the analysis rows (optionally one phase) into drawn and not drawn, longest first.
 
@@ -141,6 +157,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     undrawn.loc[nothing_recorded(undrawn, work), "reason"] = NOTHING_RECORDED
+    _partial_zero_reasons(undrawn, work)
     if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
         estimated = undrawn["estimated"].to_numpy(dtype=bool, na_value=False) if "estimated" in undrawn else False
         uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy() & ~estimated
@@ -215,7 +232,13 @@ def _phrase(rows: ChartRows, category: str) -> tuple[str, str]:
     """(what the kernels lack, the reason's tail after the names) for one category of a note."""
     if category == ZERO and rows.work in _ZERO:
         phrase, reason = _ZERO[rows.work]
-        return phrase, reason.split(": ", 1)[1] if ": " in reason else ""
+        tail = reason.split(": ", 1)[1] if ": " in reason else ""
+        reasons = rows.undrawn.loc[rows.undrawn["category"] == ZERO, "reason"].astype(str)
+        lower = int(reasons.str.contains(LOWER_BOUND, regex=False).sum())
+        if lower:  # 0 only as a lower bound: no claim of data movement for those
+            some = "all" if lower == len(reasons) else f"{lower} of them"
+            tail = f"{some} 0 only {LOWER_BOUND}, a part of the work not collected; see {tail.split('see ', 1)[-1]}"
+        return phrase, tail
     if category == UNCOUNTED:
         return _UNCOUNTED[rows.work][0], _hint(WORK_HINTS[rows.work])
     if category == NO_TIME:
