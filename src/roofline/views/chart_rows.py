@@ -118,12 +118,16 @@ def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
     if not work.partial or work.partial not in undrawn:
         return
     zero = (undrawn["category"] == ZERO).to_numpy() & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
+    if "estimated" in undrawn:  # an operator formula's 0 keeps its own reason
+        zero &= ~undrawn["estimated"].to_numpy(dtype=bool, na_value=False)
     columns = [c for c, _ in work.parts if c in undrawn]
-    pointer = _ZERO[work.kind][1].split(", see ")[1]
+    pointer = "see " + _ZERO[work.kind][1].split(", see ")[1]
+    column = undrawn.columns.get_loc("reason")
     for i in np.flatnonzero(zero):
         unknown = [c for c in columns if pd.isna(undrawn[c].iat[i])]
-        undrawn.iat[i, undrawn.columns.get_loc("reason")] = (
-            f"0 {work.unit}s counted, {LOWER_BOUND}: {', '.join(unknown)} unknown; see {pointer}")
+        reason = str(undrawn.iat[i, column])  # keeps the pointer to --work instructions where it was changed
+        tail = reason.split("; ", 1)[1] if "; " in reason else pointer
+        undrawn.iat[i, column] = f"0 {work.unit}s counted, {LOWER_BOUND}: {', '.join(unknown)} unknown; {tail}"
 
 
 def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[str] | None = None) -> ChartRows:
@@ -157,7 +161,6 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     undrawn.loc[nothing_recorded(undrawn, work), "reason"] = NOTHING_RECORDED
-    _partial_zero_reasons(undrawn, work)
     if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
         estimated = undrawn["estimated"].to_numpy(dtype=bool, na_value=False) if "estimated" in undrawn else False
         uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy() & ~estimated
@@ -165,6 +168,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
                                             "(roofline profile counts them, for --work instructions)")
         undrawn.loc[(undrawn["category"] == ZERO).to_numpy() & estimated, "reason"] = (
             "0 FLOPs by the operator's formula (it moves or creates data; estimated, no counters)")
+    _partial_zero_reasons(undrawn, work)
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
                      total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv))
 
