@@ -120,14 +120,23 @@ def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
     zero = (undrawn["category"] == ZERO).to_numpy() & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
     if "estimated" in undrawn:  # an operator formula's 0 keeps its own reason
         zero &= ~undrawn["estimated"].to_numpy(dtype=bool, na_value=False)
+    if not zero.any():
+        return
     columns = [c for c, _ in work.parts if c in undrawn]
     pointer = "see " + _ZERO[work.kind][1].split(", see ")[1]
-    column = undrawn.columns.get_loc("reason")
-    for i in np.flatnonzero(zero):
-        unknown = [c for c in columns if pd.isna(undrawn[c].iat[i])]
-        reason = str(undrawn.iat[i, column])  # keeps the pointer to --work instructions where it was changed
-        tail = reason.split("; ", 1)[1] if "; " in reason else pointer
-        undrawn.iat[i, column] = f"0 {work.unit}s counted, {LOWER_BOUND}: {', '.join(unknown)} unknown; {tail}"
+    # one reason per (unknown parts, previous reason) pattern: a by-launch table has few patterns, many rows
+    unknown = np.column_stack([undrawn[c].isna().to_numpy()[zero] for c in columns])
+    previous = undrawn["reason"].to_numpy(dtype=object)[zero]
+    keys = pd.MultiIndex.from_arrays([*unknown.T, previous])
+    codes, patterns = pd.factorize(keys)
+    texts = []
+    for *missing, reason in patterns:
+        tail = reason.split("; ", 1)[1] if "; " in reason else pointer  # keeps a pointer to --work instructions
+        parts = ", ".join(c for c, m in zip(columns, missing) if m)
+        texts.append(f"0 {work.unit}s counted, {LOWER_BOUND}: {parts} unknown; {tail}")
+    reasons = undrawn["reason"].to_numpy(dtype=object).copy()
+    reasons[zero] = np.array(texts, dtype=object)[codes]
+    undrawn["reason"] = reasons
 
 
 def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[str] | None = None) -> ChartRows:
