@@ -18,7 +18,7 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import TRAFFIC_HINTS, WORK_HINTS, nothing_recorded
-from roofline.analysis.work import Work
+from roofline.analysis.work import Work, work_for
 from roofline.errors import InputError
 from roofline.views.names import short_names
 
@@ -112,14 +112,22 @@ def _traffic_reason(work: Work, levels: Sequence[str]) -> str:
     return f"no {what} counts at {names}" + (f" ({_hint(', '.join(hints))})" if hints else "")
 
 
+def _lower_bound_zeros(undrawn: pd.DataFrame, work: Work) -> np.ndarray:
+    """The rows of category ZERO whose 0 is only a lower bound (a part of the work unknown); an
+    operator formula's 0 (estimated) is not one."""
+    zero = (undrawn["category"] == ZERO).to_numpy()
+    if not work.partial or work.partial not in undrawn:
+        return np.zeros(len(undrawn), dtype=bool)
+    zero = zero & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
+    if "estimated" in undrawn:
+        zero &= ~undrawn["estimated"].to_numpy(dtype=bool, na_value=False)
+    return zero
+
+
 def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
     """A 0 that is a lower bound (a part of the work unknown) is no proof of no work: such a row's
     reason says which parts are unknown instead of "data movement only"."""
-    if not work.partial or work.partial not in undrawn:
-        return
-    zero = (undrawn["category"] == ZERO).to_numpy() & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
-    if "estimated" in undrawn:  # an operator formula's 0 keeps its own reason
-        zero &= ~undrawn["estimated"].to_numpy(dtype=bool, na_value=False)
+    zero = _lower_bound_zeros(undrawn, work)
     if not zero.any():
         return
     columns = [c for c, _ in work.parts if c in undrawn]
@@ -246,10 +254,9 @@ def _phrase(rows: ChartRows, category: str) -> tuple[str, str]:
     if category == ZERO and rows.work in _ZERO:
         phrase, reason = _ZERO[rows.work]
         tail = reason.split(": ", 1)[1] if ": " in reason else ""
-        reasons = rows.undrawn.loc[rows.undrawn["category"] == ZERO, "reason"].astype(str)
-        lower = int(reasons.str.contains(LOWER_BOUND, regex=False).sum())
+        lower = int(_lower_bound_zeros(rows.undrawn, work_for(rows.work)).sum())
         if lower:  # 0 only as a lower bound: no claim of data movement for those
-            some = "all" if lower == len(reasons) else f"{lower} of them"
+            some = "all" if lower == int((rows.undrawn["category"] == ZERO).sum()) else f"{lower} of them"
             tail = f"{some} 0 only {LOWER_BOUND}, a part of the work not collected; see {tail.split('see ', 1)[-1]}"
         return phrase, tail
     if category == UNCOUNTED:
