@@ -10,9 +10,11 @@ are written into arrays reserved for the whole file before the next slab is pars
 arrays become the pandas frame's blocks as they are (:class:`Columns`): the numbers are copied once.
 ncu never writes a line break inside a value, which is what cutting at line ends needs.
 
-Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (thousands
-separators ``"1,234,567"``, European ``"1.234,5"``) is converted here with Arrow compute
-(separators removed, then cast), per column, never per value in Python.
+Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (digit groups
+``"1,234,567"``, ``"1 234"``, a decimal comma ``"1.234,5"``) is converted here with Arrow compute
+(:func:`roofline.readers.ncu_numbers.plain_arrow`, then cast), per column, never per value in
+Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
+decimal, so the caller asks for such columns as text.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
+
+from roofline.readers.ncu_numbers import plain_arrow
 
 #: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy, small
 #: enough that the raw text never dominates memory.
@@ -65,7 +69,7 @@ class Columns:
 
     names: list[str]
     numeric: dict[str, float]  # column -> factor to SI
-    european: bool = False
+    decimal_comma: bool = False
     parts: dict[str, list[Piece]] = field(default_factory=dict)
     rows: int = 0
     #: Rows reserved in :attr:`filled` (grown when the file holds more).
@@ -83,7 +87,7 @@ class Columns:
         for name in self.names:
             values = table.column(name)
             factor = self.numeric.get(name)
-            converted = numbers(values, self.european) if factor is not None else None
+            converted = numbers(values, self.decimal_comma) if factor is not None else None
             if factor is None or converted is None or name in self.parts:  # text, or numbers beside text
                 if name in self.filled:  # text for the first time: the numbers so far become a piece
                     self.parts[name] = [self.filled.pop(name)[:rows].copy()]
@@ -231,7 +235,7 @@ def _mapped_slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
 
 
 def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], types: dict[str, pa.DataType], *,
-               numeric: dict[str, float] | None = None, european: bool = False, encoding: str = "utf8",
+               numeric: dict[str, float] | None = None, decimal_comma: bool = False, encoding: str = "utf8",
                slab_bytes: int | None = None) -> Columns:
     """Parse ``fh`` (positioned at the first data row) into the ``include`` columns.
 
@@ -254,7 +258,7 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     parse = pcsv.ParseOptions(invalid_row_handler=on_invalid)
     conv = pcsv.ConvertOptions(include_columns=list(include), column_types=types, null_values=["n/a", ""],
                                strings_can_be_null=True, timestamp_parsers=[])
-    out = Columns(list(include), dict(numeric or {}), european)
+    out = Columns(list(include), dict(numeric or {}), decimal_comma)
     start = fh.tell()
     data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
     fh.seek(start)
@@ -276,10 +280,10 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     return out
 
 
-def numbers(values: pa.ChunkedArray | pa.Array, european: bool) -> pa.ChunkedArray | pa.Array | None:
-    """A column as numbers: int64 or float64 as pyarrow read them, or text with thousands
-    separators (European: ``.`` thousands, ``,`` decimals) converted; None when some value is
-    not a number. All-empty columns become float64 (NaN)."""
+def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
+    """A column as numbers: int64 or float64 as pyarrow read them, or text made plain
+    (:func:`~roofline.readers.ncu_numbers.plain_arrow`) and cast; None when some value is not a
+    number. All-empty columns become float64 (NaN)."""
     kind = values.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         return values
@@ -289,17 +293,15 @@ def numbers(values: pa.ChunkedArray | pa.Array, european: bool) -> pa.ChunkedArr
         values = values.cast(pa.string())
     elif not pa.types.is_string(kind) and not pa.types.is_large_string(kind):
         return None
-    text = pc.utf8_trim_whitespace(values)
-    thousands, decimal = (".", ",") if european else (",", ".")
-    text = pc.replace_substring(text, thousands, "")
-    if decimal != ".":
-        text = pc.replace_substring(text, decimal, ".")
-    text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
-    for target in (pa.int64(), pa.float64()):
-        try:
-            return pc.cast(text, target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
+    trimmed = pc.utf8_trim_whitespace(values)
+    for spaced in (False, True):  # digits grouped by spaces or apostrophes are rare: looked for only when needed
+        text = plain_arrow(trimmed, decimal_comma, spaced=spaced)
+        text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+        for target in (pa.int64(), pa.float64()):
+            try:
+                return pc.cast(text, target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
     return None
 
 

@@ -26,7 +26,7 @@ INT_IDS = ("launch_id", "process_id", "device", "stream")
 
 
 def read_kwargs(layout: CsvLayout) -> dict[str, object]:
-    if layout.european:
+    if layout.decimal_comma:
         return {"thousands": ".", "decimal": ","}
     return {"thousands": ","}
 
@@ -63,19 +63,6 @@ def read_frame(layout: CsvLayout, usecols: list[str], dtype: dict[str, str]) -> 
         except (pd.errors.ParserError, ValueError) as exc:
             raise InputError(f"malformed CSV ({exc})", path=layout.path,
                              hint="the file may be truncated or edited; re-export it with ncu --csv") from None
-
-
-def to_numeric(col: pd.Series, european: bool) -> pd.Series | None:
-    """Strings -> float64 (thousands separators removed); None when some value is not a number."""
-    s = col.astype("string")
-    thousands, decimal = (".", ",") if european else (",", ".")
-    s = s.str.replace(thousands, "", regex=False)
-    if decimal != ".":
-        s = s.str.replace(decimal, ".", regex=False)
-    out = pd.to_numeric(s, errors="coerce")
-    if (out.isna() & s.notna() & (s.str.strip() != "")).any():
-        return None
-    return out.astype("float64")
 
 
 _TEXT_IDS = ("Kernel Name", "Function Name", "Grid Size", "Block Size", "CC")

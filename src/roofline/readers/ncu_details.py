@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from roofline.errors import InputError
 from roofline.readers.ncu_columns import (
@@ -29,6 +30,7 @@ from roofline.readers.ncu_columns import (
 )
 from roofline.readers.ncu_display import is_display_name, metric_for
 from roofline.readers.ncu_layout import ID_MAP, CsvLayout, is_nvtx_column
+from roofline.readers.ncu_numbers import plain, plain_arrow
 from roofline.readers.profile import RawProfile
 from roofline.units import si_factor
 
@@ -142,7 +144,7 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
         columns = {c: v[~repeated] for c, v in columns.items()}  # type: ignore[index]
         launch, metric = launch[~repeated], metric[~repeated]
     raw = columns["Metric Value"]
-    numeric = _numbers(raw, layout.european)
+    numeric = _numbers(raw, layout.decimal_comma)
     unit_code, unit_names = _factorize(columns["Metric Unit"])
     factors = np.array([si_factor(u) for u in unit_names] + [si_factor("")])  # -1 (no unit): the last
     value = numeric * (factors[0] if len(unit_names) == 1 and unit_code.min() == 0 else factors[unit_code])
@@ -233,23 +235,17 @@ def _repeated(key: np.ndarray, size: int) -> np.ndarray | None:
     return pd.Series(key).duplicated(keep="first").to_numpy()
 
 
-def _numbers(raw: object, european: bool) -> np.ndarray:
-    """Metric values as float64, thousands separators removed (NaN for what is not a number)."""
-    thousands, decimal = (".", ",") if european else (",", ".")
-    if isinstance(raw, np.ndarray):  # text and None: str.replace is what pandas' .str.replace does
-        cleaned: list[Any]
-        if decimal == ".":
-            cleaned = [None if v is None else v.replace(thousands, "") for v in raw.tolist()]
-        else:
-            cleaned = [None if v is None else v.replace(thousands, "").replace(decimal, ".") for v in raw.tolist()]
+def _numbers(raw: object, comma: bool) -> np.ndarray:
+    """Metric values as float64 (:mod:`roofline.readers.ncu_numbers`; NaN for what is not a number)."""
+    if isinstance(raw, np.ndarray):  # text and None
+        cleaned: list[Any] = [None if v is None else plain(v, comma) for v in raw.tolist()]
         if None not in cleaned and _plain_integers(cleaned):  # counts: read as to_numeric reads them, faster
             return np.fromiter(map(int, cleaned), dtype=np.int64, count=len(cleaned)).astype(np.float64)
         numbers = pd.to_numeric(np.array(cleaned, dtype=object), errors="coerce")
     else:
-        text = pd.Series(raw).str.replace(thousands, "", regex=False)
-        if decimal != ".":
-            text = text.str.replace(decimal, ".", regex=False)
-        numbers = pd.to_numeric(text, errors="coerce")
+        values = pa.array(pd.Series(raw, copy=False).astype(object), type=pa.string(), from_pandas=True)
+        text = plain_arrow(values, comma)
+        numbers = pd.to_numeric(pd.Series(text.to_numpy(zero_copy_only=False)), errors="coerce")
     return np.asarray(numbers, dtype=np.float64)
 
 

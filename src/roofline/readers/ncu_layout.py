@@ -1,6 +1,6 @@
 """Where the table in an Nsight Compute CSV starts and how it is written (:func:`sniff`):
 the header line after any program output, the raw page's units row, the page layout (raw or
-details), the number convention (``1,234.5`` or ``1.234,5``), and a cut-off last line.
+details), the decimal mark (``1,234.5`` or ``1.234,5``: :mod:`roofline.readers.ncu_numbers`), and a cut-off last line.
 The readers of the two pages (:mod:`roofline.readers.ncu_raw`, :mod:`roofline.readers.ncu_details`)
 start from the :class:`CsvLayout` it returns.
 
@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 from roofline.errors import InputError
 from roofline.readers.names import nvtx_column_kind
+from roofline.readers.ncu_numbers import MixedNumbers, decimal_comma
 from roofline.readers.stream import to_utf8, utf16_codec
 
 #: ncu's identity columns -> kernel-table columns.
@@ -71,7 +72,7 @@ class CsvLayout:
     data_offset: int  # byte offset of the first data row (after the units row, if any)
     layout: str  # "raw" or "details"
     units: list[str] | None  # the raw page's units row
-    european: bool  # "1.234,5" numbers
+    decimal_comma: bool  # "0,5", "1.234,5": roofline.readers.ncu_numbers
     sample: list[list[str]]  # first data rows, parsed
     data: bytes | None = None  # the whole file, when read into memory (a small file, a pipe; UTF-16 as UTF-8)
     rows: list[list[str]] | None = None  # every data row of a small, plainly quoted details page (plain_rows)
@@ -190,8 +191,8 @@ def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
         raise InputError("the CSV has a header but no data rows (truncated, or ncu profiled no kernel)", path=path,
                          hint="check that ncu matched kernels (--kernel-name, --launch-count) and that the file is complete")
     _check_last_line(path, len(header), data)
-    european = _detect_european(path, header, layout, sample)
-    return CsvLayout(path, header, data_offset, layout, units, european, sample, data, rows)
+    comma = _decimal_comma(path, header, layout, sample)
+    return CsvLayout(path, header, data_offset, layout, units, comma, sample, data, rows)
 
 
 def plain_rows(body: bytes, ncols: int) -> list[list[str]] | None:
@@ -247,33 +248,15 @@ def _check_last_line(path: Path, ncols: int, data: bytes | None = None) -> None:
                          hint="copy the whole file again, or re-run ncu")
 
 
-# Unambiguous evidence only: "1,234" and "0.125" (one group of three digits) fit both conventions.
-_US = re.compile(r"^-?(\d{1,3}(,\d{3})+\.\d+|\d{1,3}(,\d{3}){2,}|\d+\.(\d{1,2}|\d{4,}))$")
-_EU = re.compile(r"^-?(\d{1,3}(\.\d{3})+,\d+|\d{1,3}(\.\d{3}){2,}|\d+,(\d{1,2}|\d{4,}))$")
-
-
-def _detect_european(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> bool:
-    """True when metric values use ``.`` for thousands and ``,`` for decimals.
-
-    Evidence: a value whose decimal mark can only be ``,`` (``"0,5"``, ``"1.234,5"``)
-    counts for European, one whose decimal mark can only be ``.`` (``"12.50"``,
-    ``"1,234.5"``, ``"1,234,567"``) for the usual convention. Only metric values are looked
-    at (a CC of ``7.0`` says nothing). ``"1,234"`` and ``"0.125"`` fit both and count for
-    neither; with no evidence the usual convention is assumed.
-    """
+def _decimal_comma(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> bool:
+    """True when the metric values' decimal mark is ``,`` (:mod:`roofline.readers.ncu_numbers`).
+    Only metric values are looked at (a CC of ``7.0`` says nothing)."""
     if layout == "details":
         cols = [header.index("Metric Value")]
     else:
         cols = [i for i, c in enumerate(header) if not is_non_metric(c)]
-    us = eu = 0
-    for row in sample:
-        for i in cols:
-            if i < len(row):
-                v = row[i]
-                if "." in v or "," in v:  # both patterns need one: plain integers say nothing
-                    us += bool(_US.match(v))
-                    eu += bool(_EU.match(v))
-    if us and eu:
-        raise InputError("numbers use both '.' and ',' as decimal marks; cannot tell the locale", path=path,
-                         hint="re-export with an English locale (LC_NUMERIC=C ncu ...)")
-    return eu > 0
+    try:
+        return decimal_comma(row[i] for row in sample for i in cols if i < len(row))
+    except MixedNumbers as exc:
+        raise InputError(f"numbers written two ways: {exc}; cannot tell the decimal mark", path=path,
+                         hint="re-export it with the C locale: LC_ALL=C ncu --import REPORT --csv ...") from None

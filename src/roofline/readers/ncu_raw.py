@@ -25,9 +25,13 @@ log = logging.getLogger(__name__)
 _NUMERIC_IDS = ("ID", "Process ID", "Device", "Stream")
 
 
-def _types(id_cols: list[str]) -> dict[str, pa.DataType]:
-    """Text identities as dictionaries, NVTX columns as plain text (they are parsed per value)."""
-    return {c: (pa.string() if is_nvtx_column(c) else csv_arrow.DICTIONARY) for c in id_cols if c not in _NUMERIC_IDS}
+def _types(id_cols: list[str], metric_cols: list[str], decimal_comma: bool) -> dict[str, pa.DataType]:
+    """Text identities as dictionaries, NVTX columns as plain text (they are parsed per value);
+    with a decimal comma, metrics as text too: pyarrow would read ``6.144`` (6144) as a decimal."""
+    types = {c: (pa.string() if is_nvtx_column(c) else csv_arrow.DICTIONARY) for c in id_cols if c not in _NUMERIC_IDS}
+    if decimal_comma:
+        types.update(dict.fromkeys(metric_cols, pa.string()))
+    return types
 
 
 def _read(layout: CsvLayout, include: list[str], types: dict[str, pa.DataType],
@@ -37,7 +41,7 @@ def _read(layout: CsvLayout, include: list[str], types: dict[str, pa.DataType],
             fh.seek(layout.data_offset)
             try:
                 return csv_arrow.read_slabs(fh, layout.header, include, types, numeric=numeric,
-                                            european=layout.european, encoding=encoding)
+                                            decimal_comma=layout.decimal_comma, encoding=encoding)
             except csv_arrow.NotUtf8:
                 log.debug("%s: not UTF-8, read as Latin-1", layout.path)
             except csv_arrow.MalformedRow as exc:
@@ -55,7 +59,8 @@ def read_raw(layout: CsvLayout) -> RawProfile:
     metric_cols = [c for c in header if not is_non_metric(c)]
     id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
     units = dict(zip(header, layout.units)) if layout.units else {}
-    columns = _read(layout, id_cols + metric_cols, _types(id_cols), {c: si_factor(units.get(c)) for c in metric_cols})
+    types = _types(id_cols, metric_cols, layout.decimal_comma)
+    columns = _read(layout, id_cols + metric_cols, types, {c: si_factor(units.get(c)) for c in metric_cols})
     if columns.rows == 0:
         raise InputError("the CSV has a header but no data rows", path=layout.path)
     frame = pa.table({c: columns.arrow(c) for c in id_cols}).to_pandas()

@@ -25,6 +25,7 @@ import pandas as pd
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.readers.names import demangle_names
 from roofline.readers.ncu_csv import read_ncu_csv
+from roofline.readers.ncu_numbers import c_numbers
 from roofline.readers.profile import IDENTITY, RawProfile
 from roofline.readers.torch_ranges import DEFAULT_DOMAIN, Range, attribute
 from roofline.units import si_factor
@@ -61,10 +62,11 @@ def read_ncu_rep(path: str | Path) -> RawProfile:
 
 
 def read_with_cli(path: Path, ncu: str) -> RawProfile:
-    """``ncu --import FILE --csv --page raw`` (argument list, no shell), parsed by the CSV reader."""
+    """``ncu --import FILE --csv --page raw`` (argument list, no shell; numbers written the C way
+    whatever the user's locale), parsed by the CSV reader."""
     args = [ncu, "--import", str(path), "--csv", "--page", "raw"]
     try:
-        out = subprocess.run(args, capture_output=True, timeout=3600, check=False)
+        out = subprocess.run(args, capture_output=True, timeout=3600, check=False, env=c_numbers())
     except OSError as exc:
         raise ToolNotFoundError(f"could not run {ncu}: {exc}", path=path) from None
     if out.returncode != 0:
