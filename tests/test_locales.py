@@ -181,3 +181,44 @@ def test_profile_exports_the_c_way_in_a_german_shell(german, tmp_path):
     text = out.read_text()
     assert '"5001000"' in text and "5.001.000" not in text
     assert text == gzip.decompress((LOCALES / "C.raw.csv.gz").read_bytes()).decode()
+
+
+def _whole_number_rows(tmp_path: Path, groups: int) -> Path:
+    """The real de_DE details page cut to its rows of whole numbers with at most ``groups`` dot groups."""
+    import csv
+    import io
+    import re
+
+    rows = list(csv.reader(_csv(tmp_path, "de_DE", "details").read_text().splitlines()))
+    value = rows[0].index("Metric Value")
+    whole = re.compile(r"^\d{1,3}(\.\d{3}){0,%d}$" % groups)
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(
+        [rows[0]] + [r for r in rows[1:] if whole.match(r[value])])
+    cut = tmp_path / f"whole{groups}.csv"
+    cut.write_text(out.getvalue())
+    return cut
+
+
+def test_values_only_de_de_writes_with_nothing_else_to_tell_are_read_as_decimals_and_said(tmp_path):
+    """Cut to ``30.730`` elapsed cycles, ``632.520`` instructions and the like, nothing shows the decimal
+    mark: ``30.730`` is read the point way, and the user is told that ncu would have meant 30,730
+    and how to export the file again. With ``1.016.064`` threads kept, the page says it itself."""
+    from roofline.readers.ncu_csv import read_ncu_csv
+
+    profile = read_ncu_csv(_whole_number_rows(tmp_path, 1))
+    assert profile.metrics.loc[0, "gpc__cycles_elapsed.max"] == 30.73  # "Elapsed Cycles" "30.730"
+    assert profile.metrics.loc[0, "smsp__inst_executed.sum"] == 632.52
+    assert profile.warnings == ("whole1.csv: numbers such as '30.730' are read as decimals (30.73); ncu writes "
+                                "three decimals only as digit groups under locales such as de_DE (30730): if ncu "
+                                "wrote this file there, export it again with LC_ALL=C ncu --import REPORT --csv ...",)
+    told = read_ncu_csv(_whole_number_rows(tmp_path, 2))
+    assert told.metrics.loc[0, "gpc__cycles_elapsed.max"] == 30_730 and told.warnings == ()
+    assert told.metrics.loc[0, "launch__thread_count"] == 1_016_064
+
+
+def test_instruction_counts_without_time_are_not_called_a_failed_launch(tmp_path):
+    """ncu did record the launch (632,520 instructions): the profile lacks time, FLOPs and bytes."""
+    with pytest.raises(InputError, match="none of the metrics needed for a roofline") as err:
+        read_profile(_whole_number_rows(tmp_path, 2))
+    assert "gpu__time_duration.sum" in err.value.hint and "recorded no value" not in err.value.message

@@ -142,7 +142,8 @@ def _no_roofline_metrics(profile: RawProfile, where: str | None) -> NoReturn:
     """Raise :class:`MissingMetricsError`: the profile has no time, FLOP or byte counts."""
     needed = counting.required_metrics(_first_cc(profile) or "7.0")
     held = [c for c in needed if c in profile.metrics.columns]
-    if held:  # the counters were asked for, and ncu recorded none of them
+    recorded = profile.metrics[held].apply(pd.to_numeric, errors="coerce").fillna(0).ne(0).any(axis=None)
+    if held and not recorded:  # the counters were asked for, and ncu recorded none (a failed launch's stray 0s aside)
         raise MissingMetricsError(
             f"ncu recorded no value for {'its launch' if len(profile) == 1 else f'any of its {len(profile)} launches'}: the profile has "
             f"the counters' columns ({len(held)}, e.g. {held[0]}) but every one is empty, as when profiling failed "

@@ -134,7 +134,7 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     metric, metric_names = _metric_codes(columns["Metric Name"], columns.get("Section Name"))
     launch, launch_ids = _launch_codes(columns["ID"])  # type: ignore[arg-type]
     n_launches, n_metrics = len(launch_ids), len(metric_names)
-    warnings: list[str] = []
+    warnings: list[str] = list(layout.notes)
     one_row_each = n_launches == len(launch)  # a launch per row (a one-metric page): nothing can repeat
     repeated = None if one_row_each else _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
     if repeated is not None:

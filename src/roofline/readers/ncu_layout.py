@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from roofline.errors import InputError
 from roofline.readers.names import nvtx_column_kind
-from roofline.readers.ncu_numbers import MixedNumbers, decimal_comma
+from roofline.readers.ncu_numbers import MixedNumbers, decimal_comma, three_decimals
 from roofline.readers.stream import to_utf8, utf16_codec
 
 #: ncu's identity columns -> kernel-table columns.
@@ -76,6 +76,7 @@ class CsvLayout:
     sample: list[list[str]]  # first data rows, parsed
     data: bytes | None = None  # the whole file, when read into memory (a small file, a pipe; UTF-16 as UTF-8)
     rows: list[list[str]] | None = None  # every data row of a small, plainly quoted details page (plain_rows)
+    notes: tuple[str, ...] = ()  # what the user is told about how the file was read
 
     def open(self) -> BinaryIO:
         """The file's bytes from the start: the file itself, or the copy in memory."""
@@ -191,8 +192,8 @@ def sniff(path: Path, data: bytes | None = None) -> CsvLayout:
         raise InputError("the CSV has a header but no data rows (truncated, or ncu profiled no kernel)", path=path,
                          hint="check that ncu matched kernels (--kernel-name, --launch-count) and that the file is complete")
     _check_last_line(path, len(header), data)
-    comma = _decimal_comma(path, header, layout, sample)
-    return CsvLayout(path, header, data_offset, layout, units, comma, sample, data, rows)
+    comma, note = _decimal_comma(path, header, layout, sample)
+    return CsvLayout(path, header, data_offset, layout, units, comma, sample, data, rows, () if note is None else (note,))
 
 
 def plain_rows(body: bytes, ncols: int) -> list[list[str]] | None:
@@ -248,15 +249,23 @@ def _check_last_line(path: Path, ncols: int, data: bytes | None = None) -> None:
                          hint="copy the whole file again, or re-run ncu")
 
 
-def _decimal_comma(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> bool:
-    """True when the metric values' decimal mark is ``,`` (:mod:`roofline.readers.ncu_numbers`).
-    Only metric values are looked at (a CC of ``7.0`` says nothing)."""
+def _decimal_comma(path: Path, header: list[str], layout: str, sample: list[list[str]]) -> tuple[bool, str | None]:
+    """Whether the metric values' decimal mark is ``,`` (:mod:`roofline.readers.ncu_numbers`), and
+    a note when nothing says so but a value could be a de_DE digit group. Only metric values are
+    looked at (a CC of ``7.0`` says nothing)."""
     if layout == "details":
         cols = [header.index("Metric Value")]
     else:
         cols = [i for i, c in enumerate(header) if not is_non_metric(c)]
+    values = [row[i] for row in sample for i in cols if i < len(row)]
     try:
-        return decimal_comma(row[i] for row in sample for i in cols if i < len(row))
+        comma = decimal_comma(values)
     except MixedNumbers as exc:
         raise InputError(f"numbers written two ways: {exc}; cannot tell the decimal mark", path=path,
                          hint="re-export it with the C locale: LC_ALL=C ncu --import REPORT --csv ...") from None
+    example = None if comma else three_decimals(values)
+    if example is None:
+        return comma, None
+    return comma, (f"{path.name}: numbers such as '{example}' are read as decimals ({float(example):g}); ncu writes "
+                   f"three decimals only as digit groups under locales such as de_DE ({example.replace('.', '')}): "
+                   "if ncu wrote this file there, export it again with LC_ALL=C ncu --import REPORT --csv ...")

@@ -25,7 +25,9 @@ So the only question a file leaves is which mark is its decimal one (:func:`deci
   in either convention; a value that still is not a number is text, as it was.
 
 ``1,234`` and ``0.125`` fit both conventions and decide nothing; with no evidence the point
-convention is taken. A file with evidence for both is refused.
+convention is taken. A file with evidence for both is refused. A file with no evidence but values
+like ``26.400`` (:func:`three_decimals`) is read the point way and the user is told: ncu writes
+those only as digit groups (26,400 under de_DE), but another program may have written the file.
 """
 
 from __future__ import annotations
@@ -72,6 +74,14 @@ def decimal_comma(values: Iterable[str]) -> bool:
         if comma is not None and point is not None:
             raise MixedNumbers(f"'{comma}' has a decimal comma but '{point}' groups digits with commas")
     return comma is not None
+
+
+_THREE_DECIMALS = re.compile(r"^[+-]?[1-9]\d{0,2}\.\d{3}$")
+
+
+def three_decimals(values: Iterable[str]) -> str | None:
+    """A value such as ``26.400``: a decimal to the point convention, 26,400 to ncu under de_DE."""
+    return next((v for v in values if "." in v and _THREE_DECIMALS.match(v.strip())), None)
 
 
 def plain(value: str, comma: bool) -> str:

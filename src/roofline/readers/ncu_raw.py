@@ -77,4 +77,4 @@ def read_raw(layout: CsvLayout) -> RawProfile:
     # launches: 0.95 -> 0.86 GB peak for `roofline analyze`; about 10 us a call when there is nothing).
     pa.default_memory_pool().release_unused()
     return RawProfile(ids=ids, metrics=metric_frame, source=str(layout.path),
-                      units=metric_units, warnings=tuple(warnings))
+                      units=metric_units, warnings=layout.notes + tuple(warnings))
