@@ -214,7 +214,8 @@ def test_locality(l1, l2, dram, expected):
 
 def test_by_name_phase_launch_and_totals():
     recs = [k("a", 1e-3, 1e9, 1e9, 1e9, 1e9, phase="fwd"), k("a", 3e-3, 1e9, 1e9, 1e9, 1e9, phase="bwd"),
-            k("z", 1e-3, 0.0, 1e9, 1e9, 1e9, phase="fwd"), k("u", 5e-3, None, 1e9, 1e9, 1e9, phase="bwd")]
+            k("z", 1e-3, 0.0, 1e9, 1e9, 1e9, phase="fwd", fp64_flops=0.0, fp16_flops=0.0, tensor_flops=0.0),
+            k("u", 5e-3, None, 1e9, 1e9, 1e9, phase="bwd")]
     table = KernelTable(frame=from_records(recs), warnings=("reader says hello",))
     by_name = analyze(table, toy())
     assert len(by_name) == 3 and "reader says hello" in by_name.notes
@@ -227,7 +228,7 @@ def test_by_name_phase_launch_and_totals():
     assert tot["time_s"] == pytest.approx(10e-3) and tot["launches"] == 4 and tot["kernels"] == 3
     assert tot["time_by_phase"] == pytest.approx({"fwd": 2e-3, "bwd": 8e-3})
     assert tot["zero_flop_kernels"] == 1 and tot["zero_flop_share"] == pytest.approx(0.1)
-    assert tot["unknown_flop_time_s"] == pytest.approx(5e-3)
+    assert tot["lower_bound_zero_flop_kernels"] == 0 and tot["unknown_flop_time_s"] == pytest.approx(5e-3)
     assert sum(tot["share_by_bound"].values()) == pytest.approx(1.0)
     assert tot["share_by_bound"]["unknown"] == pytest.approx(0.5)
     assert tot["share_by_region"]["unknown"] == pytest.approx(0.5)
@@ -235,6 +236,19 @@ def test_by_name_phase_launch_and_totals():
     assert list(ranked["kernel_name"]) == ["u", "a"]
     with pytest.raises(ValueError):
         analyze(table, toy(), by="kernel")  # type: ignore[arg-type]
+
+
+def test_a_zero_with_a_flop_counter_missing_is_not_counted_as_no_flops():
+    """0 FP32 FLOPs with the FP64 counters not collected is a lower bound, not a kernel without FLOPs."""
+    recs = [k("known", 1e-3, 0.0, 1e9, 1e9, 1e9, fp64_flops=0.0, fp16_flops=0.0, tensor_flops=0.0),
+            k("bound", 2e-3, 0.0, 1e9, 1e9, 1e9, fp16_flops=0.0, tensor_flops=0.0),
+            k("busy", 4e-3, 1e9, 1e9, 1e9, 1e9)]
+    a = analyze(from_records(recs), toy())
+    assert list(a.frame["kernel_name"][a.zero_flop_mask]) == ["known"]
+    tot = a.totals
+    assert (tot["zero_flop_kernels"], tot["zero_flop_time_s"]) == (1, pytest.approx(1e-3))
+    assert (tot["lower_bound_zero_flop_kernels"], tot["lower_bound_zero_flop_time_s"]) == (1, pytest.approx(2e-3))
+    assert (tot["zero_work_kernels"], tot["lower_bound_zero_work_kernels"]) == (1, 1)
 
 
 def test_empty_table():
@@ -275,7 +289,9 @@ def test_deepcam_lamb_kernels_are_hbm_bound_on_v100():
     assert stage1["pct_of_roofline"] == pytest.approx(0.9161, abs=1e-4)
     assert stage1["attainable"] == pytest.approx(0.50068489857673 * 828.758e9, rel=1e-9)
     assert stage1["locality"] == "streaming" and bool(stage1["flops_partial"])
-    assert a.totals["zero_flop_kernels"] == 1
+    # vectorized_elementwise_kernel: 0 FP32/FP16 FLOPs counted, the FP64 counters not collected
+    assert a.totals["zero_flop_kernels"] == 0 and a.totals["lower_bound_zero_flop_kernels"] == 1
+    assert a.totals["lower_bound_zero_flop_time_s"] == pytest.approx(15.169e-6, rel=1e-4)
 
 
 def test_deepcam_from_the_raw_ncu_files_matches_the_authors_table():

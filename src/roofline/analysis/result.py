@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from roofline.analysis.work import Work, work_for
+from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.machine.model import Machine
 
 #: Label used in summaries for rows whose bound or phase is unknown.
@@ -97,14 +97,17 @@ class Analysis:
 
     @property
     def zero_flop_mask(self) -> np.ndarray:
-        """True for rows known to execute no FLOPs (they cannot sit on a log FLOP/s axis)."""
+        """True for rows known to execute no FLOPs (they cannot sit on a log FLOP/s axis); a 0 that
+        is only a lower bound (a FLOP counter missing) is not known to be none."""
         flops = self.frame["flops"].to_numpy(dtype=float)
-        return flops == 0
+        return (flops == 0) & ~lower_bound_rows(self.frame, "flops")
 
     @property
     def zero_work_mask(self) -> np.ndarray:
-        """True for rows known to do none of the analysis's work (0 FLOPs, 0 OPs or 0 instructions)."""
-        return self.frame[self.work_spec.total].to_numpy(dtype=float, na_value=np.nan) == 0
+        """True for rows known to do none of the analysis's work (0 FLOPs, 0 OPs or 0 instructions),
+        as :attr:`zero_flop_mask`."""
+        work = self.frame[self.work_spec.total].to_numpy(dtype=float, na_value=np.nan)
+        return (work == 0) & ~lower_bound_rows(self.frame, self.work_spec)
 
     @property
     def totals(self) -> dict[str, Any]:
@@ -112,13 +115,15 @@ class Analysis:
 
         Keys: ``time_s`` (total), ``launches``, ``kernels`` (rows), ``flops`` (known total),
         ``time_by_phase`` (s), ``share_by_bound`` and ``share_by_region`` (fractions of
-        the total time), ``zero_flop_time_s`` and ``zero_flop_share`` (kernels without
-        FLOPs), ``unknown_flop_time_s`` (kernels whose FLOPs were not counted),
+        the total time), ``zero_flop_kernels``, ``zero_flop_time_s`` and ``zero_flop_share``
+        (kernels known to execute no FLOPs), ``lower_bound_zero_flop_kernels`` and
+        ``lower_bound_zero_flop_time_s`` (0 FLOPs counted, but a FLOP counter missing),
+        ``unknown_flop_time_s`` (kernels whose FLOPs were not counted),
         ``savable_time_s`` (sum of time above the roofline over kernels where known; NaN
         when unknown for all, e.g. without a machine). ``work`` names the analysis's work and
         ``work_total`` is its known total (FLOP, OP or warp instructions); ``zero_work_kernels``,
-        ``zero_work_time_s`` and ``unknown_work_time_s`` are the zero-FLOP and unknown-FLOP
-        figures for that work.
+        ``zero_work_time_s``, ``lower_bound_zero_work_kernels``, ``lower_bound_zero_work_time_s`` and
+        ``unknown_work_time_s`` are the zero-FLOP and unknown-FLOP figures for that work.
         """
         f = self.frame
         time = f["time_s"].to_numpy(dtype=float)
@@ -133,8 +138,13 @@ class Analysis:
             return {str(k): float(v) / total for k, v in sums.items() if not np.isnan(v)}
 
         work = f[self.work_spec.total].to_numpy(dtype=float, na_value=np.nan)
-        zero = flops == 0
-        zero_time = float(np.nansum(np.where(zero, time, 0.0)))
+        zero, zero_work = self.zero_flop_mask, self.zero_work_mask
+        bound, bound_work = (flops == 0) & ~zero, (work == 0) & ~zero_work
+
+        def time_of(rows: np.ndarray) -> float:
+            return float(np.nansum(np.where(rows, time, 0.0)))
+
+        zero_time = time_of(zero)
         return {
             "time_s": total,
             "launches": int(f["launches"].sum()) if len(f) else 0,
@@ -146,12 +156,16 @@ class Analysis:
             "zero_flop_kernels": int(zero.sum()),
             "zero_flop_time_s": zero_time,
             "zero_flop_share": zero_time / total if total > 0 else float("nan"),
+            "lower_bound_zero_flop_kernels": int(bound.sum()),
+            "lower_bound_zero_flop_time_s": time_of(bound),
             "unknown_flop_time_s": float(np.nansum(np.where(np.isnan(flops), time, 0.0))),
             "savable_time_s": _nansum_or_nan(f["savable_time_s"].to_numpy(dtype=float)),
             "work": self.work,
             "work_total": float(np.nansum(work)),
-            "zero_work_kernels": int((work == 0).sum()),
-            "zero_work_time_s": float(np.nansum(np.where(work == 0, time, 0.0))),
+            "zero_work_kernels": int(zero_work.sum()),
+            "zero_work_time_s": time_of(zero_work),
+            "lower_bound_zero_work_kernels": int(bound_work.sum()),
+            "lower_bound_zero_work_time_s": time_of(bound_work),
             "unknown_work_time_s": float(np.nansum(np.where(np.isnan(work), time, 0.0))),
         }
 

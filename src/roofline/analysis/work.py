@@ -139,6 +139,19 @@ WORK_METRICS: dict[str, tuple[str, ...]] = {
 }
 
 
+def lower_bound_rows(frame: pd.DataFrame, kind: str | Work) -> np.ndarray:
+    """True for the rows whose work total is only a lower bound: a part of it was not counted
+    (``flops_partial``, ``ops_partial``). An operator formula's total (``estimated``) is what the
+    formula gives, not a bound. A 0 in such a row is no proof that the kernel did none of the work."""
+    spec = work_for(kind)
+    if not spec.partial or spec.partial not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    partial = frame[spec.partial].to_numpy(dtype=bool, na_value=False)
+    if "estimated" in frame.columns:
+        partial = partial & ~frame["estimated"].to_numpy(dtype=bool, na_value=False)
+    return partial
+
+
 def require_work(frame: pd.DataFrame, kind: str | Work) -> None:
     """Raise :class:`MissingMetricsError` when no row of ``frame`` has a count of the work (and the
     work is not FLOPs, whose analysis reads bytes and time alone), naming the ncu metrics to collect."""

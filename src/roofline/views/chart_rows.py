@@ -18,7 +18,7 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import TRAFFIC_HINTS, WORK_HINTS, nothing_recorded
-from roofline.analysis.work import Work, work_for
+from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.errors import InputError
 from roofline.views.names import short_names
 
@@ -113,15 +113,8 @@ def _traffic_reason(work: Work, levels: Sequence[str]) -> str:
 
 
 def _lower_bound_zeros(undrawn: pd.DataFrame, work: Work) -> np.ndarray:
-    """The rows of category ZERO whose 0 is only a lower bound (a part of the work unknown); an
-    operator formula's 0 (estimated) is not one."""
-    zero = (undrawn["category"] == ZERO).to_numpy()
-    if not work.partial or work.partial not in undrawn:
-        return np.zeros(len(undrawn), dtype=bool)
-    zero = zero & undrawn[work.partial].to_numpy(dtype=bool, na_value=False)
-    if "estimated" in undrawn:
-        zero &= ~undrawn["estimated"].to_numpy(dtype=bool, na_value=False)
-    return zero
+    """The rows of category ZERO whose 0 is only a lower bound (a part of the work unknown)."""
+    return (undrawn["category"] == ZERO).to_numpy() & lower_bound_rows(undrawn, work)
 
 
 def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
@@ -256,8 +249,11 @@ def _phrase(rows: ChartRows, category: str) -> tuple[str, str]:
         tail = reason.split(": ", 1)[1] if ": " in reason else ""
         lower = int(_lower_bound_zeros(rows.undrawn, work_for(rows.work)).sum())
         if lower:  # 0 only as a lower bound: no claim of data movement for those
-            some = "all" if lower == int((rows.undrawn["category"] == ZERO).sum()) else f"{lower} of them"
-            tail = f"{some} 0 only {LOWER_BOUND}, a part of the work not collected; see {tail.split('see ', 1)[-1]}"
+            every = lower == int((rows.undrawn["category"] == ZERO).sum())
+            if every:  # none is known to do no work: "with 0 FLOPs counted", not "without FLOPs"
+                phrase = phrase.replace("without ", "with 0 ", 1) + " counted"
+            tail = (f"{'all' if every else f'{lower} of them'} 0 only {LOWER_BOUND}, a part of the work not "
+                    f"collected; see {tail.split('see ', 1)[-1]}")
         return phrase, tail
     if category == UNCOUNTED:
         return _UNCOUNTED[rows.work][0], _hint(WORK_HINTS[rows.work])
