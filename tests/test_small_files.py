@@ -111,7 +111,8 @@ def test_edge_values_read_alike_both_ways(tmp_path):
     assert np.isnan(m.iloc[1]) and m.iloc[4] == 1500 and m.iloc[5] == 10176e3 and m.iloc[6] == 7104
     assert pd.isna(ids_fast["process_id"].iloc[2]) and pd.isna(ids_fast["kernel_name"].iloc[3])
     warnings = read_details(sniff(tmp_path / "edges.csv")).warnings
-    assert warnings == ("edges.csv: metrics listed twice for a launch (first value kept): dram__bytes.sum",)
+    assert warnings == ("edges.csv: metrics listed twice for a launch with different values (first value kept): "
+                        "dram__bytes.sum",)
 
 
 def test_text_metric_and_european_numbers_read_alike_both_ways(tmp_path):

@@ -9,7 +9,10 @@ Runs (:func:`split_runs`): a file joins a run when it describes the run's launch
 same launch IDs, the same kernel name at every ID, the same process name where both
 files know it, and no metric measured in both with different values by different
 processes (the files of a one-metric-per-file set measure different metrics; two runs
-of one program measure the same ones and differ). Timing metrics do not count towards
+of one program measure the same ones and differ). Values are compared to the digits a CSV
+printed (:mod:`roofline.readers.printed`): a report read through ``ncu_report`` (full values, no
+process ID) and its own CSV export (rounded, with one) are one run, and the report's values are
+kept. Timing metrics do not count towards
 that last test while one of the two files is SASS-instrumented (the timing rule below
 arbitrates). Any other file starts a run of its own: two different programs, each
 numbering its launches from 0, are two runs. The one error: a file from the same
@@ -21,7 +24,8 @@ Timing rule: ncu's SASS-instruction metrics (``sm__sass_*``, ``smsp__sass_*``) a
 collected by patching the kernel, which inflates its cycles (real data: 142 ms
 instead of 0.92 ms). When more than one input of a run carries timing
 (``gpu__time_duration.*``, ``sm__cycles_elapsed.*``), timing is taken from the
-inputs that collected no SASS metrics, and a warning says from which file.
+inputs that collected no SASS metrics, and a warning says from which file; unless every two
+inputs share a timing metric and agree on it (exports of one session: nothing to settle).
 Any other metric present in several inputs of a run with different values: the first
 input's value wins, with a warning.
 
@@ -54,8 +58,9 @@ from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
 from roofline.readers.ncu_columns import frame_of
+from roofline.readers.printed import agree_as_printed, agree_printed
 from roofline.readers.profile import RawProfile, is_timing_metric
-from roofline.units import counted
+from roofline.units import counted, si_factor
 
 #: Suffixes left out of a run's label, longest first (matched without regard to case).
 KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv", ".ncu-repz", ".ncu-rep", ".parquet", ".csv")
@@ -191,17 +196,46 @@ def _same_process(a: _Launches, b: _Launches) -> bool:
 def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray | None) -> str | None:
     """A metric both files measured with different values (``b`` aligned to ``a`` by ``order``), or None.
 
-    Timing metrics count only when neither file is SASS-instrumented: otherwise the
-    difference is the instrumentation's, which the timing rule settles.
+    Values differ beyond the digits a printed file shows (:func:`_agree`). Timing metrics count
+    only when neither file is SASS-instrumented: otherwise the difference is the
+    instrumentation's, which the timing rule settles.
     """
     common = [c for c in a.metrics.columns if c in b.metrics.columns]
     timing_counts = not common or not (a.sass_instrumented or b.sass_instrumented)
     for c in common:
         if is_timing_metric(c) and not timing_counts:
             continue
-        if not _same_values(_values(a.metrics[c]), _take_array(_values(b.metrics[c]), order)):
+        if not _agree(_values(a.metrics[c]), a, _take_array(_values(b.metrics[c]), order), b, c):
             return str(c)
     return None
+
+
+def _agree(x: ExtensionArray | np.ndarray, a: RawProfile, y: ExtensionArray | np.ndarray, b: RawProfile,
+           column: str) -> bool:
+    """``a``'s and ``b``'s values of ``column`` (aligned) are one measurement: equal; or equal to the
+    digits printed (a report's stored values and its own CSV export; two pages of one export);
+    or, against a report, left out of the print."""
+    if _same_values(x, y):
+        return True
+    if not (a.printed or b.printed):
+        return False
+    numbers = _is_numpy_number(x) and _is_numpy_number(y)
+    if a.printed and b.printed:
+        return numbers and bool(agree_printed(np.asarray(x), np.asarray(y), factor_x=_factor(a, column),
+                                              factor_y=_factor(b, column)).all())
+    (stored, _), (printed, shown) = sorted(((x, a), (y, b)), key=lambda side: side[1].printed)
+    if _is_numpy_number(stored) and bool(np.isnan(np.asarray(stored, dtype=np.float64)).all()):
+        return True  # nothing stored to contradict what was printed ("no data", say)
+    if not numbers:  # text: what was printed, as stored
+        shown_values = pd.array(printed, dtype=object)
+        told = ~np.asarray(pd.isna(shown_values), dtype=bool)
+        return bool((np.asarray(stored, dtype=object)[told] == np.asarray(shown_values, dtype=object)[told]).all())
+    return bool(agree_as_printed(np.asarray(stored), np.asarray(printed), factor=_factor(shown, column)).all())
+
+
+def _factor(p: RawProfile, column: str) -> float:
+    """The unit ``column`` was printed in, in SI."""
+    return si_factor(p.units.get(column, ""))
 
 
 def _take_array(values: ExtensionArray | np.ndarray, order: np.ndarray | None) -> ExtensionArray | np.ndarray:
@@ -319,7 +353,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     timing_inputs = [i for i, m in enumerate(aligned) if any(is_timing_metric(c) for c in m)]
     drop_timing: set[int] = set()
     keep_timing: dict[int, set[str]] = {}
-    if len(timing_inputs) > 1:
+    if len(timing_inputs) > 1 and not _timing_agrees(profiles, aligned, timing_inputs):
         clean = [i for i in timing_inputs if not profiles[i].sass_instrumented]
         drop_timing = set(timing_inputs) - set(clean) if clean else set()
         # Exports of one process come from one ncu session, whose metrics of a launch agree with each
@@ -356,17 +390,35 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                 origin[c] = i
                 units[c] = profiles[i].units.get(c, "")
                 continue
-            if not _same_values(columns[c], values):
+            if _agree(columns[c], profiles[origin[c]], values, profiles[i], c):
+                if profiles[origin[c]].printed and not profiles[i].printed:  # the stored values, not their print
+                    columns[c], origin[c], units[c] = values, i, profiles[i].units.get(c, "")
+            else:
                 warnings.append(f"{c} differs between {_name(profiles[origin[c]])} and {_name(profiles[i])}; "
                                 f"kept {_name(profiles[origin[c]])}'s values")
     metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
     source = ",".join(p.source for p in profiles)
-    return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)))
+    return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)),
+                      printed=any(p.printed for p in profiles))
+
+
+def _timing_agrees(profiles: Sequence[RawProfile], aligned: list[dict[str, Any]], inputs: list[int]) -> bool:
+    """Every two of ``inputs`` share a timing metric, and every timing metric they share has one
+    value per launch (to the digits printed): exports of one session (a report and its own CSV
+    pages), nothing for the timing rule to settle."""
+    timing = {i: {c for c in aligned[i] if is_timing_metric(c)} for i in inputs}
+    for n, i in enumerate(inputs):
+        for j in inputs[n + 1:]:
+            shared = timing[i] & timing[j]
+            if not shared or not all(_agree(aligned[i][c], profiles[i], aligned[j][c], profiles[j], c)
+                                     for c in sorted(shared)):
+                return False
+    return True
 
 
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).
-_FILLED = ("phase", "op", "module", "device", "compute_capability", "grid", "block", "stream")
+_FILLED = ("phase", "op", "module", "process_id", "device", "compute_capability", "grid", "block", "stream")
 
 
 def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | None]]) -> pd.DataFrame:

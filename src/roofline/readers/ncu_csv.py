@@ -19,6 +19,10 @@ What real files do, and how it is handled:
 * ``n/a``: NaN. Units (``nsecond``, ``usecond``, ``Kbyte``, ``cycle/nsecond``, ...):
   converted to SI per column (raw) or per value (details) with :func:`roofline.units.si_factor`.
   Percentages stay as printed (0-100).
+* No unit where a unit belongs (an ncu older than the report's GPU exports a blank units row and
+  blank ``Metric Unit`` cells: ncu 2024.1 exporting a CC 12.0 report): the values are the ones
+  ncu stores, in its base units, which are SI but for time: a ``gpu__time_*`` value without a
+  unit is read in nanoseconds (:data:`STORED_UNITS`), with a note.
 * ``Kernel Time`` (2020 releases) is a timestamp, not a duration: ignored.
   ``Rule *`` and ``Estimated Speedup*`` values: ignored.
 * ``Rule``/``Estimated Speedup`` header columns that a details page's rows leave out (newer
@@ -42,6 +46,8 @@ one-metric-per-run exports.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
 
 from roofline.errors import InputError
@@ -49,6 +55,7 @@ from roofline.readers.ncu_details import read_details
 from roofline.readers.ncu_layout import CsvLayout, is_nvtx_column, sniff
 from roofline.readers.ncu_raw import read_raw
 from roofline.readers.profile import RawProfile
+from roofline.units import si_factor
 
 __all__ = ["CsvLayout", "is_nvtx_column", "metric_columns", "read_details", "read_ncu_csv", "read_raw", "sniff"]
 
@@ -63,7 +70,35 @@ def read_ncu_csv(path: str | Path, data: bytes | None = None) -> RawProfile:
     profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
     if profile.ids["launch_id"].array.isna().all():
         raise InputError("no launch IDs in the CSV", path=p)
-    return profile
+    return _stored_units(profile, p)
+
+
+#: Metrics whose values ncu stores in a unit that is not SI, by name: what one printed without a
+#: unit is in (``ncu --query-metrics``: every ``gpu__time_*`` counter is in nanoseconds).
+STORED_UNITS = ((re.compile(r"gpu__time_[a-z_]+\.(sum|avg|min|max)"), "nsecond", "nanoseconds"),)
+
+
+def _stored_units(profile: RawProfile, path: Path) -> RawProfile:
+    """``profile`` with the values printed without a unit that ncu stores in another than SI
+    converted (see the module docstring), and a note naming them."""
+    fixed: dict[str, str] = {}
+    read_as: dict[str, str] = {}
+    for name in profile.metrics.columns:
+        if profile.units.get(name, "") or profile.metrics[name].dtype.kind not in "iuf":
+            continue
+        stored = next(((u, words) for pattern, u, words in STORED_UNITS if pattern.fullmatch(name)), None)
+        if stored is not None:
+            fixed[name], read_as[name] = stored
+    if not fixed:
+        return profile
+    metrics = profile.metrics.copy()
+    for name, unit in fixed.items():
+        metrics[name] = metrics[name].astype("float64") * si_factor(unit)
+    names = ", ".join(sorted(fixed))
+    note = (f"{path.name}: no unit printed for {names}: read in {' and '.join(sorted(set(read_as.values())))}, "
+            "the unit Nsight Compute stores them in (an ncu older than the report's GPU exports no units; an "
+            "export by the ncu that took the report, or a newer one, prints them)")
+    return replace(profile, metrics=metrics, units={**profile.units, **fixed}, warnings=(*profile.warnings, note))
 
 
 def metric_columns(profile: RawProfile) -> list[str]:

@@ -138,9 +138,11 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     one_row_each = n_launches == len(launch)  # a launch per row (a one-metric page): nothing can repeat
     repeated = None if one_row_each else _repeated(launch.astype(np.int64) * n_metrics + metric, n_launches * n_metrics)
     if repeated is not None:
-        names = sorted({metric_names[m] for m in metric[repeated]})
-        warnings.append(f"{layout.path.name}: metrics listed twice for a launch (first value kept): "
-                        f"{', '.join(names[:5])}")
+        differ = _differing_repeats(launch.astype(np.int64) * n_metrics + metric, repeated, columns)
+        names = sorted({metric_names[m] for m in metric[differ]})
+        if names:  # a value shown in two sections (SM Active Cycles, say) is one value: nothing to say
+            warnings.append(f"{layout.path.name}: metrics listed twice for a launch with different values "
+                            f"(first value kept): {', '.join(names[:5])}")
         columns = {c: v[~repeated] for c, v in columns.items()}  # type: ignore[index]
         launch, metric = launch[~repeated], metric[~repeated]
     raw = columns["Metric Value"]
@@ -233,6 +235,19 @@ def _repeated(key: np.ndarray, size: int) -> np.ndarray | None:
     if len(key) == 0 or np.bincount(key, minlength=size).max() <= 1:
         return None
     return pd.Series(key).duplicated(keep="first").to_numpy()
+
+
+def _differing_repeats(key: np.ndarray, repeated: np.ndarray, columns: Columns) -> np.ndarray:
+    """Row positions of the ``repeated`` rows whose value or unit (as text) differs from the first
+    row of their key."""
+    rows = np.flatnonzero(repeated)
+    first = pd.Series(np.arange(len(key))).groupby(key).transform("min").to_numpy()[rows]
+    differ = np.zeros(len(rows), dtype=bool)
+    for name in ("Metric Value", "Metric Unit"):
+        text = pd.Series(columns[name], copy=False).astype("string")
+        a, b = text.iloc[rows].reset_index(drop=True), text.iloc[first].reset_index(drop=True)
+        differ |= (a.ne(b).fillna(True) & ~(a.isna() & b.isna())).to_numpy(dtype=bool)
+    return rows[differ]
 
 
 def _numbers(raw: object, comma: bool) -> np.ndarray:

@@ -164,7 +164,7 @@ def read_with_module(path: Path, module: Any) -> RawProfile:
         units["op_stack"] = ""
     ids["kernel_name"], warnings = demangle_names(ids["kernel_name"])
     return RawProfile(ids=ids, metrics=metrics, source=str(path), units=units,
-                      warnings=tuple(f"{path.name}: {w}" for w in warnings))
+                      warnings=tuple(f"{path.name}: {w}" for w in warnings), printed=False)
 
 
 def _int_column(metrics: pd.DataFrame, name: str) -> pd.Series:

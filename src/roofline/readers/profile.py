@@ -23,7 +23,9 @@ class RawProfile:
     ``ids`` has the :data:`IDENTITY` columns (unknown values are <NA>); ``metrics``
     has one column per raw metric (numbers in SI units: float64, or int64 for
     integer counts as printed; strings for non-numeric metrics), same index as ``ids``. ``units`` maps each metric to the
-    unit the tool printed (before conversion). ``source`` names the input file.
+    unit the tool printed (before conversion). ``source`` names the input file. ``printed``: the
+    values were read from text the tool printed, rounded to its digits (a CSV export), not from
+    the values a report stores (``ncu_report``); see :mod:`roofline.readers.printed`.
     """
 
     ids: pd.DataFrame
@@ -31,6 +33,7 @@ class RawProfile:
     source: str
     units: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    printed: bool = True
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -1,0 +1,154 @@
+"""A report and its own CSV exports, given together, are one run, not two; and an export that
+prints no units (an ncu older than the report's GPU) is still read in the units ncu stores.
+
+Real public reports with provenance (PROVENANCE.md beside each): an A10G ``--set roofline`` report
+(four 1024^3 SGEMMs) with its raw and details pages, an RTX 4090 ``--set full`` report with its raw
+page (ncu's two-decimal and one-digit formats, blank cells), and an RTX 5060 Laptop (CC 12.0) report
+exported by ncu 2024.1.1, which prints no units. Truths are the reports' stored values.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ncu_routes import same_table_both_ways
+
+from roofline.readers import ncu_rep, read_profile
+from roofline.readers.build import build_table
+from roofline.readers.printed import agree_as_printed, agree_printed, last_digit
+
+pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
+
+DATA = Path(__file__).parent / "data" / "ncu"
+A10G = DATA / "a10g_setroofline_rep_and_exports"
+ESMM = [A10G / "profile_output.ncu-rep", A10G / "profile_output.raw.csv", A10G / "profile_output.details.csv"]
+RTX4090 = DATA / "rtx4090_setfull_rep_and_export"
+SEQ = [RTX4090 / "profile.ncu-rep", RTX4090 / "profile.raw.csv"]
+RTX5060 = DATA / "rtx5060_rep_old_ncu_no_units"
+RENDER = [RTX5060 / "profile.ncu-rep", RTX5060 / "profile.raw.csv", RTX5060 / "profile.details.csv"]
+
+#: gpu__time_duration.sum of the four SGEMMs, ns (the report's stored values).
+ESMM_NS = [431_648, 296_704, 260_512, 222_464]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))), ids=lambda o: "".join(map(str, o)))
+def test_a10g_report_with_its_raw_and_details_pages_is_one_run(order):
+    t = read_profile([ESMM[i] for i in order])
+    f = t.frame
+    assert len(f) == 4 and f["run"].nunique(dropna=False) == 1
+    assert f["time_s"].sum() == pytest.approx(1_211_328e-9, rel=1e-12)
+    assert sorted(f["time_s"]) == pytest.approx(sorted(x * 1e-9 for x in ESMM_NS), rel=1e-12)
+    # The report's stored values win over the CSV's six printed decimals, in any order:
+    # 2 x 1024^3 each (the raw page alone gives 2,147,483,207 to 2,147,484,428).
+    np.testing.assert_allclose(f["fp32_flops"], 2 * 1024**3, rtol=1e-14)
+    assert set(f["process_id"]) == {9166}  # from the CSVs: the report's module API has none
+    assert not any("differs between" in w or "timing taken from" in w for w in t.warnings), t.warnings
+
+
+def test_a10g_raw_page_alone_counts_what_it_prints():
+    """The raw page alone: FLOPs from its six-decimal per-cycle rates, within 1e-6 of the truth,
+    not equal to it (which is why the stored values must win when both are given)."""
+    f = read_profile(ESMM[1]).frame
+    flops = f["fp32_flops"].to_numpy()
+    np.testing.assert_allclose(flops, 2 * 1024**3, rtol=1e-6)
+    assert (np.abs(flops - 2 * 1024**3) > 100).all()
+
+
+def test_rtx4090_set_full_report_with_its_raw_page_is_one_run():
+    for files in (SEQ, SEQ[::-1]):
+        f = read_profile(files).frame
+        assert len(f) == 2
+        assert f["time_s"].sum() == pytest.approx(508_512e-9, rel=1e-12)
+        assert set(f["process_id"]) == {106604}
+
+
+@pytest.mark.parametrize("printed, apart", [("47.911632", False), ("47.911633", True), ("47.911630", True)])
+def test_another_run_of_the_same_program_stays_apart(tmp_path, printed, apart):
+    """A counter one printed digit off (dram__bytes.sum.per_second, Gbyte/second to 6 decimals:
+    47.911632 in the report's own export) is another measurement: two runs side by side, eight
+    launches, as before this reader took printed digits into account."""
+    text = (A10G / "profile_output.raw.csv").read_text()
+    assert text.count('"47.911632"') == 1
+    other = tmp_path / "other.raw.csv"
+    other.write_text(text.replace('"47.911632"', f'"{printed}"'))
+    f = read_profile([ESMM[0], other]).frame
+    assert (len(f), f["run"].nunique(dropna=False)) == ((8, 2) if apart else (4, 1))
+
+
+def test_rtx5060_export_without_units_reads_time_in_nanoseconds():
+    """ncu 2024.1.1 exporting a CC 12.0 report prints no units: the duration 11232992 is in ns (what
+    ncu stores), not seconds (11.2 Ms before this fix), on both pages, with a note."""
+    for path in RENDER[1:]:
+        t = read_profile(path)
+        assert t.frame["time_s"].tolist() == [pytest.approx(0.011232992, rel=1e-12)]
+        assert any(f"{path.name}: no unit printed for" in w and "gpu__time_duration.sum" in w
+                   and "nanoseconds" in w for w in t.warnings), t.warnings
+    raw = (RTX5060 / "profile.raw.csv").read_text().splitlines()
+    assert set(raw[1].split(",")) <= {'""', '"warp"', '"SM"', '"block"', '"cluster"'}  # the blank units row
+
+
+def test_rtx5060_report_both_ways_and_with_its_exports():
+    """Through the ncu-report wheel (unit ``ns``) and through the real ncu 2024.1.1 (no units): the same
+    table; the report with both of its exports: one launch."""
+    by_module, by_cli = same_table_both_ways(RENDER[0])
+    assert by_module["time_s"].tolist() == [pytest.approx(0.011232992, rel=1e-12)]
+    assert set(by_cli["process_id"]) == {9452}
+    f = read_profile(RENDER).frame
+    assert len(f) == 1 and f["time_s"].iloc[0] == pytest.approx(0.011232992, rel=1e-12)
+
+
+def test_units_that_are_printed_are_kept(tmp_path):
+    """A unit in the units row is the file's word: ``usecond`` stays micro (the A10G raw page)."""
+    f = read_profile(ESMM[1]).frame
+    assert f["time_s"].iloc[0] == pytest.approx(431.648e-6, rel=1e-12)
+
+
+def test_cli_route_of_the_rtx5060_report_reads_nanoseconds():
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
+    f = build_table(ncu_rep.read_with_cli(RENDER[0], ncu)).frame
+    assert f["time_s"].tolist() == [pytest.approx(0.011232992, rel=1e-12)]
+
+
+# What a printed value shows, against the real cells of the RTX 4090 report and its export.
+
+def test_last_digit():
+    got = last_digit(np.array([1.32, 4e-06, 2.624e-06, 505.888 * 1e-6, 24.945312, 7000.0, 0.0, np.nan]))
+    np.testing.assert_allclose(got[:6], [0.01, 1e-6, 1e-9, 1e-9, 1e-6, 1000.0], rtol=1e-12)
+    assert np.isnan(got[6:]).all()
+
+
+#: Columns of the RTX 4090 report (stored) and of its raw export (printed), launches 0 and 1.
+@pytest.mark.parametrize("stored, printed, factor, agree", [
+    ([0.00390625, 1.32226562], [0.0, 1.32], 1.0, True),  # smsp__sass_branch_targets_threads_divergent.avg
+    ([0.0078125, 0.0078125], [0.01, 0.01], 1.0, True),  # launch__waves_per_multiprocessor
+    ([0.0, 3.66996246e-06], [0.0, 4e-06], 1.0, True),  # lts__t_sectors_srcunit_tex_op_read...per_cycle_elapsed
+    ([24.9453125, 8456.4921875], [24.945312, 8456.492188], 1.0, True),  # SM_A.TriageAC.sm__cycles_active.avg
+    ([24.9453125, 8456.4921875], [24.94531, 8456.492188], 1.0, False),  # "24.945310": two digits off
+    ([0.00390625, 1.32226562], [0.0, 1.33], 1.0, False),
+    ([6976.0], [7000.0], 1.0, False),  # whole numbers show every digit: 7000 is not 7e3
+    ([1126737.703125], [1.127040e6], 1e6, False),  # Mbyte to 6 decimals is to the byte
+    ([1127040.4], [1.127040e6], 1e6, True),
+    ([5.0], [np.nan], 1.0, True),  # a blank cell shows nothing
+    ([np.nan], [5.0], 1.0, False),  # a value the report does not store
+])
+def test_agree_as_printed(stored, printed, factor, agree):
+    assert bool(agree_as_printed(np.array(stored), np.array(printed), factor=factor).all()) is agree
+
+
+def test_two_pages_of_one_export():
+    """The details page prints Duration to fewer digits than the raw page: one value."""
+    assert agree_printed(np.array([431.648e-6]), np.array([431.65e-6]), factor_x=1e-6, factor_y=1e-6).all()
+    assert not agree_printed(np.array([431.648e-6]), np.array([431.66e-6]), factor_x=1e-6, factor_y=1e-6).all()
+
+
+def test_a_value_shown_in_two_sections_is_not_a_conflict():
+    """The RTX 5060 details page shows sm__cycles_active.avg twice ("SM Active Cycles" and "Average SM
+    Active Cycles", both 16001453.81): one value, no warning."""
+    t = read_profile(RENDER[2])
+    assert not any("listed twice" in w for w in t.warnings), t.warnings
