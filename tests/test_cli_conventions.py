@@ -326,6 +326,22 @@ def test_wording_plural_flops_unknown_and_prefixes(tmp_path, capsys):
     assert "36.51 TFLOP/s" in out and "e+0" not in out
 
 
+def test_by_launch_summary_counts_kernels_not_rows(capsys):
+    assert main(["analyze", str(V100_GEMM), "--by", "launch", "-q"]) == 0
+    assert "in 11 launches of 4 kernels;" in capsys.readouterr().out
+
+
+def test_a_reader_that_stops_reading_ends_the_printing_not_the_command(tmp_path):
+    """``roofline analyze X --json f.json | true``: the table meets a closed pipe; the file asked for
+    is still written and the command succeeds (rich's console exited with 1 before writing it)."""
+    out = tmp_path / "f.json"
+    r = _run(f"'{sys.executable}' -m roofline analyze '{V100_GEMM}' --json '{out}' | true; exit ${{PIPESTATUS[0]}}",
+             shell=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["totals"]["launches"] == 11
+    assert b"Traceback" not in r.stderr and b"error" not in r.stderr
+
+
 def test_flops_unknown_summary_and_no_chart(tmp_path, capsys):
     lines = V100_GEMM.read_text().splitlines(keepends=True)
     keep = [ln for ln in lines if "sm__sass_thread_inst" not in ln and "inst_executed_pipe_tensor" not in ln]

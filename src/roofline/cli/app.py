@@ -15,7 +15,7 @@ from importlib import import_module
 
 import typer
 
-from roofline.cli.console import Messages
+from roofline.cli.console import Messages, stop_writing
 from roofline.errors import RooflineError
 
 #: Modules that define sub-commands; each has ``register(app: typer.Typer) -> None``.
@@ -114,6 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error("interrupted")
         return 130
+    except BrokenPipeError:  # standard output's reader stopped reading (| head) before a file sent there ended
+        stop_writing(sys.stdout)
+        return 1
     except Exception as exc:  # a bug: one message, the traceback only on request
         if os.environ.get("ROOFLINE_DEBUG"):
             raise

@@ -5,24 +5,47 @@
 * Messages (notes, warnings, "wrote FILE") go to standard error through one
   :class:`Messages` per run: each text once, none with ``--quiet``. The library's own
   ``logging`` warnings and Python ``warnings`` are routed there too (:meth:`Messages.capture`).
+* A reader that stops reading (``roofline analyze r.csv --json r.json | head``) ends the
+  printing, not the command: the files asked for are still written (:func:`stop_writing`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from rich.console import Console
 
 #: Width used when stdout is not a terminal (a pipe, a file, a CI log): rich's default of 80
 #: columns would fold the kernel tables into unreadable slivers.
 NON_TERMINAL_WIDTH = 200
+
+
+def stop_writing(stream: IO[str]) -> None:
+    """Point ``stream``'s file descriptor at the null device: its reader has gone (a closed pipe),
+    and what is still to be printed, or flushed at exit, must not fail the command."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (pytest's capture): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+class _ResultsConsole(Console):
+    """rich's console, but a closed pipe ends the printing only (rich exits the program with 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        stop_writing(self.file)
 
 
 def stdout_console() -> Console:
@@ -32,8 +55,9 @@ def stdout_console() -> Console:
 
 def results_console(*, to_stderr: bool = False) -> Console:
     """A console for results: stdout, or stderr when stdout carries a file (``--json -``)."""
-    console = Console(soft_wrap=False, stderr=to_stderr)
-    return console if console.is_terminal else Console(soft_wrap=False, width=NON_TERMINAL_WIDTH, stderr=to_stderr)
+    console = _ResultsConsole(soft_wrap=False, stderr=to_stderr)
+    return console if console.is_terminal else _ResultsConsole(soft_wrap=False, width=NON_TERMINAL_WIDTH,
+                                                               stderr=to_stderr)
 
 
 @dataclass
@@ -53,8 +77,12 @@ class Messages:
             return
         self._seen.add(text)
         out = self.stream if self.stream is not None else sys.stderr
-        out.write(text + "\n")
-        out.flush()
+        try:
+            out.write(text + "\n")
+            out.flush()
+        except BrokenPipeError:  # stderr piped to a reader that has gone: say nothing more
+            self.quiet = True
+            stop_writing(out)
 
     def note(self, text: str) -> None:
         """A note the reader of the results must know (missing ceilings, clock scaling, ...)."""

@@ -205,6 +205,14 @@ def undrawn_lines(analysis: Analysis, limit: int = UNDRAWN_LISTED) -> list[Text]
     return lines
 
 
+def _of_what(analysis: Analysis) -> str:
+    """What the launches are of: ``4 kernels`` (a row per launch: its distinct names), ``3 operators``."""
+    if analysis.by == "launch":
+        return plural(int(analysis.frame["kernel_name"].nunique()), "kernel")
+    noun = analysis.row_noun
+    return plural(int(analysis.totals["kernels"]), noun[:-1], noun)
+
+
 def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
     """Totals (time, the work counted, time per phase, shares per bound and region, time in kernels
     without the work or with it unknown), machine, the kernels the chart cannot place with why, and,
@@ -216,7 +224,7 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
                else f"{_amount(tot['work_total'], labels)} counted")
     lines = [
         Text(f"total time {format_time(tot['time_s'])} in {plural(tot['launches'], 'launch', 'launches')} of "
-             f"{plural(tot['kernels'], 'kernel')}; {counted}"),
+             f"{_of_what(analysis)}; {counted}"),
     ]
     if labels.kind != "flops":
         lines.append(Text(f"work: {labels.counted} ({labels.roofline}: {labels.rate} against "
