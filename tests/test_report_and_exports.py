@@ -152,3 +152,44 @@ def test_a_value_shown_in_two_sections_is_not_a_conflict():
     Active Cycles", both 16001453.81): one value, no warning."""
     t = read_profile(RENDER[2])
     assert not any("listed twice" in w for w in t.warnings), t.warnings
+
+
+# -- RTX 5070, ncu 2026.2.1: DRAM traffic under its sm_120 names; float4 accesses ------------------
+RTX5070 = DATA / "rtx5070_details_dram_op_names"
+
+
+def test_rtx5070_dram_bytes_from_the_op_read_and_op_write_names():
+    t = read_profile(RTX5070 / "saxpy.csv")
+    f = t.frame
+    assert f["time_s"].tolist() == [pytest.approx(292_928e-9, rel=1e-12)]
+    assert f["dram_bytes"].tolist() == [134_221_568 + 43_631_104]
+    n = 65536 * 256
+    assert f["dram_bytes"].iloc[0] - 43_631_104 == 8 * n + 3_840  # saxpy reads x and y once
+    assert not any("dram_bytes unknown" in w for w in t.warnings), t.warnings
+    g = read_profile(RTX5070 / "transpose_naive.csv").frame
+    assert g["dram_bytes"].tolist() == [19_001_600 + 4_399_616]
+
+
+def _coalescing(name: str):
+    from roofline import api
+    from roofline.guidance import diagnose
+
+    table = read_profile(RTX5070 / f"{name}.csv")
+    kernel = next(iter(diagnose(api.analyze(table, None), table)))
+    return kernel, kernel.finding("global-load-coalescing"), kernel.finding("global-store-coalescing")
+
+
+def test_rtx5070_float4_gemm_is_not_called_uncoalesced():
+    """16 sectors per request without an access-size counter: waste of 32-bit words or float4 at unit
+    stride (this kernel's); said both ways, limiting nothing (it was '805 MB of excess traffic')."""
+    kernel, load, store = _coalescing("gemm_vectorized")
+    assert load.values["sectors_per_request"] == 33_554_432 / 2_097_152 == 16.0
+    assert (load.severity, load.limiter, store.severity, store.limiter) == ("info", None, "info", None)
+    assert kernel.limiter != "uncoalesced"
+
+
+def test_rtx5070_naive_transpose_stores_are_uncoalesced():
+    kernel, load, store = _coalescing("transpose_naive")
+    assert load.status == "ok" and load.values["sectors_per_request"] == 4.0
+    assert (store.status, store.limiter, store.severity) == ("fired", "uncoalesced", "high")
+    assert store.values["excess_bytes"] == (32 - 4) * 131_072 * 32  # 117,440,512 B

@@ -21,8 +21,9 @@
   ``--set full`` holds where it has no Half roofline section) proves the half counts are 0. (A CSV
   prints these percentages to two decimals: there, "0" bounds the work below 0.005 % of the pipe's peak.)
 * Bytes: L1 ``l1tex__t_bytes.sum`` or 32 x ``l1tex__t_sectors.sum``; L2 ``lts__t_bytes.sum`` or
-  32 x ``lts__t_sectors.sum``; DRAM ``dram__bytes.sum``, else read + write, else 32 x
-  ``dram__sectors.sum`` (or its read + write), as in the paper (32-byte sectors).
+  32 x ``lts__t_sectors.sum``; DRAM ``dram__bytes.sum``, else read + write (``dram__bytes_read.sum``,
+  or ``dram__bytes_op_read.sum`` as newer ncu names it on sm_120), else 32 x ``dram__sectors.sum`` (or
+  its read + write), as in the paper (32-byte sectors).
 * Time: ``gpu__time_duration.sum``, else ``.avg`` (what application-range replay writes), else
   ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second`` (the paper's formula), else
   the Speed-of-Light section's ``gpc__cycles_elapsed.max / gpc__cycles_elapsed.avg.per_second``.
@@ -34,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from roofline.counting.forms import ALL, Counter, Formula, Reader, Terms, idle_columns, sass, sm, terms
+from roofline.counting.forms import ALL, Counter, Formula, Reader, Terms, dram, idle_columns, sass, sm, terms
 
 #: Time and clock (alternatives in order of preference are handled in :func:`launch_time`).
 GPU_TIME = Counter(("gpu__time_duration.sum",))
@@ -51,10 +52,10 @@ def _bytes(unit: str, *, read_write: bool = False) -> tuple[Terms, ...]:
     sectors = Counter((f"{unit}__sectors.sum",) if unit == "dram" else (f"{unit}__t_sectors.sum",))
     alts: list[Terms] = [((1.0, total),)]
     if read_write:
-        alts.append(((1.0, Counter(("dram__bytes_read.sum",))), (1.0, Counter(("dram__bytes_write.sum",)))))
+        alts.append(((1.0, dram("read")), (1.0, dram("write"))))
     alts.append(((32.0, sectors),))
     if read_write:
-        alts.append(((32.0, Counter(("dram__sectors_read.sum",))), (32.0, Counter(("dram__sectors_write.sum",)))))
+        alts.append(((32.0, dram("read", "sectors")), (32.0, dram("write", "sectors"))))
     return tuple(alts)
 
 

@@ -83,6 +83,13 @@ def one(name: str) -> Counter:
     return Counter((name,))
 
 
+def dram(half: str, kind: str = "bytes") -> Counter:
+    """DRAM read or write traffic (``half``: "read", "write"; ``kind``: "bytes", "sectors"):
+    ``dram__bytes_read.sum``, or ``dram__bytes_op_read.sum``, the name ncu 2025 and later give it
+    on the RTX 50 series (sm_120; real exports in tests/data/ncu/rtx5070_details_dram_op_names)."""
+    return Counter((f"dram__{kind}_{half}.sum", f"dram__{kind}_op_{half}.sum"))
+
+
 def sass(op: str, derived_factor: float | None = None, *more: tuple[str, float]) -> Counter:
     """Predicated-on thread instructions of one SASS opcode class (dadd, ffma, hmul...), with the
     roofline sections' ``derived__smsp__..._x<factor>`` per-cycle form where one exists."""

@@ -61,7 +61,7 @@ names the metrics for the analysis that needs them.
 
 from __future__ import annotations
 
-from roofline.counting.forms import ALL, Formula, Terms, one, sm, smsp, terms
+from roofline.counting.forms import ALL, Formula, Terms, dram, one, sm, smsp, terms
 
 
 def _per_op(counter: str, ops: tuple[str, ...], spaces: tuple[str, ...]) -> Terms:
@@ -118,10 +118,10 @@ FORMULAS: tuple[Formula, ...] = (
         ((1 / SECTOR_BYTES, one("lts__t_bytes.sum")),),
     ), "L2 sectors (else bytes / 32)"),
     Formula("dram_transactions", ALL, (
-        ((1.0, one("dram__sectors_read.sum")), (1.0, one("dram__sectors_write.sum"))),
+        ((1.0, dram("read", "sectors")), (1.0, dram("write", "sectors"))),
         ((1.0, one("dram__sectors.sum")),),
         ((1 / SECTOR_BYTES, one("dram__bytes.sum")),),
-        ((1 / SECTOR_BYTES, one("dram__bytes_read.sum")), (1 / SECTOR_BYTES, one("dram__bytes_write.sum"))),
+        ((1 / SECTOR_BYTES, dram("read")), (1 / SECTOR_BYTES, dram("write"))),
     ), "DRAM sectors: read + write (else the total, else bytes / 32)"),
 )
 

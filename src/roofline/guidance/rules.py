@@ -103,6 +103,11 @@ def check_speed_of_light(v: RowValues, r: Rule) -> Finding:
                      f"faster.", values=vals)
 
 
+#: Why a rule without the access size hedges up to 16 sectors per request.
+WIDEST_WORDS = ("32 threads x 16 B (float4) = 16 sectors: without the access size or the bytes used per sector, "
+                "up to this many is waste or width, not told apart")
+
+
 def _ideal_sectors_per_request(v: RowValues, r: Rule) -> tuple[float, bool]:
     """Ideal sectors per request: bytes per thread per access (32 threads x b bytes = b sectors of 32 B).
 
@@ -132,6 +137,17 @@ def _coalescing(v: RowValues, r: Rule, sectors_name: str, requests_name: str, wh
     if not measured and spr > ideal and used >= r.t("full_use_bytes"):
         return r.finding("ok", f"Global {what}s use {spr:.1f} sectors per request and {used:.1f} of every 32 bytes "
                          f"fetched: wider words than 32 bits (e.g. float4), coalesced.", values=vals)
+    widest = r.t("widest_sectors_per_request")
+    if not measured and not math.isfinite(used) and ideal * r.t("tolerance") < spr <= widest:
+        # 16-byte words at unit stride take 16 sectors: the counts alone cannot tell waste from width.
+        per_sector = m.GLOBAL_LD_BYTES_PER_SECTOR if what == "load" else m.GLOBAL_ST_BYTES_PER_SECTOR
+        return r.finding("fired", f"Global {what}s use {spr:.1f} sectors per request: uncoalesced if they are 32-bit "
+                         f"words ({ideal:.0f} would do, {format_si(excess * m.SECTOR_BYTES, 'B')} of excess traffic), "
+                         f"coalesced if they are up to 16-byte words (float4: {widest:.0f}). The profile holds neither "
+                         f"the access size nor the bytes used per sector: collect {per_sector} or "
+                         f"{m.ACCESS_SIZE_INSTRUCTIONS[16]} (and the other access sizes) to tell.",
+                         severity="info", values=vals,
+                         brief=f"{what}s: {spr:.1f} sectors/request: 32-bit words wasted, or wide words")
     if spr > ideal * r.t("tolerance"):
         high = spr > ideal * r.t("high_factor")
         return r.finding("fired", f"Global {what}s use {spr:.1f} sectors per request where {ideal:.0f} would do "
@@ -332,7 +348,8 @@ RULES: tuple[Rule, ...] = (
                      "tolerance": _th(1.0, "x ideal", "fires above ideal x this (ncu fires above ideal)"),
                      "high_factor": _th(2.0, "x ideal", "severe above ideal x this (as ncu)"),
                      "full_use_bytes": _th(0.95 * 32, "B", "without the access size: more sectors than 32-bit words need "
-                                           "but at least this many of 32 bytes used is wide words, not waste")},
+                                           "but at least this many of 32 bytes used is wide words, not waste"),
+                     "widest_sectors_per_request": _th(16.0, "sector/request", WIDEST_WORDS)},
          check=check_load_coalescing),
     Rule("global-store-coalescing", "Global store coalescing", f"{BPG_COALESCING}; {NCU_MEMORY_TABLES}",
          needs=((m.GLOBAL_ST_SECTORS, m.GLOBAL_ST_REQUESTS),),
@@ -340,7 +357,8 @@ RULES: tuple[Rule, ...] = (
                      "tolerance": _th(1.0, "x ideal", "fires above ideal x this"),
                      "high_factor": _th(2.0, "x ideal", "severe above ideal x this"),
                      "full_use_bytes": _th(0.95 * 32, "B", "without the access size: at least this many of 32 bytes "
-                                           "used per sector is wide words, not waste")},
+                                           "used per sector is wide words, not waste"),
+                     "widest_sectors_per_request": _th(16.0, "sector/request", WIDEST_WORDS)},
          check=check_store_coalescing),
     Rule("uncoalesced-global", "Uncoalesced global accesses (source counters)", NCU_UNCOALESCED,
          needs=((m.L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,),
