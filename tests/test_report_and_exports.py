@@ -193,3 +193,45 @@ def test_rtx5070_naive_transpose_stores_are_uncoalesced():
     assert load.status == "ok" and load.values["sectors_per_request"] == 4.0
     assert (store.status, store.limiter, store.severity) == ("fired", "uncoalesced", "high")
     assert store.values["excess_bytes"] == (32 - 4) * 131_072 * 32  # 117,440,512 B
+
+
+# -- ncu --print-summary per-kernel: no launch IDs, averages over invocations ---------------------
+SUMMARY = DATA / "a100_print_summary_per_kernel"
+
+
+def test_per_kernel_summaries_are_read_as_their_kernels_launches():
+    """Three summary exports of one program (time, sectors, instructions; three processes): one run
+    of 2 x 100 launches whose sums per kernel are Average x Invocations (they were refused as 'not an
+    Nsight Compute CSV', with a hint to export a raw page the user cannot make from a summary)."""
+    t = read_profile([SUMMARY / "timing.csv", SUMMARY / "metrics.csv", SUMMARY / "events.csv"])
+    f = t.frame
+    assert len(f) == 200 and f["run"].nunique(dropna=False) == 1
+    by = f.groupby("kernel_name")
+    assert by["time_s"].sum().to_dict() == pytest.approx({"kernel_B": 9.318816e-3, "kernel_A": 7.695296e-3},
+                                                         rel=1e-12)
+    assert by["dram_bytes"].sum().to_dict() == pytest.approx(
+        {"kernel_B": 402_339.36 * 32 * 100, "kernel_A": (806_261.76 + 15_106.60) * 32 * 100}, rel=1e-12)
+    assert f["time_s"].sum() == pytest.approx(17.014112e-3, rel=1e-12)
+    assert any("per-kernel summary" in w and "200 launches of 2 kernels" in w for w in t.warnings)
+
+
+def test_a_file_that_is_no_export_is_still_refused(tmp_path):
+    from roofline.errors import InputError
+
+    bad = tmp_path / "table.csv"
+    bad.write_text('"Kernel","Invocations","Average"\n"k","3","1.0"\n')
+    with pytest.raises(InputError, match="not an Nsight Compute CSV"):
+        read_profile(bad)
+
+
+def test_a_profile_without_any_time_has_an_unknown_total_not_zero(capsys):
+    """The sector counts of the summary set alone: no time in the file, so the total is unknown
+    (it printed 'total time 0 s')."""
+    from roofline import api
+    from roofline.cli.app import main
+
+    table = read_profile(SUMMARY / "metrics.csv")
+    assert np.isnan(api.analyze(table, None).totals["time_s"])
+    assert main(["analyze", str(SUMMARY / "metrics.csv"), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "total time unknown in 200 launches of 2 kernels" in out and "total time 0 s" not in out

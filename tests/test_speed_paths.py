@@ -39,7 +39,7 @@ def _with_metrics(path: Path) -> kernels.KernelTable:
     met = table.metrics.copy()
     n = len(met)
     met[m.GLOBAL_LD_REQUESTS] = np.arange(1, n + 1) * 100.0
-    met[m.GLOBAL_LD_SECTORS] = met[m.GLOBAL_LD_REQUESTS] * np.where(np.arange(n) % 3 == 1, 16.0, 4.0)
+    met[m.GLOBAL_LD_SECTORS] = met[m.GLOBAL_LD_REQUESTS] * np.where(np.arange(n) % 3 == 1, 64.0, 4.0)
     return kernels.KernelTable(frame=table.frame, metrics=met, sources=table.sources)
 
 

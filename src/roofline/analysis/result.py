@@ -127,11 +127,12 @@ class Analysis:
         """
         f = self.frame
         time = f["time_s"].to_numpy(dtype=float)
-        total = float(np.nansum(time))
+        # unknown, not 0 s, when no row has a time (a file of counts without gpu__time_duration)
+        total = float(np.nansum(time)) if len(time) == 0 or not np.isnan(time).all() else float("nan")
         flops = f["flops"].to_numpy(dtype=float)
 
         def shares(col: str) -> dict[str, float]:
-            if total <= 0:
+            if not total > 0:
                 return {}
             keys = f[col].astype("string").fillna(UNKNOWN)
             sums = pd.Series(time, index=f.index).groupby(keys.to_numpy(dtype=object), sort=True).sum(min_count=1)

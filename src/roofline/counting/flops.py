@@ -25,6 +25,7 @@
   or ``dram__bytes_op_read.sum`` as newer ncu names it on sm_120), else 32 x ``dram__sectors.sum`` (or
   its read + write), as in the paper (32-byte sectors).
 * Time: ``gpu__time_duration.sum``, else ``.avg`` (what application-range replay writes), else
+  ``gpu__time_active`` (``.sum`` or ``.avg``: the GPU's active time in the launch), else
   ``sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second`` (the paper's formula), else
   the Speed-of-Light section's ``gpc__cycles_elapsed.max / gpc__cycles_elapsed.avg.per_second``.
 """
@@ -40,6 +41,9 @@ from roofline.counting.forms import ALL, Counter, Formula, Reader, Terms, dram, 
 #: Time and clock (alternatives in order of preference are handled in :func:`launch_time`).
 GPU_TIME = Counter(("gpu__time_duration.sum",))
 GPU_TIME_AVG = Counter(("gpu__time_duration.avg",))
+#: The time the GPU was active in the launch (ncu: "total duration in nanoseconds"; a launch's
+#: duration but for its start and end overheads): where no duration was collected.
+GPU_ACTIVE = Counter(("gpu__time_active.sum", "gpu__time_active.avg"))
 SM_CYCLES = sm("cycles_elapsed.avg")
 SM_CLOCK = sm("cycles_elapsed.avg.per_second")
 #: The Speed-of-Light section's "Elapsed Cycles" and "SM Frequency".
@@ -119,9 +123,10 @@ def packed_fp32(reader: Reader, has_packed: np.ndarray) -> Packed | None:
 
 
 def launch_time(reader: Reader) -> np.ndarray:
-    """Launch time (s): gpu__time_duration.sum, .avg, SM cycles / SM clock, SOL's cycles / clock."""
+    """Launch time (s): gpu__time_duration.sum, .avg, gpu__time_active, SM cycles / SM clock, SOL's
+    cycles / clock."""
     time: np.ndarray | None = None
-    for candidate in (lambda: reader.read(GPU_TIME), lambda: reader.read(GPU_TIME_AVG),
+    for candidate in (lambda: reader.read(GPU_TIME), lambda: reader.read(GPU_TIME_AVG), lambda: reader.read(GPU_ACTIVE),
                       lambda: _per_clock(reader, SM_CYCLES, SM_CLOCK), lambda: _per_clock(reader, GPC_CYCLES, GPC_CLOCK)):
         if time is not None and not np.isnan(time).any():
             break  # every launch's time known: the later forms are not worked out

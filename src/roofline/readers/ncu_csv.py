@@ -34,6 +34,8 @@ What real files do, and how it is handled:
   columns give the phase (the innermost push/pop phase range, else the last start/stop range),
   the PyTorch module and operator (``op_stack`` joins the metrics) (:mod:`roofline.readers.names`,
   :mod:`roofline.readers.torch_ranges`; the header strings are checked against the real ncu binary).
+* ``--print-summary per-kernel`` exports (no launch IDs; per kernel ``Invocations`` and each metric's
+  ``Average``): :mod:`roofline.readers.ncu_summary`.
 * ``Process ID`` and ``Process Name`` tell runs of different programs apart
   (:mod:`roofline.readers.merge`).
 
@@ -54,6 +56,7 @@ from roofline.errors import InputError
 from roofline.readers.ncu_details import read_details
 from roofline.readers.ncu_layout import CsvLayout, is_nvtx_column, sniff
 from roofline.readers.ncu_raw import read_raw
+from roofline.readers.ncu_summary import read_summary
 from roofline.readers.profile import RawProfile
 from roofline.units import si_factor
 
@@ -66,7 +69,13 @@ def read_ncu_csv(path: str | Path, data: bytes | None = None) -> RawProfile:
     ``data``: its bytes, when already read into memory (standard input, a pipe); ``path`` then
     only names it in messages."""
     p = Path(path)
-    layout = sniff(p, data)
+    try:
+        layout = sniff(p, data)
+    except InputError:
+        summary = read_summary(p, data)  # a per-kernel summary has no launch IDs: not a page
+        if summary is None:
+            raise
+        return _stored_units(summary, p)
     profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
     if profile.ids["launch_id"].array.isna().all():
         raise InputError("no launch IDs in the CSV", path=p)

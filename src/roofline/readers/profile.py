@@ -50,8 +50,9 @@ def is_sass_metric(name: str) -> bool:
 
 
 def is_timing_metric(name: str) -> bool:
-    """Metrics that carry a launch's duration or clock (``gpu__time_duration``, ``*__cycles_elapsed``)."""
-    return name.startswith(("gpu__time_duration", "sm__cycles_elapsed", "smsp__cycles_elapsed"))
+    """Metrics that carry a launch's duration or clock (``gpu__time_duration``, ``gpu__time_active``,
+    ``*__cycles_elapsed``)."""
+    return name.startswith(("gpu__time_duration", "gpu__time_active", "sm__cycles_elapsed", "smsp__cycles_elapsed"))
 
 
 def empty_ids(n: int) -> pd.DataFrame:

@@ -223,8 +223,8 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
     counted = (f"{labels.counted} unknown (not counted)" if len(work) and np.isnan(work).all()
                else f"{_amount(tot['work_total'], labels)} counted")
     lines = [
-        Text(f"total time {format_time(tot['time_s'])} in {plural(tot['launches'], 'launch', 'launches')} of "
-             f"{_of_what(analysis)}; {counted}"),
+        Text(f"total time {format_time(tot['time_s']) if tot['time_s'] == tot['time_s'] else 'unknown'} in "
+             f"{plural(tot['launches'], 'launch', 'launches')} of {_of_what(analysis)}; {counted}"),
     ]
     if labels.kind != "flops":
         lines.append(Text(f"work: {labels.counted} ({labels.roofline}: {labels.rate} against "
@@ -243,7 +243,7 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
     share = tot["share_by_region"]
     if share:
         lines.append(Text("time by region: " + ", ".join(f"{k} {v:.1%}" for k, v in sorted(share.items(), key=lambda kv: -kv[1]))))
-    if len(tot["time_by_phase"]) > 1 or "unknown" not in tot["time_by_phase"]:
+    if len(tot["time_by_phase"]) > 1 or tot["time_by_phase"].keys() - {"unknown"}:
         lines.append(Text("time by phase: " + ", ".join(f"{k} {format_time(v)}" for k, v in tot["time_by_phase"].items())))
     if tot["zero_work_kernels"]:
         zero_share = tot["zero_work_time_s"] / tot["time_s"] if tot["time_s"] > 0 else math.nan
