@@ -281,6 +281,7 @@ def test_gh200_is_hopper_with_its_own_memory():
     ("device_name", "key"),
     [
         ("NVIDIA GH200 480GB", "gh200-96gb"),
+        ("NVIDIA GH200 120GB", "gh200-96gb"),  # bobschreiner/NuKEXC's report: 95 GiB of HBM3, 132 SMs
         ("NVIDIA GH200 144G HBM3e", "gh200-144gb"),
         ("NVIDIA GH200 96GB", None),        # a GH200, never the H200
         ("NVIDIA H20", None),               # never the H200

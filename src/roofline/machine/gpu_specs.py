@@ -487,8 +487,9 @@ SPECS: Mapping[str, GpuSpec] = MappingProxyType({
                 "tensor_bf16": 990 * T, "tensor_fp16": 990 * T, "tensor_fp8": 1979 * T,
                 "tensor_int8": 1979 * T, "dram": 4.0e12,
             },
-            notes="The GPU of the GH200 with 96 GB HBM3 at 4.0 TB/s (driver name 'NVIDIA GH200 480GB': "
-            "480 GB is the Grace LPDDR5X). HBM3 data rate = datasheet 4.0 TB/s / 6144 bits (6 stacks). "
+            notes="The GPU of the GH200 with 96 GB HBM3 at 4.0 TB/s (driver names 'NVIDIA GH200 480GB' and "
+            "'NVIDIA GH200 120GB': 480 or 120 GB is the Grace LPDDR5X). HBM3 data rate = datasheet 4.0 TB/s "
+            "/ 6144 bits (6 stacks). "
             "The datasheet's compute figures are H100 SXM5's, so 132 SMs at 1980 / 1830 MHz are assumed "
             "(as for H200); the live spec reads the real counts and clocks. L2 size: read it live.",
         ),
@@ -603,7 +604,9 @@ def arch_for(compute_capability: tuple[int, int]) -> GpuArch:
 #: recognise but have no spec for, so nothing later may claim it. Word boundaries keep 'h20' from
 #: 'h200', 'h200' from 'gh200', 'b200' from 'gb200' and 'a10' from 'a100' / 'a10g'.
 _DEVICE_NAME_RULES: tuple[tuple[str, str | None], ...] = (
-    (r"\bgh200\b.*\b480gb\b", "gh200-96gb"),
+    # the HBM3 GH200 is named by its Grace memory: 480GB, or 120GB (a public ncu 2025.2 report of an
+    # 'NVIDIA GH200 120GB': 132 SMs, 102,005,473,280 B of device memory, the 96 GB of HBM3)
+    (r"\bgh200\b.*\b(120|240|480)gb\b", "gh200-96gb"),
     (r"\bgh200\b.*\b144g", "gh200-144gb"),
     (r"\bgh200\b", None),  # a GH200 variant whose memory we cannot tell
     (r"\bgb200\b", None),  # no sourced SM count or clock
