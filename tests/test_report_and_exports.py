@@ -66,16 +66,46 @@ def test_rtx4090_set_full_report_with_its_raw_page_is_one_run():
         assert set(f["process_id"]) == {106604}
 
 
-@pytest.mark.parametrize("printed, apart", [("47.911632", False), ("47.911633", True), ("47.911630", True)])
-def test_another_run_of_the_same_program_stays_apart(tmp_path, printed, apart):
-    """A counter one printed digit off (dram__bytes.sum.per_second, Gbyte/second to 6 decimals:
-    47.911632 in the report's own export) is another measurement: two runs side by side, eight
-    launches, as before this reader took printed digits into account."""
-    text = (A10G / "profile_output.raw.csv").read_text()
-    assert text.count('"47.911632"') == 1
-    other = tmp_path / "other.raw.csv"
-    other.write_text(text.replace('"47.911632"', f'"{printed}"'))
-    f = read_profile([ESMM[0], other]).frame
+def _rewritten(tmp_path: Path, change) -> Path:
+    """The A10G raw page with the values of some columns changed (``change(name, value) -> value``)."""
+    import csv
+
+    rows = list(csv.reader((A10G / "profile_output.raw.csv").read_text().splitlines()))
+    header = rows[0]
+    for row in rows[2:]:
+        for i, name in enumerate(header):
+            row[i] = change(name, row[i])
+    out = tmp_path / "other.raw.csv"
+    with out.open("w", newline="") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    return out
+
+
+def test_another_run_of_the_same_program_stays_apart(tmp_path):
+    """A second run 0.01 % slower: every rate and utilization printed 1e-4 higher (to six decimals),
+    the counts the same. Not the report's print: two runs side by side, eight launches."""
+    def slower(name: str, value: str) -> str:
+        rate = name.endswith((".per_second", "pct_of_peak_sustained_elapsed"))
+        return f"{float(value) * (1 + 1e-4):.6f}" if rate and value not in ("", "n/a") else value
+
+    f = read_profile([ESMM[0], _rewritten(tmp_path, slower)]).frame
+    assert len(f) == 8 and f["run"].nunique(dropna=False) == 2
+
+
+@pytest.mark.parametrize("edited, apart", [("none", False), ("one", False), ("utilizations", True)])
+def test_a_report_and_its_print_may_differ_in_one_metric_in_a_hundred(tmp_path, edited, apart):
+    """ncu prints a few metrics otherwise than it stores them (2006 %/byte as 2.006 %/Kbyte): one of
+    the page's 311 shared metrics off by a printed digit (dram__bytes.sum.per_second, 47.911632 in
+    the report's own export) is still the report's print; its 44 utilizations off by 0.01 % points
+    are another run."""
+    def edit(name: str, value: str) -> str:
+        if edited == "one" and name == "dram__bytes.sum.per_second" and value == "47.911632":
+            return "47.911634"
+        if edited == "utilizations" and name.endswith("pct_of_peak_sustained_elapsed") and value not in ("", "n/a"):
+            return f"{float(value) + 0.01:.6f}"
+        return value
+
+    f = read_profile([ESMM[0], _rewritten(tmp_path, edit)]).frame
     assert (len(f), f["run"].nunique(dropna=False)) == ((8, 2) if apart else (4, 1))
 
 
@@ -235,3 +265,74 @@ def test_a_profile_without_any_time_has_an_unknown_total_not_zero(capsys):
     assert main(["analyze", str(SUMMARY / "metrics.csv"), "-q"]) == 0
     out = capsys.readouterr().out
     assert "total time unknown in 200 launches of 2 kernels" in out and "total time 0 s" not in out
+
+
+# -- more real reports with their own exports ----------------------------------------------------
+RTX2080TI = DATA / "rtx2080ti_rep_details_unit_per_row"
+RTX3050L = DATA / "rtx3050l_ncu2025_rep_occupancy"
+
+
+@pytest.mark.parametrize("files", [["profile.ncu-rep", "profile.details.csv"],
+                                   ["profile.details.csv", "profile.raw.csv", "profile.ncu-rep"],
+                                   ["profile.details.csv", "profile.raw.csv"]])
+def test_rtx2080ti_details_page_with_a_unit_per_row_is_the_report_s(files):
+    """"Duration" 1.17 second beside 993.02 usecond: one run with the report (it was two: 2.34 s in 4
+    launches); the stored times kept, whatever the order; raw and details pages without a note."""
+    t = read_profile([RTX2080TI / name for name in files])
+    f = t.frame
+    assert len(f) == 2
+    stored = "profile.ncu-rep" in files
+    want = [1_168_077_824e-9, 993_024e-9] if stored else [1.168078, 993.02e-6]  # else the finer print of each
+    assert f["time_s"].tolist() == pytest.approx(want, rel=1e-12)
+    assert not any("differs between" in w or "timing taken from" in w for w in t.warnings), t.warnings
+
+
+def test_rtx3050l_ncu2025_report_with_its_raw_page_is_one_run():
+    """ncu 2025 prints derived__pct_occupancy_per_shared_mem_size (2006 %/byte stored) as 2.006
+    %/Kbyte: one metric of hundreds, not another run (it was two: 262 us in 2 launches)."""
+    f = read_profile([RTX3050L / "profile.ncu-rep", RTX3050L / "profile.raw.csv"]).frame
+    assert len(f) == 1 and f["time_s"].iloc[0] == pytest.approx(131_136e-9, rel=1e-12)
+    assert f["process_id"].iloc[0] == 1022
+
+
+def test_half_a_printed_digit_is_the_print():
+    """Lashi0812/CudaProgramming smemTranspose.ncu-rep (RTX 4090): sm__cycles_active.avg stored
+    249964.3046875, printed 249964.304688 (half up): the gap is half a digit plus binary noise."""
+    assert agree_as_printed(np.array([249964.3046875]), np.array([249964.304688])).all()
+    assert not agree_as_printed(np.array([249964.3046875]), np.array([249964.304689])).all()
+
+
+def test_details_page_digits_per_row():
+    """Two decimals of the unit that puts each value in 1..1000: 1.17 s for 1.168077824 s, 993.02 us
+    for 993.024 us, 4.10 Kbyte for 4096 byte; not 1.18 s."""
+    stored = np.array([1.168077824, 993.024e-6, 4096.0])
+    assert agree_as_printed(stored, np.array([1.17, 993.02e-6, 4100.0]), per_row_units=True).all()
+    assert not agree_as_printed(stored, np.array([1.18, 993.02e-6, 4100.0]), per_row_units=True).all()
+    assert not agree_as_printed(stored, np.array([1.17, 993.02e-6, 4100.0])).all()  # a raw page's column
+
+
+def test_a_run_with_nothing_for_a_roofline_is_left_out_beside_others(tmp_path):
+    """The RTX 5060 details page cut to its Launch Statistics rows (no time, FLOPs or bytes) beside the
+    A10G raw page: another run, left out with a note, not the whole command refused; alone, refused."""
+    from roofline.errors import MissingMetricsError
+
+    lines = (RTX5060 / "profile.details.csv").read_text().splitlines(keepends=True)
+    launch_only = tmp_path / "launch.details.csv"
+    header = next(line for line in lines if line.startswith('"ID"'))
+    launch_only.write_text(header + "".join(line for line in lines if '"Launch Statistics"' in line))
+    t = read_profile([ESMM[1], launch_only])
+    assert len(t.frame) == 4 and t.frame["time_s"].sum() == pytest.approx(1_211_328e-9, rel=1e-12)
+    assert any(w.startswith("left out launch.details.csv: the profile has none of the metrics") for w in t.warnings)
+    with pytest.raises(MissingMetricsError):
+        read_profile(launch_only)
+
+
+def test_rtx5060ti_clock_from_cycles_over_time_and_fp32_from_the_class_count():
+    """Three metrics collected: the SM clock is the elapsed cycles over the duration (it was 'not
+    collected'), and an FP32 instruction count of 0 makes the FP32 FLOPs exactly 0 (they were 'not
+    counted'); FP64 and FP16 stay unknown, so the total is a lower bound."""
+    f = read_profile(DATA / "rtx5060ti_ncu2025_metrics_rep" / "ncu_report.ncu-rep").frame
+    assert f["time_s"].tolist() == pytest.approx([61_312e-9, 67_424e-9], rel=1e-12)
+    assert f["sm_clock_hz"].tolist() == pytest.approx([146_244 / 61_312e-9, 160_688.333333 / 67_424e-9], rel=1e-6)
+    assert f["fp32_flops"].tolist() == [0.0, 0.0]
+    assert f["fp64_flops"].isna().all() and f["flops_partial"].all()

@@ -63,15 +63,25 @@ def _bytes(unit: str, *, read_write: bool = False) -> tuple[Terms, ...]:
     return tuple(alts)
 
 
+def _none_of(kind: str) -> tuple[str, ...]:
+    """The count of every ``kind`` (fp16, fp32, fp64) thread instruction: 0 proves each opcode's is 0."""
+    return tuple(f"{unit}__sass_thread_inst_executed_op_{kind}_pred_on.sum" for unit in ("sm", "smsp"))
+
+
 _H = "derived__smsp__sass_thread_inst_executed_op_"
 #: Half instructions (HADD2/HMUL2/HFMA2) run on the fp16 pipe where there is one (SM 7.x and 8.0,
 #: Nsight Compute's pipeline documentation): that pipe idle means none ran. Not the fma pipe's fp16
 #: type of SM 8.6+: an H100 PCIe --set full report (tests/data) shows it at 0 % beside
 #: 214 HFMA per cycle.
-_HALF_IDLE = idle_columns("inst_executed_pipe_fp16")
+_HALF_IDLE = idle_columns("inst_executed_pipe_fp16") + _none_of("fp16")
 HADD = replace(sass("hadd", 2), idle=_HALF_IDLE)
 HMUL = replace(sass("hmul", 2), idle=_HALF_IDLE)
 HFMA = replace(sass("hfma", 4, (f"{_H}hfma_pred_on_x2", 2.0)), idle=_HALF_IDLE)  # 2025+ write x4, 2024.1 x2
+
+def _zero_if(kind: str, counter: Counter) -> Counter:
+    """``counter``, known to be 0 where the count of every ``kind`` instruction is 0 (:func:`_none_of`)."""
+    return replace(counter, idle=counter.idle + _none_of(kind))
+
 
 #: Compute capabilities with packed FP32 instructions (Nsight Compute 2025's FP32 roofline rule reads
 #: their counters on these two only).
@@ -80,9 +90,11 @@ PACKED_FP32_ARCHS = ("10.0", "10.3")
 PACKED_FP32: Terms = ((2.0, sass("fadd2", 2)), (2.0, sass("fmul2", 2)), (4.0, sass("ffma2", 4)))
 
 FORMULAS: tuple[Formula, ...] = (
-    Formula("fp64_flops", ALL, terms((1, sass("dadd")), (1, sass("dmul")), (2, sass("dfma", 2))),
+    Formula("fp64_flops", ALL, terms((1, _zero_if("fp64", sass("dadd"))), (1, _zero_if("fp64", sass("dmul"))),
+                                     (2, _zero_if("fp64", sass("dfma", 2)))),
             "FP64: dadd + dmul + 2 dfma"),
-    Formula("fp32_flops", ALL, terms((1, sass("fadd")), (1, sass("fmul")), (2, sass("ffma", 2))),
+    Formula("fp32_flops", ALL, terms((1, _zero_if("fp32", sass("fadd"))), (1, _zero_if("fp32", sass("fmul"))),
+                                     (2, _zero_if("fp32", sass("ffma", 2)))),
             "FP32: fadd + fmul + 2 ffma (+ packed FP32 on SM 10.0/10.3, :data:`PACKED_FP32`)"),
     Formula("fp16_flops", ALL, terms((2, HADD), (2, HMUL), (4, HFMA)),
             "FP16, Nsight Compute 2025+ (half2 pairs): 2 hadd + 2 hmul + 4 hfma", convention="ncu"),
@@ -148,10 +160,19 @@ def _per_clock(reader: Reader, cycles: Counter, clock: Counter) -> np.ndarray | 
 
 
 def sm_clock(reader: Reader) -> np.ndarray | None:
-    """The SM clock (Hz): sm/smsp__cycles_elapsed.avg.per_second, else the SOL section's GPC clock."""
+    """The SM clock (Hz): sm/smsp__cycles_elapsed.avg.per_second, else the SOL section's GPC clock,
+    else the SM's elapsed cycles over the launch's time (what ncu's per-second rate is)."""
     out: np.ndarray | None = None
-    for name in (*SM_CLOCK.names, *GPC_CLOCK.names):
-        values = reader.column(name)
+    for values in (*(reader.column(name) for name in (*SM_CLOCK.names, *GPC_CLOCK.names)), _cycles_per_time(reader)):
         if values is not None:
             out = values if out is None else np.where(np.isnan(out), values, out)
     return out
+
+
+def _cycles_per_time(reader: Reader) -> np.ndarray | None:
+    cycles = next((reader.column(n) for n in SM_CYCLES.names if reader.has(n)), None)
+    if cycles is None:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clock = cycles / reader.time
+    return np.where(np.isfinite(clock) & (clock > 0), clock, np.nan)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from roofline.errors import InputError
+from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import FP16_CONVENTIONS, KernelTable
 from roofline.readers.build import build_table
 from roofline.readers.merge import merge_profiles, run_labels, split_runs
@@ -119,6 +119,7 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     raw = [p for p in sources if kinds[p] is None]
     tables = [p for p in sources if kinds[p] is not None]
     skipped: list[str] = []
+    empty: list[str] = []  # runs with nothing for a roofline, beside others that have it
     if raw:
         profiles = []
         for p in raw:
@@ -128,9 +129,15 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
                 if p not in folders:
                     raise
                 skipped.append(f"{Path(fspath(p)).name} ({exc.message})")
-        for run in split_runs(profiles):
+        runs = split_runs(profiles)
+        for run in runs:
             run_sources = [p.source for p in run]
-            units.append((run_sources, build_table(merge_profiles(run), fp16=fp16, sources=run_sources)))
+            try:
+                units.append((run_sources, build_table(merge_profiles(run), fp16=fp16, sources=run_sources)))
+            except MissingMetricsError as exc:
+                if len(runs) == 1 and not tables:
+                    raise
+                empty.append(f"{', '.join(Path(s).name for s in run_sources)}: {exc.message}")
     for p in tables:
         try:
             units.append(([fspath(p)], _read_table_file(p, kinds[p])))
@@ -138,6 +145,9 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
             if p not in folders:
                 raise
             skipped.append(f"{Path(fspath(p)).name} ({exc.message})")
+    if not units and empty:
+        raise MissingMetricsError("none of the runs has the metrics a roofline needs (time, FLOP or byte counters): "
+                                  + "; ".join(empty[:MAX_NAMED]))
     if not units:
         raise InputError("none of the files in the folder is a readable profile", path=_folder_label(folders),
                          hint="; ".join(skipped[:MAX_NAMED]))
@@ -152,6 +162,9 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
                 f"that {'are' if len(skipped) != 1 else 'is'} not a readable profile: "
                 + "; ".join(skipped[:MAX_NAMED]) + more)
         table = replace(table, warnings=(note, *table.warnings))
+    if empty:
+        table = replace(table, warnings=(*(f"left out {e} (a run of its own, not merged with the other files)"
+                                           for e in empty), *table.warnings))
     return table
 
 

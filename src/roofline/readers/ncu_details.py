@@ -172,7 +172,7 @@ def _per_launch(columns: Columns, id_cols: list[str], layout: CsvLayout) -> RawP
     ids, name_warnings = launch_identities(id_values, n_launches, layout.path)
     metrics = with_op_stack(ids, metrics, metric_units)
     return RawProfile(ids=ids, metrics=metrics, source=str(layout.path), units=metric_units,
-                      warnings=tuple(warnings + name_warnings))
+                      warnings=tuple(warnings + name_warnings), per_row_units=True)
 
 
 def _known(values: object) -> np.ndarray:

@@ -85,4 +85,4 @@ def read_summary(path: Path, data: bytes | None = None) -> RawProfile | None:
             "its kernel's averages; sums per kernel and totals are the file's, the launches' order and spread "
             "(Minimum, Maximum) are not read")
     return RawProfile(ids=ids, metrics=metrics, source=str(path), units=profile.units,
-                      warnings=(*profile.warnings, note))
+                      warnings=(*profile.warnings, note), per_row_units=True)

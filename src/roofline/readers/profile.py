@@ -25,7 +25,8 @@ class RawProfile:
     integer counts as printed; strings for non-numeric metrics), same index as ``ids``. ``units`` maps each metric to the
     unit the tool printed (before conversion). ``source`` names the input file. ``printed``: the
     values were read from text the tool printed, rounded to its digits (a CSV export), not from
-    the values a report stores (``ncu_report``); see :mod:`roofline.readers.printed`.
+    the values a report stores (``ncu_report``); ``per_row_units``: printed with a unit per row (a
+    details page), not one per column; see :mod:`roofline.readers.printed`.
     """
 
     ids: pd.DataFrame
@@ -34,6 +35,7 @@ class RawProfile:
     units: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     printed: bool = True
+    per_row_units: bool = False
 
     def __len__(self) -> int:
         return len(self.ids)
