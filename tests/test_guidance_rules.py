@@ -320,3 +320,41 @@ def test_diagnose_b200_runs_what_it_can_and_warns_about_the_rest():
     assert combine.finding("speed-of-light").status == "missing"
     assert combine.limiter is None
     assert np.isclose(d.metrics.loc[combine.index, m.WAVES_PER_SM], 0.04)
+
+
+def test_uncoalesced_short_of_severe_does_not_limit_a_compute_bound_kernel():
+    """AshunFeiyu/Cuda_Gemm_Practice gemm_v9.ncu-rep (RTX 3080): cuBLAS's ampere_sgemm_128x64_nn at 50%
+    of its FP32 roofline, compute-bound, its loads and stores coalesced (4.9 and 4.7 sectors per
+    request), and ncu's source counters 25% excess sectors (medium): it is not limited by coalescing."""
+    from roofline.guidance.diagnose import pick_limiter
+
+    roofline = rule_by_id("roofline").finding("fired", "50% of its FP32 roofline", severity="high", limiter="compute")
+    source = rule_by_id("uncoalesced-global").finding("fired", "606,882 excess sectors", severity="medium",
+                                                      limiter="uncoalesced")
+    assert pick_limiter([roofline, source]) == "compute"
+    severe = rule_by_id("uncoalesced-global").finding("fired", "85% excess", severity="high", limiter="uncoalesced")
+    assert pick_limiter([roofline, severe]) == "uncoalesced"
+    memory = rule_by_id("roofline").finding("fired", "at 30% of DRAM", severity="high", limiter="memory")
+    assert pick_limiter([memory, source]) == "uncoalesced"  # bound by memory: coalescing first
+
+
+#: AshunFeiyu/Cuda_Gemm_Practice gemm_v9.ncu-rep (RTX 3080, --set full), its own GEMM kernel: L1 sectors
+#: of local loads and stores, and of global ones (the raw page's cells).
+SPILLING = {m.LOCAL_LD_SECTORS: 121_395_258.0, m.LOCAL_ST_SECTORS: 73_196_960.0,
+            m.GLOBAL_LD_SECTORS: 976_774.0, m.GLOBAL_ST_SECTORS: 4_096_064.0}
+
+
+def test_local_memory_that_moves_most_sectors_is_named():
+    """97.5% of the kernel's L1 sectors are local memory: register spills limit it, not coalescing
+    (its 14 sectors per 'global' instruction were local ones)."""
+    f = _run("local-memory", dict(SPILLING))
+    assert (f.status, f.severity, f.limiter) == ("fired", "high", "local-memory")
+    assert f.values["local_share"] == pytest.approx(194_592_218 / 199_665_056, rel=1e-12)
+    from roofline.guidance.diagnose import pick_limiter
+
+    uncoalesced = rule_by_id("global-load-coalescing").finding("fired", "14 sectors", severity="high",
+                                                               limiter="uncoalesced")
+    assert pick_limiter([uncoalesced, f]) == "local-memory"
+    saxpy = {m.LOCAL_LD_SECTORS: 0.0, m.LOCAL_ST_SECTORS: 0.0, m.GLOBAL_LD_SECTORS: 4_194_304.0,
+             m.GLOBAL_ST_SECTORS: 2_097_152.0}
+    assert _run("local-memory", saxpy).status == "ok"

@@ -204,11 +204,15 @@ def pick_limiter(findings: Sequence[Finding]) -> str | None:
     """The limiter to report: by :data:`LIMITER_PRIORITY` among the fired findings.
 
     The roofline rule's limiter (from counts alone) is used only when no rule reading
-    richer metrics named one.
+    richer metrics named one. Uncoalesced access short of severe does not limit a kernel the
+    roofline puts under a compute ceiling.
     """
-    named = [f.limiter for f in findings if f.status == "fired" and f.limiter and f.rule != "roofline"]
-    if not named:
-        named = [f.limiter for f in findings if f.status == "fired" and f.limiter]
+    fired = [f for f in findings if f.status == "fired" and f.limiter]
+    compute_bound = any(f.rule == "roofline" and f.limiter == "compute" for f in fired)
+    # A kernel bound by a compute ceiling is not limited by how its memory accesses coalesce, unless
+    # the waste is severe (a cuBLAS SGEMM at 50% of its FP32 roofline with 25% excess L2 sectors).
+    fired = [f for f in fired if not (compute_bound and f.limiter == "uncoalesced" and f.severity != "high")]
+    named = [f.limiter for f in fired if f.rule != "roofline"] or [f.limiter for f in fired]
     for key in LIMITER_PRIORITY:
         if key in named:
             return key

@@ -27,6 +27,9 @@ GLOBAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 GLOBAL_LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 GLOBAL_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
 GLOBAL_ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+#: Local memory (register spills, per-thread arrays indexed at run time): L1 sectors of its loads and stores.
+LOCAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
+LOCAL_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"
 #: Useful bytes per 32-byte sector, in percent of 32 bytes.
 GLOBAL_LD_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
 GLOBAL_ST_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
@@ -68,7 +71,7 @@ SECTOR_BYTES = 32.0
 #: Every metric a rule reads.
 ALL_METRICS: tuple[str, ...] = (
     SM_THROUGHPUT, MEMORY_THROUGHPUT, WAVES_PER_SM,
-    GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS, GLOBAL_ST_REQUESTS,
+    GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS, GLOBAL_ST_REQUESTS, LOCAL_LD_SECTORS, LOCAL_ST_SECTORS,
     GLOBAL_LD_BYTES_PER_SECTOR_PCT, GLOBAL_ST_BYTES_PER_SECTOR_PCT, L1_HIT_RATE, L2_HIT_RATE,
     *ACCESS_SIZE_INSTRUCTIONS.values(),
     L2_THEORETICAL_SECTORS_GLOBAL, L2_THEORETICAL_SECTORS_GLOBAL_IDEAL, L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,

@@ -37,6 +37,11 @@ LIMITERS: dict[str, Limiter] = {
                             "fuse small kernels or capture them in a CUDA Graph"),
     "uncoalesced": Limiter("uncoalesced access", "uncoalesced global memory accesses, which move more sectors than the data needs",
                            "fix coalescing: make neighbouring threads touch neighbouring addresses (change the data layout or stage through shared memory)"),
+    "local-memory": Limiter("register spills", "local memory (register spills, or per-thread arrays indexed at run "
+                            "time), which moves through L1 and L2 like global memory",
+                            "give each thread more registers (__launch_bounds__, fewer threads per block, "
+                            "-maxrregcount), index per-thread arrays with compile-time constants, or keep them in "
+                            "shared memory"),
     "bank-conflicts": Limiter("shared-memory bank conflicts", "shared-memory bank conflicts, which replay a warp's "
                               "shared accesses as several wavefronts",
                               "pad shared arrays, swizzle the index, or change which thread reads which word, so a "
@@ -65,7 +70,7 @@ LIMITERS: dict[str, Limiter] = {
 
 #: When several rules name a limiter, the first in this order is the one reported.
 LIMITER_PRIORITY: tuple[str, ...] = (
-    "small-grid", "short-kernel", "uncoalesced", "bank-conflicts", "broadcast", "latency", "fp64", "tensor-cores",
+    "small-grid", "short-kernel", "local-memory", "uncoalesced", "bank-conflicts", "broadcast", "latency", "fp64", "tensor-cores",
     "memory", "issue", "compute", "poor-use",
 )
 
@@ -166,6 +171,22 @@ def check_load_coalescing(v: RowValues, r: Rule) -> Finding:
 
 def check_store_coalescing(v: RowValues, r: Rule) -> Finding:
     return _coalescing(v, r, m.GLOBAL_ST_SECTORS, m.GLOBAL_ST_REQUESTS, "store")
+
+
+def check_local_memory(v: RowValues, r: Rule) -> Finding:
+    """Local-memory sectors against all global and local ones at L1 (ncu's Memory Workload tables)."""
+    local = v.get(m.LOCAL_LD_SECTORS) + v.get(m.LOCAL_ST_SECTORS)
+    total = local + v.get(m.GLOBAL_LD_SECTORS) + v.get(m.GLOBAL_ST_SECTORS)
+    share = local / total if total > 0 else math.nan
+    vals = {"local_sectors": local, "local_bytes": local * m.SECTOR_BYTES, "local_share": share}
+    if not share >= r.t("share"):
+        return r.finding("ok", f"Local memory: {_pct(100 * share)} of the L1 sectors of global and local accesses.",
+                         values=vals)
+    return r.finding("fired", f"Local memory (register spills, or per-thread arrays indexed at run time) moves "
+                     f"{share:.0%} of the L1 sectors of global and local accesses ({local:,.0f} of {total:,.0f}, "
+                     f"{format_si(local * m.SECTOR_BYTES, 'B')}): the global-access figures are mostly its.",
+                     severity="high" if share >= r.t("high_share") else "medium", limiter="local-memory", values=vals,
+                     brief=f"local memory {share:.0%} of the L1 sectors")
 
 
 def check_uncoalesced_source(v: RowValues, r: Rule) -> Finding:
@@ -360,6 +381,12 @@ RULES: tuple[Rule, ...] = (
                                            "used per sector is wide words, not waste"),
                      "widest_sectors_per_request": _th(16.0, "sector/request", WIDEST_WORDS)},
          check=check_store_coalescing),
+    Rule("local-memory", "Local memory (register spills)", NCU_MEMORY_TABLES,
+         needs=((m.LOCAL_LD_SECTORS, m.LOCAL_ST_SECTORS, m.GLOBAL_LD_SECTORS, m.GLOBAL_ST_SECTORS),),
+         thresholds={"share": _th(0.5, "", f"fires when local memory has this share of the L1 sectors of global and "
+                                           f"local accesses ({HEURISTIC})"),
+                     "high_share": _th(0.8, "", f"severe from this share ({HEURISTIC})")},
+         check=check_local_memory),
     Rule("uncoalesced-global", "Uncoalesced global accesses (source counters)", NCU_UNCOALESCED,
          needs=((m.L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,),
                 (m.L2_THEORETICAL_SECTORS_GLOBAL, m.L2_THEORETICAL_SECTORS_GLOBAL_IDEAL)),
