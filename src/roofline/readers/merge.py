@@ -26,8 +26,9 @@ instead of 0.92 ms). When more than one input of a run carries timing
 (``gpu__time_duration.*``, ``sm__cycles_elapsed.*``), timing is taken from the
 inputs that collected no SASS metrics, and a warning says from which file; unless every two
 inputs share a timing metric and agree on it (exports of one session: nothing to settle).
-Any other metric present in several inputs of a run with different values: the first
-input's value wins, with a warning.
+A metric in several inputs of a run: a report's stored values win over a CSV's print of them;
+between two prints of one value, each value comes from the one printed to more digits; values
+that differ beyond the digits printed: the first input's, with a warning.
 
 Speed: what matching needs of an input (launch IDs, kernel names, process IDs and names, metric
 names) is taken from its frames once per call, as NumPy arrays and sets, and only when a test
