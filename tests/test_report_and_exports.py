@@ -336,3 +336,25 @@ def test_rtx5060ti_clock_from_cycles_over_time_and_fp32_from_the_class_count():
     assert f["sm_clock_hz"].tolist() == pytest.approx([146_244 / 61_312e-9, 160_688.333333 / 67_424e-9], rel=1e-6)
     assert f["fp32_flops"].tolist() == [0.0, 0.0]
     assert f["fp64_flops"].isna().all() and f["flops_partial"].all()
+
+
+# -- gzip-compressed exports ---------------------------------------------------------------------
+def test_a_gzip_compressed_export_reads_as_the_export(tmp_path):
+    """``x.csv.gz`` (how large exports are kept): the same launches and numbers as ``x.csv``, found in
+    a folder too, its run named without ``.csv.gz``; a cut-off one is refused with the cause."""
+    import gzip
+
+    from roofline.errors import InputError
+
+    plain = read_profile(ESMM[1]).frame
+    packed = tmp_path / "profile_output.raw.csv.gz"
+    packed.write_bytes(gzip.compress((A10G / "profile_output.raw.csv").read_bytes()))
+    f = read_profile(packed).frame
+    assert f["time_s"].tolist() == plain["time_s"].tolist() and f["fp32_flops"].tolist() == plain["fp32_flops"].tolist()
+    (tmp_path / "other.csv").write_bytes((RTX5060 / "profile.raw.csv").read_bytes())
+    both = read_profile(tmp_path).frame  # the folder: two programs, side by side
+    assert sorted(both["run"].unique()) == ["other", "profile_output.raw"] and len(both) == 5
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed.read_bytes()[: packed.stat().st_size // 2])
+    with pytest.raises(InputError, match="not a readable gzip file"):
+        read_profile(cut)

@@ -14,6 +14,7 @@ as runs (:mod:`roofline.readers.merge`); each run is counted with the formula ta
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Sequence
 from dataclasses import replace
 from os import PathLike, fspath
@@ -32,7 +33,9 @@ from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 #: Files taken from a folder given as a profile.
-PROFILE_PATTERNS = ("*.csv", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet")
+PROFILE_PATTERNS = ("*.csv", "*.csv.gz", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet")
+#: The first bytes of a gzip file (a compressed CSV export, ``x.csv.gz``).
+GZIP_MAGIC = b"\x1f\x8b"
 #: The first bytes of a Parquet file.
 PARQUET_MAGIC = b"PAR1"
 #: How many skipped files a warning names.
@@ -79,6 +82,15 @@ def _check_memory(src: InMemory) -> None:
                          hint="give a .ncu-rep report by its file name; a pipe can carry ncu CSV (ncu --import R --csv)")
 
 
+def _gunzipped(p: Path) -> bytes:
+    try:
+        with gzip.open(p, "rb") as fh:
+            return fh.read()
+    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError; a cut-off file ends in EOFError
+        raise InputError(f"not a readable gzip file ({exc or 'it ends too soon'})", path=p,
+                         hint="the file may be truncated: copy it again (gunzip -t tests it)") from None
+
+
 def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
     """Read one profiler output (format detected) into a :class:`RawProfile`.
 
@@ -88,6 +100,10 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
         return read_ncu_csv(Path(path.name), data=path.data)
     p = Path(fspath(path))
     _check_path(p)
+    with p.open("rb") as fh:
+        compressed = fh.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+    if compressed:  # a gzip-compressed CSV: decompressed into memory, as a pipe's bytes are
+        return read_ncu_csv(p, data=_gunzipped(p))
     if p.name.lower().endswith(REPORT_SUFFIXES):
         from roofline.readers.ncu_rep import read_ncu_rep
 

@@ -37,8 +37,8 @@ comparison tells. The merged metrics are made in one DataFrame call (the paper's
 one-metric files: a few milliseconds in all, not a few hundred).
 
 Run labels (:func:`run_labels`): a run's file name less the suffixes we know
-(``.kernels.json``, ``.ncu.csv``, ``.ncu-rep``, ``.ncu-repz``, ``.parquet``, ``.csv``): ``b`` for
-``/x/b.ncu.csv``. A run of several files takes the longest common start of their names
+(``.kernels.json``, ``.ncu.csv``, ``.ncu-rep``, ``.ncu-repz``, ``.parquet``, ``.csv``, each CSV's
+with ``.gz``): ``b`` for ``/x/b.ncu.csv``. A run of several files takes the longest common start of their names
 (trailing ``.``, ``_``, ``-`` removed), or the first file's label when they share none.
 Equal labels are told apart by their folders when those differ (``x/b``, ``y/b``), else by a
 count (``b``, ``b#2``).
@@ -64,7 +64,7 @@ from roofline.readers.profile import RawProfile, is_timing_metric
 from roofline.units import counted, si_factor
 
 #: Suffixes left out of a run's label, longest first (matched without regard to case).
-KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv", ".ncu-repz", ".ncu-rep", ".parquet", ".csv")
+KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv.gz", ".ncu.csv", ".ncu-repz", ".ncu-rep", ".parquet", ".csv.gz", ".csv")
 
 
 def _name(p: RawProfile) -> str:
