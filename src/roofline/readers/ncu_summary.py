@@ -39,7 +39,7 @@ _PER_METRIC = ("Section Name", "Metric Name", "Metric Unit", "Minimum", "Maximum
 def _header(lines: list[str]) -> tuple[list[str], int] | None:
     """The summary's header and its line number, or None."""
     for i, line in enumerate(lines[:MAX_PREAMBLE_LINES]):
-        if line.lstrip('\ufeff"').startswith("Process ID") or line.lstrip('\ufeff"').startswith("Kernel Name"):
+        if line.lstrip('\ufeff"').startswith(("Process ID", "Kernel Name")):
             fields = next(csv.reader([line.lstrip("\ufeff")]), [])
             if all(c in fields for c in SUMMARY_COLUMNS) and "ID" not in fields:
                 return fields, i
@@ -49,8 +49,10 @@ def _header(lines: list[str]) -> tuple[list[str], int] | None:
 def read_summary(path: Path, data: bytes | None = None) -> RawProfile | None:
     """Read a per-kernel summary export (see the module docstring); None when ``path`` (or ``data``)
     is not one."""
-    raw = data if data is not None else path.read_bytes()
-    lines = to_utf8(raw).decode("utf-8", errors="replace").splitlines()
+    raw = to_utf8(data if data is not None else path.read_bytes())
+    if b"Invocations" not in raw:  # not a summary: no decoding of what may be a large file
+        return None
+    lines = raw.decode("utf-8", errors="replace").splitlines()
     found = _header(lines)
     if found is None:
         return None
