@@ -1,7 +1,7 @@
-"""The GPU session of issue 15 in three device calls, and their results brought home.
+"""The GPU session of issue 15 in one device call (or several, with more time), and their results brought home.
 
     python3 benchmarks/gpu_session.py plan                          # here: the device calls to make
-    python3 benchmarks/gpu_session.py run CALL OUT [--dry-run]      # there: CALL is machine, profile or extra
+    python3 benchmarks/gpu_session.py run CALL OUT [--dry-run]      # there: CALL is session (or a part of it)
     python3 benchmarks/gpu_session.py unpack FOLDER [--force]       # here: FOLDER is what the call returned
 
 A device call may run 10 minutes and brings back at most 8 files from ``$OUT``, none over 16 MiB
@@ -49,8 +49,9 @@ MAX_FILES = 8
 MAX_FILE_BYTES = 16 * 2**20
 #: Kept free in every call for start-up, packing and the transfer.
 CALL_MARGIN_S = 45
-#: The session's device time, and what starting a machine costs (KINDS.md: "a minute or more").
-SESSION_DEVICE_S = 30 * 60
+#: The session's device time (the device tool's README: 15 minutes, all tries together), and what starting a
+#: machine costs (KINDS.md: "a minute or more").
+SESSION_DEVICE_S = 15 * 60
 START_S = 120
 
 
@@ -66,15 +67,27 @@ class Step:
     dry_args: tuple[str, ...] | None = ("--dry-run",)
     #: Whether the step takes --ncu (left out in a dry run: the scripts bring their fake).
     takes_ncu: bool = False
+    #: The call's last step may run on for what the steps before it left (``timeout_s`` is its least), and is told
+    #: its deadline (``--deadline-s``, so that it starts nothing it cannot finish).
+    takes_rest: bool = False
 
 
-#: The calls, in the order to make them. The first three are the session's plan: their steps' limits
-#: sum to at most CALL_LIMIT_S - CALL_MARGIN_S each and, with a fresh start for each call (a machine
-#: is given back 30 s after a call), to under the session's device time. "more" (issue 11's instruction
-#: walls, the GPU tests, issue 12's --torch profiles) only if minutes are left: each next call made at
-#: once finds the machine warm and saves a start. What each step is expected to take on an H100 is in
-#: benchmarks/README-gpu.md (estimates until a GPU session runs them).
+#: The calls. PLANNED is the session's plan: each call's step limits sum to at most CALL_LIMIT_S - CALL_MARGIN_S
+#: and, with a fresh start for each call, to under the session's device time. The others are the same work in
+#: parts (machine, profile, extra) and "more" (issue 11's instruction walls, the GPU tests, issue 12's --torch
+#: profiles), for a session with more time: a next call made at once finds the machine warm and saves a start.
+#: What each step is expected to take on an H100 is in benchmarks/README-gpu.md (estimates until a GPU runs them).
 CALLS: dict[str, tuple[Step, ...]] = {
+    # The 15-minute session: one call, the issue's items in the order of their worth. The DeepCAM step's one ncu
+    # run is also the deepcam fixture; the paper's per-metric runs come last and stop at the call's deadline.
+    "session": (
+        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 170),
+        Step("targets", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,targets"), 160,
+             takes_ncu=True),
+        Step("profile", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,deepcam,examples,cf,paper"),
+             225, takes_ncu=True, takes_rest=True),
+    ),
+    # The same work in parts, for a session with more device time or to run one part again.
     "machine": (
         Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 180),
         Step("targets", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,targets"), 240,
@@ -97,7 +110,7 @@ CALLS: dict[str, tuple[Step, ...]] = {
     ),
 }
 #: The calls the session's device time is planned for.
-PLANNED = ("machine", "profile", "extra")
+PLANNED = ("session",)
 
 
 def find_ncu() -> str | None:
@@ -240,8 +253,11 @@ def run_call(call: str, out: Path, *, dry_run: bool = False, steps: tuple[Step, 
                 argv += list(step.dry_args or ())
             elif step.takes_ncu and ncu:
                 argv += ["--ncu", ncu]
+            limit = remaining if step.takes_rest else min(step.timeout_s, remaining)
+            if step.takes_rest and not dry_run:
+                argv += ["--deadline-s", f"{max(limit - 30, 0):.0f}"]  # 30 s for its summary and the packing
             entry["command"] = shlex.join(argv)
-            rc, seconds, text = run_step(argv, min(step.timeout_s, remaining), env)
+            rc, seconds, text = run_step(argv, limit, env)
             (folder / "step.log").write_text(text)
             entry.update(rc=rc, seconds=round(seconds, 1), verdict="ran" if rc == 0 else f"exit {rc}")
             log += [f"\n## {step.name}: $ {entry['command']}\n", text, f"\n# exit {rc} after {seconds:.1f} s\n"]
@@ -258,20 +274,20 @@ def run_call(call: str, out: Path, *, dry_run: bool = False, steps: tuple[Step, 
 
 def plan_text() -> str:
     """The device calls, as the device tool's run takes them, and the device time they are planned for."""
-    lines = ["# The GPU session of issue 15: three device calls (run's command, timeout_s, carry)", ""]
+    lines = ["# The GPU session of issue 15: the device calls (run's command, timeout_s, carry)", ""]
     total = 0
     for call, steps in CALLS.items():
         budget = sum(s.timeout_s for s in steps)
         if call in PLANNED:
             total += budget + CALL_MARGIN_S
-        else:
-            lines += ["Only if device time is left:", ""]
+        elif call == next(c for c in CALLS if c not in PLANNED):
+            lines += ["The same work in parts (a session with more time, or one part again):", ""]
         command = f"python3 benchmarks/gpu_session.py run {call} $OUT"
         lines += [f"## {call} (steps {', '.join(s.name for s in steps)}; at most {budget} s)",
                   f"command: {command}", f"timeout_s: {CALL_LIMIT_S}", 'carry: [".whl"]', ""]
     starts = len(PLANNED) * START_S
-    lines += [f"At most {total} s of device time for the first three, plus {starts} s if each call must start a "
-              f"machine ({START_S} s each, an estimate; the machine goes back 30 s after a call): "
+    lines += [f"At most {total} s of device time for {', '.join(PLANNED)}, plus {starts} s to start a machine "
+              f"({START_S} s each, an estimate; the machine goes back 30 s after a call): "
               f"{total + starts} s of the session's {SESSION_DEVICE_S} s.",
               "Then, here: python3 benchmarks/gpu_session.py unpack FILES_AT (once per call)."]
     return "\n".join(lines)

@@ -13,8 +13,8 @@ Runs, in this order and in one process (plus one CLI subprocess):
 4. the issue's targets, each as a ratio measured in this run (:func:`targets`), and every ceiling
    with its spread and the SM clock seen while it ran.
 
-Writes into OUTDIR: summary.md, summary.json, machine.json, sweeps.csv, cli_output.txt, sweep.png,
-roofline_ert.json. Prints the summary table last. Never changes the GPU's clocks or settings.
+Writes into OUTDIR: summary.md, summary.json, machine.json, cli_machine.json (the CLI run's), sweeps.csv,
+cli_output.txt, sweep.png, roofline_ert.json. Prints the summary table last. Never changes the GPU's clocks or settings.
 
 ``--dry-run`` needs no GPU: ``measure_gpu`` runs on the fake GPU of tests/fake_gpu.py (an
 H100-like cache model), the CLI step and the torch references are recorded as "NOT RUN (dry run)",
@@ -127,6 +127,8 @@ def run_cli(device: int, mode: str, outdir: Path) -> dict[str, Any]:
         out: dict[str, Any] = {"command": shlex.join(cmd), "exit": proc.returncode, "wall_s": wall}
         if machine_json.exists():
             out["machine"] = json.loads(machine_json.read_text())
+            # kept beside the in-process one: if that run is cut short, the CLI's measurement still comes back
+            (outdir / "cli_machine.json").write_text(machine_json.read_text())
         return out
 
 
