@@ -12,17 +12,19 @@ from roofline.machine.gpu_gemm import GemmRunner, gemm_flops
 
 
 class FakeTensor:
-    def __init__(self, shape: tuple[int, ...], dtype: str) -> None:
-        self.shape, self.dtype = shape, dtype
+    """Shape, type and layout: ``t()`` is a view (row-major <-> column-major), ``contiguous()`` a row-major copy."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: str, column_major: bool = False) -> None:
+        self.shape, self.dtype, self.column_major = shape, dtype, column_major
 
     def to(self, dtype: str) -> FakeTensor:
-        return FakeTensor(self.shape, dtype)
+        return FakeTensor(self.shape, dtype, self.column_major)
 
     def t(self) -> FakeTensor:
-        return FakeTensor(self.shape[::-1], self.dtype)
+        return FakeTensor(self.shape[::-1], self.dtype, not self.column_major)
 
     def contiguous(self) -> FakeTensor:
-        return self
+        return FakeTensor(self.shape, self.dtype)
 
 
 class FakeEvent:
@@ -45,10 +47,12 @@ class FakeTorch:
     """What GemmRunner uses of torch, with ``_scaled_mm`` recording its arguments."""
 
     float32, float16, bfloat16, float64, float8_e4m3fn = "float32", "float16", "bfloat16", "float64", "float8_e4m3fn"
+    int8 = "int8"
 
     def __init__(self, fast_accum_keyword: bool = True) -> None:
         self.fast_accum_keyword = fast_accum_keyword
         self.scaled_mm_calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self.int_mm_calls: list[tuple[FakeTensor, FakeTensor]] = []
         self.cuda = SimpleNamespace(is_available=lambda: True, Event=FakeEvent, empty_cache=lambda: None)
 
     def device(self, kind: str, index: int) -> str:
@@ -62,6 +66,13 @@ class FakeTorch:
 
     def tensor(self, value: float, device: str) -> float:
         return value
+
+    def randint(self, low: int, high: int, shape: tuple[int, ...], **kw: Any) -> FakeTensor:
+        return FakeTensor(shape, kw["dtype"])
+
+    def _int_mm(self, a: FakeTensor, b: FakeTensor) -> FakeTensor:
+        self.int_mm_calls.append((a, b))
+        return FakeTensor((a.shape[0], b.shape[1]), "int32")
 
     def _scaled_mm(self, a: FakeTensor, b: FakeTensor, **kw: Any) -> FakeTensor:
         if "use_fast_accum" in kw and not self.fast_accum_keyword:
@@ -111,3 +122,17 @@ def test_other_type_errors_are_not_taken_for_a_missing_keyword(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", fake)
     with pytest.raises(TypeError, match="float8"):
         GemmRunner(0).time("tensor_fp8", 16)
+
+
+def test_int8_gemm_takes_b_column_major(monkeypatch):
+    """cuBLASLt's INT8 GEMM wants B column-major: on an H100 torch._int_mm ran 8192^3 at 126 TOP/s with B
+    row-major and 915 TOP/s with B column-major, the same product (benchmarks/results/h100-80gb-hbm3-2026-11-27/
+    probe/probe.json), so a row-major B understated the INT8 ceiling 7.2 times."""
+    fake = FakeTorch()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    runner = GemmRunner(0)
+    assert runner.time("tensor_int8", 64) == pytest.approx(1e-3)
+    assert len(fake.int_mm_calls) == 5  # 2 warm-ups + 3 timed calls
+    for a, b in fake.int_mm_calls:
+        assert a.shape == b.shape == (64, 64) and a.dtype == b.dtype == "int8"
+        assert not a.column_major and b.column_major

@@ -8,7 +8,8 @@ Which library runs each input type:
   ``torch._scaled_mm`` (cuBLASLt) for FP8 e4m3 with unit scales, BF16 output and fast
   accumulation (``use_fast_accum=True``; without it cuBLASLt on Hopper moves the partial sums to
   FP32 registers at intervals, which costs FP8 GEMMs a good part of their rate), and
-  ``torch._int_mm`` (cuBLASLt) for INT8 with INT32 output. Those two are private PyTorch APIs:
+  ``torch._int_mm`` (cuBLASLt) for INT8 with INT32 output, B column-major as for FP8 (row-major B ran
+  7x slower on an H100). Those two are private PyTorch APIs:
   when they are missing or refuse the GPU, that ceiling is reported as not measured, with why; a
   ``_scaled_mm`` without the ``use_fast_accum`` keyword still runs, and :attr:`GemmRunner.library`
   says that FP8 ran without fast accumulation (an understated ceiling).
@@ -114,7 +115,9 @@ class GemmRunner:
             return self._fp8_gemm(a, b, t.tensor(1.0, device=dev))
         if kind == "tensor_int8":
             a = t.randint(-64, 64, (n, n), device=dev, dtype=t.int8, generator=gen)
-            b = t.randint(-64, 64, (n, n), device=dev, dtype=t.int8, generator=gen)
+            # B column-major (cuBLASLt's IMMA layout): with B row-major, torch._int_mm ran at 126 TOP/s on an
+            # H100, column-major at 915 TOP/s, same result (benchmarks/results/h100-80gb-hbm3-2026-11-27/probe)
+            b = t.randint(-64, 64, (n, n), device=dev, dtype=t.int8, generator=gen).t().contiguous().t()
             return lambda: t._int_mm(a, b)
         dtype = {"tensor_fp64": t.float64, "tensor_tf32": t.float32, "tensor_fp16": t.float16,
                  "tensor_bf16": t.bfloat16}[kind]
