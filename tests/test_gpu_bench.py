@@ -3,11 +3,13 @@ fake backend whose timings come from a known cache model (the ceilings it must f
 
 from __future__ import annotations
 
-import re
-
 import math
+import re
+import statistics
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from roofline.errors import MachineError
@@ -52,6 +54,9 @@ def test_bytes_moved_per_mapping_and_kernel():
 def test_bandwidth_config_rejects_what_the_kernels_cannot_run():
     with pytest.raises(ValueError):
         BandwidthConfig("read", "broadcast", 4 * KiB + 16, blocks=1)  # not a multiple of 256 x 16 B
+    with pytest.raises(ValueError, match="power of two"):
+        BandwidthConfig("read", "broadcast", 12 * KiB, blocks=1)  # a multiple of 4 KiB, but the mask needs 2^k
+    assert BandwidthConfig("read", "broadcast", 16 * KiB, blocks=1).elements - 1 == 0x3FF  # the kernel's mask
     with pytest.raises(ValueError):
         BandwidthConfig("rmw", "broadcast", 4 * KiB, blocks=1)
     with pytest.raises(ValueError):
@@ -270,3 +275,48 @@ def test_orchestration_reports_what_it_could_not_measure(plateau_finder):
     assert m.machine.memory["shared"] == pytest.approx(FakeGpu.SHARED[4], rel=0.03)
     assert any("shared memory (16-byte loads) not measured: NVRTC" in n for n in m.notes)
     assert m.machine.metadata["shared_by_width"].keys() == {"4"}
+
+
+# -- the first H100 run (benchmarks/results/h100-80gb-hbm3-2026-11-27) -------------------------------------------
+
+H100_SWEEPS = Path(__file__).parents[1] / "benchmarks" / "results" / "h100-80gb-hbm3-2026-11-27" / "machine" / "sweeps.csv"
+
+
+def test_the_h100_l2_ceiling_comes_from_the_partitioned_points_only():
+    """On the real H100 sweeps, the broadcast points past L1 (0.35 to 2.8 MiB) read 12.0 to 13.3 TB/s, which ncu
+    showed to be 41 % L1 hits, and the partitioned ones (5.66 to 45.25 MiB) 6.71 to 7.32 TB/s. One run named the
+    first L2 (12.04 TB/s), the next the second (7.14): both plateaus have 7 points. L2 is now the partitioned
+    plateau's median, 7.14 TB/s by hand (6.71, 6.93, 7.04, 7.14, 7.19, 7.23, 7.32), whichever has more points."""
+    from roofline.machine.gpu_bench import _memory_ceilings
+
+    df = pd.read_csv(H100_SWEEPS)
+    sweeps = {name: g.drop(columns="sweep").reset_index(drop=True) for name, g in df.groupby("sweep")}
+    caches = {"l1": 256 * KiB, "l2": 50 * MiB}
+    part = sweeps["read"][(sweeps["read"]["mapping"] == "partitioned")
+                          & sweeps["read"]["size_bytes"].between(5.6 * MiB, 46 * MiB)]
+    assert len(part) == 7 and statistics.median(part["bandwidth"]) == pytest.approx(7.14e12, rel=2e-3)
+    memory, _, source = _memory_ceilings(sweeps, caches)
+    assert memory["l2"] == pytest.approx(statistics.median(part["bandwidth"]), rel=1e-9) and source["l2"] == "read"
+    assert memory["l1"] == pytest.approx(16.9e12, rel=0.03) and memory["dram"] == pytest.approx(2.97e12, rel=0.02)
+    # One partitioned point fewer (the plateau the old rule would then have dropped for the broadcast one): same L2.
+    fewer = dict(sweeps, read=sweeps["read"].drop(index=part.index[-1]).reset_index(drop=True))
+    assert _memory_ceilings(fewer, caches)[0]["l2"] < 7.5e12
+
+
+def test_partitioned_reads_run_in_waves_and_broadcast_sets_are_powers_of_two(plateau_finder):
+    launched: list[BandwidthConfig] = []
+
+    class Recording(FakeGpu):
+        def time_bandwidth(self, cfg: BandwidthConfig) -> float:
+            launched.append(cfg)
+            return super().time_bandwidth(cfg)
+
+    gpu = Recording()
+    with simulated_clock(gpu):
+        measure_gpu(mode="quick", backend=gpu)
+    one_wave = bandwidth_blocks(132)
+    bcast = {c.size_bytes for c in launched if c.mapping == "broadcast"}
+    assert bcast == {2**k for k in range(12, 23)}  # 4 KiB ... 4 MiB
+    assert {c.blocks for c in launched if c.mapping == "broadcast"} == {one_wave}
+    assert {c.blocks for c in launched if c.kernel == "read" and c.mapping == "partitioned"} == {4 * one_wave}
+    assert {c.blocks for c in launched if c.kernel == "rmw"} == {one_wave}

@@ -75,7 +75,11 @@ def test_bandwidth_kernels_use_16_byte_accesses_with_the_right_cache_operators(n
     ptx = nvrtc(BANDWIDTH_SOURCE, arch)
     for name in ("bw_read_bcast", "bw_read_part", "bw_rmw_part"):
         assert f".entry {name}(" in ptx
-    assert len(re.findall(r"ld\.global\.ca\.v4\.[su]32", ptx)) >= 4  # broadcast: through L1, unrolled
+    # broadcast: through L1, 8 loads unrolled (4 ran at half the L1 rate on an H100, with 64-bit indices)
+    assert len(re.findall(r"ld\.global\.ca\.v4\.[su]32", ptx)) >= 8
+    bcast = ptx[ptx.index(".entry bw_read_bcast("):ptx.index(".entry bw_read_part(")] if ptx.index(
+        ".entry bw_read_bcast(") < ptx.index(".entry bw_read_part(") else ptx[ptx.index(".entry bw_read_bcast("):]
+    assert ".param .u32 bw_read_bcast_param_1" in bcast  # the mask: 32-bit indices
     assert len(re.findall(r"ld\.global\.cg\.v4\.[su]32", ptx)) == 10  # partitioned read + rmw: 4 + 1 each
     assert len(re.findall(r"st\.global\.cg\.v4\.[su]32", ptx)) == 5
     assert not re.search(r"ld\.global(\.ca|\.cg)?\.(u32|s32|b32) ", ptx)  # no narrowed scalar loads

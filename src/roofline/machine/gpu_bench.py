@@ -8,11 +8,13 @@ arithmetic and bookkeeping, so it is tested end to end with a fake backend.
 What is measured, and how each ceiling is derived:
 
 - ``read`` sweep, working sets 4 KiB to several GiB: every block reads the whole set through L1
-  up to ``broadcast_max_bytes`` (L1 plateau, then L2), then the set is split among all threads
-  with L1 bypassed (L2 plateau, then DRAM). ``rmw`` sweep: read-modify-write, split among
-  threads (L2, DRAM). Plateaus are found by :func:`roofline.machine.sweep.find_plateaus` and
-  named by :func:`~roofline.machine.sweep.name_plateaus` with the L1 and L2 capacities; each level's
-  ceiling is the faster of the read and rmw plateaus (median over the plateau).
+  up to ``broadcast_max_bytes`` (powers of two: the L1 plateau, then a mix of L1 and L2 hits that
+  names no level), then the set is split among all threads with L1 bypassed (L2 plateau, then
+  DRAM; ``read_waves`` waves of blocks). ``rmw`` sweep: read-modify-write, split among threads
+  (L2, DRAM). Plateaus are found by :func:`roofline.machine.sweep.find_plateaus` and named by
+  :func:`~roofline.machine.sweep.name_plateaus` with the L1 and L2 capacities, L1 from the
+  broadcast points only, L2 and DRAM from the partitioned ones only (``_PLATEAU_SOURCES``); each
+  level's ceiling is the faster of the read and rmw plateaus (median over the plateau).
 - FP64 / FP32 / FP16 / BF16: FMA-chain kernels, FLOPs counted exactly
   (:class:`~roofline.machine.gpu_kernels.ComputeConfig`).
 - shared memory: conflict-free 4-byte and 16-byte shared loads in a loop, bytes = wavefronts x
@@ -108,6 +110,10 @@ class BenchSettings:
     max_bytes: int = 4 * GiB
     points_per_octave: int = 2
     broadcast_max_bytes: int = 4 * MiB
+    #: Waves of full-occupancy blocks of the partitioned read kernel: on an H100, 4 waves read 16 MiB (L2) at
+    #: 7.27 TB/s and 2 GiB (HBM) at 3.06 TB/s, one wave at 6.58 and 2.99 (benchmarks/results/h100-80gb-hbm3-
+    #: 2026-11-27/probe). The read-modify-write kernel keeps one wave (not measured otherwise).
+    read_waves: int = 4
     rmw_min_bytes: int = 1 * MiB
     repeats: int = 7
     target_s: float = 2e-3
@@ -199,16 +205,27 @@ class _Run:
             self.clock_hz[name] = float(sampler.median_hz)
         return out
 
-    def sweep(self, name: str, kernel: str, sizes: list[int], blocks: int) -> pd.DataFrame:
+    def sweep(self, name: str, kernel: str, sizes: list[int], blocks: int, waves: int = 1) -> pd.DataFrame:
+        """One sweep; ``blocks`` per launch (``waves`` x that for the partitioned mapping)."""
         rows = []
         for size in sizes:
             mapping = "broadcast" if kernel == "read" and size <= self.settings.broadcast_max_bytes else "partitioned"
-            cfg = BandwidthConfig(kernel, mapping, size, blocks)  # type: ignore[arg-type]
+            n_blocks = blocks if mapping == "broadcast" else blocks * waves
+            cfg = BandwidthConfig(kernel, mapping, size, n_blocks)  # type: ignore[arg-type]
             bw, spread, reps, ratio = _sweep_point(self.backend, cfg, self.settings)
             rows.append({"size_bytes": size, "bandwidth": bw, "spread": spread, "mapping": mapping, "reps": reps,
                          "repeat_ratio": ratio})
             self.step(f"{name} sweep {size // KiB} KiB")
         return pd.DataFrame(rows)
+
+
+_LEVELS = ("l1", "l2", "dram")
+#: Which points of which sweep name which levels: (sweep, mapping, levels, innermost first, the last one beyond
+#: the caches). The broadcast points measure L1 alone: past L1 the blocks of one SM still share lines in it (on
+#: an H100 at 1 MiB, 41 % of the sectors hit L1; the points read 12 TB/s while L2 served 6.7 TB/s), so they
+#: would name an L2 ceiling 1.7 times too high whenever their plateau outnumbered the partitioned one.
+_PLATEAU_SOURCES = (("read", "broadcast", ("l1", "past l1")), ("read", "partitioned", ("l2", "dram")),
+                    ("rmw", "partitioned", ("l2", "dram")))
 
 
 def _memory_ceilings(
@@ -219,13 +236,19 @@ def _memory_ceilings(
     from roofline.machine.sweep import find_plateaus, name_plateaus
 
     best: dict[str, tuple[float, float, str]] = {}
-    for name, levels in (("read", ("l1", "l2", "dram")), ("rmw", ("l2", "dram"))):
+    for name, mapping, levels in _PLATEAU_SOURCES:
         df = sweeps.get(name)
+        if df is not None and "mapping" in df:
+            df = df[df["mapping"] == mapping]
         if df is None or df.empty:
             continue
         caches = {k: v for k, v in cache_sizes.items() if k in levels}
         plateaus = find_plateaus(df["size_bytes"], df["bandwidth"], caches)
-        for level, p in name_plateaus(plateaus, levels, cache_sizes=caches).items():
+        if mapping == "broadcast" and "l1" not in caches:  # L1's size unknown: its plateau is the first one
+            named = {"l1": min(plateaus, key=lambda p: p.first_size)} if plateaus else {}
+        else:
+            named = name_plateaus(plateaus, levels, cache_sizes=caches)
+        for level, p in ((k, v) for k, v in named.items() if k in _LEVELS):
             if level not in best or p.bandwidth > best[level][0]:
                 best[level] = (p.bandwidth, p.spread, name)
                 if ratios is not None and "repeat_ratio" in df:
@@ -243,8 +266,9 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
     info = backend.device_info()
     cc = tuple(info.compute_capability)
     gemm_kinds = gemm_kinds_for(cc)  # type: ignore[arg-type]
-    read_sizes = size_ladder(settings.min_bytes, settings.max_bytes, settings.points_per_octave,
-                             align=VEC_BYTES * BW_THREADS)
+    read_sizes = [s for s in size_ladder(settings.min_bytes, settings.max_bytes, settings.points_per_octave,
+                                         align=VEC_BYTES * BW_THREADS)
+                  if s > settings.broadcast_max_bytes or s & (s - 1) == 0]  # broadcast sets are powers of two
     rmw_sizes = [s for s in read_sizes if s >= settings.rmw_min_bytes]
     run = _Run(backend, settings, progress,
                total=1 + len(read_sizes) + len(rmw_sizes) + len(PRECISIONS) + len(SHARED_UNROLL) + 1
@@ -272,7 +296,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
 
     blocks_bw = bandwidth_blocks(info.sms)
     sweeps = {
-        "read": run.phase("read", lambda: run.sweep("read", "read", read_sizes, blocks_bw)),
+        "read": run.phase("read", lambda: run.sweep("read", "read", read_sizes, blocks_bw, settings.read_waves)),
         "rmw": run.phase("rmw", lambda: run.sweep("rmw", "rmw", rmw_sizes, blocks_bw)),
     }
     memory, spread, ceiling_from = _memory_ceilings(sweeps, cache_sizes, run.ratios)

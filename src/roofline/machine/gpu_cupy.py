@@ -89,9 +89,12 @@ class CupyBackend:
             raise MachineError(f"working set {cfg.size_bytes} B exceeds the {self._buffer.nbytes} B buffer")
         fn = self._modules["bandwidth"].get_function(cfg.kernel_name)
         ptr = self._buffer
-        n = np.int64(cfg.elements)
         reps = np.int32(cfg.reps)
-        args = (ptr, n, reps) if cfg.kernel == "rmw" else (ptr, n, reps, self._sink)
+        if cfg.mapping == "broadcast":  # a power-of-two set, indexed through a 32-bit mask
+            args: tuple[Any, ...] = (ptr, np.uint32(cfg.elements - 1), reps, self._sink)
+        else:
+            n = np.int64(cfg.elements)
+            args = (ptr, n, reps) if cfg.kernel == "rmw" else (ptr, n, reps, self._sink)
         return self._timed(lambda: fn((cfg.blocks,), (cfg.threads,), args))
 
     def compute_unsupported(self, precision: str) -> str | None:
