@@ -258,6 +258,20 @@ def _memory_ceilings(
             {k: v[2] for k, v in best.items()})
 
 
+def _half_rate_note(run: _Run, checks: dict[str, float], compute: dict[str, float]) -> None:
+    """Say why paired half-precision FMAs stop at the FP32 FLOP rate where the vendor gives twice it."""
+    for key in ("fp16", "bf16"):
+        ratio = checks.get(f"{key}_vs_theoretical_at_observed_clock")
+        fp32 = compute.get("fp32")
+        if ratio is None or not 0.4 < ratio < 0.6 or not fp32 or abs(compute[key] / fp32 - 1) > 0.1:
+            continue
+        run.notes.append(
+            f"{key}: the paired-FMA kernel ran at {ratio:.2f} of the theoretical rate, the FP32 FLOP rate: the "
+            "vendor's non-tensor half-precision figure is twice FP32, which paired FMAs do not reach (on an H100 "
+            "the kernel's SASS held HFMA2 alone and 16 independent chains ran as fast as 8, "
+            "benchmarks/results/h100-80gb-hbm3-2026-11-27/probe)")
+
+
 def measure_with(backend: Backend, settings: BenchSettings, progress: Progress | None = None) -> Measurement:
     """Run the characterization on ``backend`` (see the module docstring)."""
     from roofline.machine.theoretical import spec_from_device, theoretical_from_spec
@@ -353,7 +367,8 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
     if "dram" in memory and copy_bw > 0:
         checks["dram_vs_copy"] = memory["dram"] / copy_bw
     if spec is not None:
-        for key, values in (("fp64", compute), ("fp32", compute), ("int32", compute), ("shared", memory)):
+        for key, values in (("fp64", compute), ("fp32", compute), ("fp16", compute), ("bf16", compute),
+                            ("int32", compute), ("shared", memory)):
             if key in values and key in run.clock_hz:
                 at = theoretical_from_spec(spec, sm_clock_hz=run.clock_hz[key])
                 ref = (at.memory if values is memory else at.compute).get(key)
@@ -364,6 +379,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
             run.notes.append(
                 f"int32: the IMAD / IADD3 mix ran at {int_ratio:.2f}x the CUDA C++ Programming Guide's integer rate, "
                 "which counts one instruction class alone: IMAD issues to the FMA pipe and IADD3 to the ALU, side by side")
+        _half_rate_note(run, checks, compute)
         if "dram" in memory and "dram" in spec.datasheet:
             checks["dram_vs_datasheet"] = memory["dram"] / spec.datasheet["dram"]
     elapsed = time.perf_counter() - t0
