@@ -174,3 +174,52 @@ def test_gemm_targets_on_hopper_add_per_kind_tensor_counters_the_real_ncu_knows(
     extra = [f"sm__ops_path_tensor_{k}" for kinds in script.PER_KIND.values() for k in kinds]
     assert {f"{n}.sum" for n in extra} <= _ncu_names("gh100", extra)
     assert script.per_kind_metrics("gemm_fp32", "9.0") == [] and script.per_kind_metrics("gemm_bf16", "8.0") == []
+
+
+def test_paper_runs_stop_at_the_deadline_and_the_rest_is_projected_not_measured(script, tmp_path: Path,
+                                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each run takes 2 s of a fake clock; the deadline is 7 s away: runs start at 0, 2 and 4 s (each expected to end
+    by 7 s), not at 6 s. 3 runs, 6 s; projected 2 s x 15 = 30 s, over one 4 s roofline profile run: 7.5."""
+    clock = [0.0]
+
+    def run(cmd, log, summary, **kw):  # type: ignore[no-untyped-def]
+        clock[0] += 2.0
+        return 0, 2.0, ""
+
+    monkeypatch.setattr(script, "sh", run)
+    monkeypatch.setattr(script.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(script, "DEADLINE", 7.0)
+    summary: dict = {"timing": {"roofline_profile_s": 4.0}}
+    script.part_paper(tmp_path, summary)
+    timing = summary["timing"]
+    assert timing["paper_runs"] == 3 and timing["paper_per_metric_s"] == 6.0 and timing["paper_runs_planned"] == 15
+    assert timing["paper_stopped"] == "deadline: 3 of 15 runs made"
+    assert timing["ratio_paper_over_ours"] == "not measured: 3 of 15 runs made (deadline)"
+    assert timing["paper_projected_s"] == 30.0 and timing["ratio_projected_paper_over_ours"] == 7.5
+    assert timing["projection"].startswith("PROJECTED, not measured")
+    monkeypatch.setattr(script, "DEADLINE", None)  # no deadline: all 15, measured, no projection left over
+    script.part_paper(tmp_path, summary)
+    assert summary["timing"]["ratio_paper_over_ours"] == round(2.0 * 15 / 4.0, 2)
+    assert not {"paper_projected_s", "projection", "paper_stopped"} & set(summary["timing"])
+
+
+def test_counter_free_part_compares_the_gpu_rows_and_counts_the_host_rows_apart(script, tmp_path: Path,
+                                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The H100 session's two DeepCAM-mini tables (benchmarks/results/h100-80gb-hbm3-2026-11-27/profile). The
+    counter-free one has 124 rows of operators on CPU tensors, no device: the model built on the CPU before
+    .to("cuda") (64 rows) and the loss's torch.zeros(()) outside every phase, and in the optimizer 58
+    _local_scalar_dense and one _foreach_add_ on Adam's CPU step counts, 1.455 ms of host time that Nsight
+    Compute never sees. Outside every phase the GPU's rows are 54: 50 copies of parameters to the GPU, randn,
+    randint, ones_like and the last loss.item(), 56.771 us, where with the host's 65 rows it was 1.339 ms."""
+    results = Path(__file__).parents[2] / "benchmarks" / "results" / "h100-80gb-hbm3-2026-11-27" / "profile"
+    for name in ("deepcam", "deepcam_cf"):
+        shutil.copy(results / f"{name}.kernels.json", tmp_path / f"{name}.kernels.json")
+    monkeypatch.setattr(script, "_profile", lambda *args, **kwargs: (0, 15.66, ""))
+    summary: dict = {}
+    script.part_cf(tmp_path, summary)
+    entry = summary["checks"]["deepcam_counter_free"]
+    assert entry["rows"] == 316 and entry["host_rows"] == 124
+    assert entry["host_time_s"] == pytest.approx(1.455139e-3, rel=1e-6)
+    outside, optimizer = summary["cf_per_phase"]["(none)"], summary["cf_per_phase"]["optimizer"]
+    assert outside["estimated_launches"] == 54 and outside["estimated_time_s"] == pytest.approx(56.771e-6, rel=1e-6)
+    assert optimizer["estimated_launches"] == optimizer["measured_launches"] == 65
