@@ -256,6 +256,65 @@ def test_interrupt_keeps_the_operators_recorded_so_far(tmp_path: Path) -> None:
     assert len(mul) == 1 and mul["fp32_flops"].iloc[0] == 128
 
 
+def test_a_gpu_operator_takes_its_kernels_summed_not_the_gpu_copy_of_its_range() -> None:
+    """On a GPU the profiler lists each range twice: on the CPU, where its operators carry their kernels, and on
+    the GPU (Kineto's gpu_user_annotation, device type CUDA), from its first kernel's start to its last one's end,
+    the GPU's idle time between them included. The events are PyTorch's own, built as the profiler builds them
+    (start order), with the real values of the first convolution backward of DeepCAM-mini on an H100
+    (benchmarks/results/h100-80gb-hbm3-2026-11-27/profile; the 1x1 head with bias, 8 -> 3 channels at 64x64):
+    its 7 kernels, launches 58-64 of deepcam.kernels.json (a GEMM, two layout changes, a CUTLASS weight gradient,
+    its split-K reduction, a layout change, the bias gradient), and the time the counter-free run gave the
+    operator, 48740.814 us (launch 160 of deepcam_cf.kernels.json): its range's span on the GPU."""
+    from torch.autograd import DeviceType
+    from torch.autograd.profiler_util import EventList, FunctionEvent
+
+    kernels_us = [5.184, 3.520, 3.456, 9.952, 5.024, 3.328, 6.944]  # 37.408 us in all
+    span_us = 48740.814
+    opened = FunctionEvent(id=11, name="roofline.op#0", thread=1, start_us=0.0, end_us=48_800.0, use_device="cuda")
+    op = FunctionEvent(id=12, name="aten::convolution_backward", thread=1, start_us=1.0, end_us=48_790.0,
+                       use_device="cuda")
+    for i, us in enumerate(kernels_us):
+        op.append_kernel(f"kernel {58 + i}", 0, us)
+    opened.append_cpu_child(op)
+    op.set_cpu_parent(opened)
+    on_gpu = FunctionEvent(id=11, name="roofline.op#0", thread=7, start_us=20.0, end_us=20.0 + span_us,
+                           use_device="cuda", device_type=DeviceType.CUDA)
+    assert on_gpu.device_time_total == pytest.approx(span_us) and opened.device_time_total == pytest.approx(37.408)
+    rec = Recorder()
+    rec._calls[0] = {"kernel_name": "aten::convolution_backward", "device_type": "cuda", "device": 0}
+    rec._events = EventList([opened, op, on_gpu], use_device="cuda")
+    (row,) = rec.rows()
+    assert row["time_s"] == pytest.approx(37.408e-6, rel=1e-9)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_rows_add_up_to_the_kernels_each_counted_once() -> None:
+    """What the test above builds, on a real GPU: a 1x1 convolution's first backward (cuDNN loads its engines
+    between launches). The CUDA rows' times add up to the durations of every kernel, copy and set the profiler
+    saw, each once, and no row is longer than its range's span on the GPU."""
+    if not torch.cuda.is_available():
+        pytest.skip("this PyTorch has no CUDA")
+    from torch.autograd import DeviceType
+
+    from roofline.profiling.counter_free.recorder import LABEL
+
+    conv = torch.nn.Conv2d(8, 3, 1).cuda()
+    x = torch.randn(2, 8, 64, 64, device="cuda", requires_grad=True)
+    with Recorder() as rec:
+        conv(x).sum().backward()
+        torch.cuda.synchronize()
+    rows = [r for r in rec.rows() if r["device_type"] == "cuda"]
+    on_gpu = [e for e in rec._events if e.device_type != DeviceType.CPU]
+    kernels_us = sum(e.device_time_total for e in on_gpu if not e.name.startswith(LABEL))
+    assert any(r["kernel_name"] == "aten::convolution_backward" for r in rows)
+    assert sum(r["time_s"] for r in rows) == pytest.approx(kernels_us * 1e-6, rel=1e-6)
+    span_us: dict[int, float] = {}  # one span per range and stream
+    for e in on_gpu:
+        if e.name.startswith(LABEL):
+            span_us[int(e.name[len(LABEL):])] = span_us.get(int(e.name[len(LABEL):]), 0.0) + e.device_time_total
+    assert all(r["time_s"] <= span_us[r["launch_id"]] * 1e-6 + 1e-9 for r in rows if r["launch_id"] in span_us)
+
+
 def test_gpu_matmul_flops_go_to_tensor_cores_by_dtype() -> None:
     from roofline.profiling.counter_free.recorder import flop_columns
 

@@ -3,9 +3,10 @@
 A :class:`Recorder` is a ``TorchDispatchMode`` (it sees each ATen operator after
 autograd, with real tensors) plus a ``torch.profiler`` session. Each recorded call
 runs inside a ``record_function("roofline.op#N")`` range, which ties the profiler's
-times to our counts: on a GPU the CUDA kernels launched inside the range (CUPTI
-times), on the CPU the operator's own time. ``Recorder(timed=False)`` records without the
-profiler (times NaN): inside an Nsight Compute run, which owns CUPTI.
+times to our counts: on a GPU the durations of the CUDA kernels (and copies) launched
+inside the range, summed (CUPTI times), on the CPU the operator's own time.
+``Recorder(timed=False)`` records without the profiler (times NaN): inside an Nsight
+Compute run, which owns CUPTI.
 
 Each row names its operator (``op``), module (``module``) and phase (``phase``):
 
@@ -259,14 +260,18 @@ class Recorder:
             major, minor = torch.cuda.get_device_capability()
             cc = f"{major}.{minor}"
         for ev in self._events or ():
-            if not ev.name.startswith(LABEL):
+            # On a GPU each range is listed twice: the CPU range, and the profiler's copy of it on the GPU
+            # (Kineto's gpu_user_annotation, device type CUDA), which spans from the start of its first kernel
+            # to the end of its last, with the GPU's idle gaps between them: on an operator's first call the
+            # CPU loads cuDNN engines and kernels between its launches (ms, where its kernels take µs).
+            if ev.device_type != torch.autograd.DeviceType.CPU or not ev.name.startswith(LABEL):
                 continue
             idx = int(ev.name[len(LABEL):])
             row = self._calls.get(idx)
             if row is None:
                 continue
             if row["device_type"] == "cuda":
-                us = ev.device_time_total  # CUPTI: the kernels launched inside the range
+                us = ev.device_time_total  # CUPTI: the durations of the kernels launched inside the range
             else:
                 children = [c for c in ev.cpu_children if not c.name.startswith(LABEL)]
                 us = sum(c.cpu_time_total for c in children) if children else ev.cpu_time_total
