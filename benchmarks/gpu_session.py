@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import gzip
 import importlib.util
 import json
 import os
@@ -38,6 +39,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CALL_LIMIT_S = 600
 MAX_FILES = 8
 MAX_FILE_BYTES = 16 * 2**20
+#: The largest file filed as a test fixture (a CSV export over it is gzip'd first): CI clones them all.
+FIXTURE_MAX_BYTES = 1_000_000
 #: Kept free in every call for start-up, packing and the transfer.
 CALL_MARGIN_S = 45
 #: The session's device time (the device tool's README: 15 minutes, all tries together), and what starting a
@@ -337,8 +341,11 @@ def check_machine_file(path: Path) -> str:
 
 
 def unpack(folder: Path, *, results: Path = ROOT / "benchmarks" / "results", fixtures: Path = ROOT / "tests" / "data"
-           / "ncu", force: bool = False, dry_run: bool = False) -> list[Path]:
-    """File one call's returned files; returns the paths written."""
+           / "ncu", force: bool = False, dry_run: bool = False, fixture_max_bytes: int | None = None) -> list[Path]:
+    """File one call's returned files; returns the paths written. An example file over ``fixture_max_bytes``
+    (:data:`FIXTURE_MAX_BYTES`) becomes a fixture gzip'd if it is a CSV export and fits then, else stays out (the
+    PROVENANCE.md names it); logs and the tool's JSON outputs are no fixtures."""
+    fixture_max_bytes = FIXTURE_MAX_BYTES if fixture_max_bytes is None else fixture_max_bytes
     records = sorted(folder.glob("*.json"))
     if len(records) != 1:
         raise UnpackError(f"{folder}: expected one CALL.json from `gpu_session.py run`, found {len(records)}")
@@ -384,11 +391,21 @@ def unpack(folder: Path, *, results: Path = ROOT / "benchmarks" / "results", fix
     if examples:
         base = root / "fixtures" if env.get("dry_run") else fixtures  # a dry run's files are never fixtures
         case = base / f"{slug(name).replace('-', '_')}_examples"
+        kept: list[str] = []
+        left_out: list[str] = []
         for p in examples:
-            if p.is_file() and not p.name.endswith(".log"):
-                _write(case / p.name, p.read_bytes(), force)
-                written.append(case / p.name)
-        _write(case / "PROVENANCE.md", provenance_md(record, name, examples).encode(), force)
+            if not p.is_file() or p.name.endswith((".log", ".json")):  # logs and the tool's own outputs: no inputs
+                continue
+            data, target = p.read_bytes(), case / p.name
+            if len(data) > fixture_max_bytes and p.name.endswith(".csv"):
+                data, target = gzip.compress(data, compresslevel=9, mtime=0), case / f"{p.name}.gz"
+            if len(data) > fixture_max_bytes:
+                left_out.append(f"{p.name} ({len(data)} B)")
+                continue
+            _write(target, data, force)
+            written.append(target)
+            kept.append(target.name)
+        _write(case / "PROVENANCE.md", provenance_md(record, name, kept, left_out, fixture_max_bytes).encode(), force)
         written.append(case / "PROVENANCE.md")
     return written
 
@@ -413,12 +430,16 @@ def summary_md(record: dict[str, Any], name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def provenance_md(record: dict[str, Any], name: str, files: list[Path]) -> str:
+def provenance_md(record: dict[str, Any], name: str, files: list[str], left_out: Sequence[str] = (),
+                  max_bytes: int = FIXTURE_MAX_BYTES) -> str:
     step: dict[str, Any] = next((s for s in record["steps"] if s["step"] == "profile"), {})
-    return "\n".join([f"# Recorded on {name} by the GPU session of issue 15", "", *_env_lines(record["environment"], name),
-                      f"- command: `{step.get('command')}` (benchmarks/validate_profile_gpu.py, part examples: the "
-                      "exact ncu and program arguments are in its summary.json under results)", "",
-                      "Files: " + ", ".join(sorted(p.name for p in files if not p.name.endswith('.log')))]) + "\n"
+    lines = [f"# Recorded on {name} by the GPU session of issue 15", "", *_env_lines(record["environment"], name),
+             f"- command: `{step.get('command')}` (benchmarks/validate_profile_gpu.py, part examples: the "
+             "exact ncu and program arguments are in its summary.json under results)", "",
+             "Files: " + ", ".join(sorted(files)) + " (a `.csv.gz` is the export gzip'd)"]
+    if left_out:
+        lines.append(f"Left out, over {max_bytes} B even compressed: " + ", ".join(sorted(left_out)))
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ run where issue 15 wants it without ever filing a dry run as a measurement."""
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import os
@@ -86,6 +87,9 @@ def _steps(gs):  # type: ignore[no-untyped-def]
              "(d / 'machine.json').write_text(json.dumps({'schema': 'roofline.machine/1', 'name': sys.argv[2], "
              "'source': sys.argv[3], 'memory': {'dram': 3.0e12}, 'compute': {'fp32': 6.0e13}}))\n"
              "(d / 'example_saxpy.ncu.csv').write_text('\"ID\",\"Kernel Name\"\\n\"0\",\"saxpy\"\\n')\n"
+             "(d / 'example_deepcam.ncu.csv').write_text('\"ID\",\"Kernel Name\"\\n' + '\"0\",\"conv\"\\n' * 40)\n"
+             "(d / 'example_deepcam.ncu-rep').write_bytes(bytes(range(256)))\n"
+             "(d / 'example_saxpy.kernels.json').write_text('{}')\n"
              "print('dry' if '--dry-run' in sys.argv else 'real')\n")
     return (gs.Step("machine", ("-c", write, "{dir}", "NVIDIA H100 80GB HBM3", "measured"), 60),
             gs.Step("gpu-tests", ("-c", "print('gpu')"), 60, dry_args=None))
@@ -137,12 +141,18 @@ def test_unpack_files_results_machine_and_fixtures_and_never_overwrites(gs, tmp_
         gs.unpack(out, results=results, fixtures=fixtures)
     gs.unpack(out, results=results, fixtures=fixtures, force=True)
     _as_if_measured(gs, tmp_path / "OUT2", call="profile")
-    gs.unpack(tmp_path / "OUT2", results=results, fixtures=fixtures)
+    gs.unpack(tmp_path / "OUT2", results=results, fixtures=fixtures, fixture_max_bytes=100)
     case = fixtures / "h100_80gb_hbm3_examples"
-    assert sorted(p.name for p in case.iterdir()) == ["PROVENANCE.md", "example_saxpy.ncu.csv"]
+    # saxpy's CSV (35 B) as it is; deepcam's (19 + 40 x 11 = 459 B) gzip'd to under 100 B; the 256 B report and the
+    # tool's own JSON stay out
+    assert sorted(p.name for p in case.iterdir()) == ["PROVENANCE.md", "example_deepcam.ncu.csv.gz",
+                                                      "example_saxpy.ncu.csv"]
     assert (case / "example_saxpy.ncu.csv").read_bytes() == (root / "profile" / "example_saxpy.ncu.csv").read_bytes()
+    deepcam = (root / "profile" / "example_deepcam.ncu.csv").read_bytes()
+    assert len(deepcam) == 459 and gzip.decompress((case / "example_deepcam.ncu.csv.gz").read_bytes()) == deepcam
     provenance = (case / "PROVENANCE.md").read_text()
     assert "# Recorded on NVIDIA H100 80GB HBM3" in provenance and "580.159.04" in provenance
+    assert "Left out, over 100 B even compressed: example_deepcam.ncu-rep (256 B)" in provenance
     assert (root / "README-profile.md").exists() and (root / "README-machine.md").exists()
 
 
