@@ -27,8 +27,11 @@
   IMMA integer, on SM 7.5, 8.0, 8.6 and 8.7), one kind idle proves its side's work 0.
 
 A launch that executed tensor instructions (``sm__inst_executed_pipe_tensor`` > 0) while the
-collected types add up to 0 did work in a type not collected: its tensor FLOPs and integer
-operations are unknown, with a warning.
+collected types add up to 0, with a type the architecture has not collected, may have done its work
+in that type: its tensor FLOPs and integer operations are unknown, with a warning. With every type
+collected, their 0 stands: the tensor pipe also runs instructions that are no MMA (on SM 9.0, real
+H100 exports in tests/data/ncu/h100_80gb_hbm3_examples show an HFMA2 chain sending half its HFMA2s
+to it, and an FFMA GEMM and FP32 elementwise kernels running some, every type's count 0).
 
 Blackwell's low-precision types are counted per datapath, not per input type: ``fp8`` is the 8-bit
 datapath, which on SM 10.x and 12.x takes FP8, FP6 and FP4 inputs at one rate (``src_fp4_fp6_fp8``,
@@ -370,7 +373,7 @@ def tensor_work(reader: Reader, cc_codes: np.ndarray, distinct: Sequence[str | N
                 int_missing += hint_for(INT_PRECISIONS, cc)
         absent_float = [p for p in g.absent if p in FLOAT_PRECISIONS]
         none_counted = np.nan_to_num(flops) + np.nan_to_num(int_ops) == 0
-        if inst is not None:  # work in a type that was not collected: unknown, never 0
+        if inst is not None and g.absent:  # work in a type that was not collected: unknown, never 0
             hidden = none_counted & (inst[rows] > 0)
             if hidden.any():
                 flops = np.where(hidden, np.nan, flops)

@@ -218,7 +218,9 @@ def with_op_stack(ids: pd.DataFrame, metrics: pd.DataFrame, units: dict[str, str
     """Move the launches' PyTorch operator stacks (``op_stack``, from NVTX) from ids to the metrics."""
     if "op_stack" not in ids.columns:
         return metrics
-    metrics = metrics.assign(op_stack=ids.pop("op_stack").set_axis(metrics.index).array)
+    # concat, not assign: the parser's frame keeps one block per column (not copied), and inserting
+    # into a frame of over 100 blocks makes pandas warn (an H100 raw page has 576 metrics).
+    metrics = pd.concat([metrics, ids.pop("op_stack").set_axis(metrics.index).to_frame("op_stack")], axis=1)
     units["op_stack"] = ""
     return metrics
 
