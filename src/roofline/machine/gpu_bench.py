@@ -267,9 +267,9 @@ def _half_rate_note(run: _Run, checks: dict[str, float], compute: dict[str, floa
             continue
         run.notes.append(
             f"{key}: the paired-FMA kernel ran at {ratio:.2f} of the theoretical rate, the FP32 FLOP rate: the "
-            "vendor's non-tensor half-precision figure is twice FP32, which paired FMAs do not reach (on an H100 "
-            "the kernel's SASS held HFMA2 alone and 16 independent chains ran as fast as 8, "
-            "benchmarks/results/h100-80gb-hbm3-2026-11-27/probe)")
+            "vendor's non-tensor half-precision figure is twice FP32, which paired FMAs did not reach (on an H100 "
+            "16 independent chains ran as fast as 8: a throughput, not a latency; the source built by nvcc for "
+            "sm_90 holds HFMA2 alone; benchmarks/results/h100-80gb-hbm3-2026-11-27/probe)")
 
 
 def measure_with(backend: Backend, settings: BenchSettings, progress: Progress | None = None) -> Measurement:
