@@ -31,32 +31,11 @@ def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTabl
 
 
 def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machine:
-    """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name.
+    """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name, or several
+    combined (:func:`roofline.resolve.load_machine`)."""
+    from roofline.resolve import load_machine as _load
 
-    Several are combined, the first that has a ceiling winning (e.g. measured memory
-    ceilings from ERT plus datasheet compute ceilings: ``[ert_file, "v100-sxm2"]``); each
-    ceiling keeps its source (:attr:`Machine.sources`), and a file that records no clock
-    (ERT) is taken at the clock of the first that does, so that the analysis scales them
-    all to the kernels' clock alike (see :func:`roofline.machine.model.combine`).
-    """
-    if isinstance(spec, Machine):
-        return spec
-    if isinstance(spec, (list, tuple)):
-        return combine([load_machine(s) for s in spec])
-    path = Path(spec)  # type: ignore[arg-type]
-    if path.exists():
-        from roofline.readers import read_machine
-
-        return read_machine(path)
-    if path.suffix or len(path.parts) > 1:  # meant as a file
-        raise MachineError(
-            "no such machine file", path=path,
-            hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
-            "or a GPU spec name (roofline machine --list-specs)",
-        )
-    from roofline.machine.theoretical import theoretical
-
-    return theoretical(str(spec))  # a GPU spec name; an unknown one raises with the known names
+    return _load(spec)
 
 
 def analyze(
@@ -79,8 +58,10 @@ def analyze(
     integer tensor operations) or ``"instructions"`` (the instruction roofline); a table that holds
     none of that work raises :class:`~roofline.errors.MissingMetricsError` naming the ncu metrics.
 
-    Without ``machine``, ceilings come from the profile's own peak metrics when it has
-    them (Nsight Compute's roofline sections), else the analysis has no ceilings.
+    Without ``machine``, each ceiling comes from roofline's rule (:mod:`roofline.resolve`): a measured
+    machine file of the same GPU shipped with roofline, else the GPU's spec, else the profile's own
+    peak metrics; ``machine="profile"`` holds the kernels to the profile's peak metrics. The profile's
+    peaks are kept beside the chosen ceilings (``result.peaks``).
     ``kernels``: only kernels whose name matches this regular expression (``re.search``);
     ``nvtx``: only launches in this NVTX range (the ``phase``: exact name, else regex).
     Both select before the analysis (totals and shares are of the selection); a selection
@@ -95,12 +76,13 @@ def analyze(
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
     require_work(table.frame, work)
-    resolved = load_machine(machine) if machine is not None else machine_for(table)
-    if resolved is None and len(gpus := _gpus(table)) > 1:
-        note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
-                "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
-        table = dataclasses.replace(table, warnings=(*table.warnings, note))
-    return _analyze(table, resolved, by=by, work=work, depth=depth)  # type: ignore[arg-type]
+    from roofline.resolve import resolve
+
+    chosen = resolve(table, machine)
+    if chosen.notes:
+        table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
+    result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
+    return dataclasses.replace(result, peaks=chosen.peaks)
 
 
 def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
@@ -113,20 +95,17 @@ def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequen
 
 
 def _gpus(table: KernelTable) -> list[str]:
-    from roofline.analysis.ceilings import device_names
+    from roofline.resolve import gpus
 
-    return device_names(table.metrics) if table.metrics is not None else []
+    return gpus(table)
 
 
 def machine_for(table: KernelTable) -> Machine | None:
-    """Ceilings from the profile itself (peak metrics), or None (also when it names several GPUs)."""
-    from roofline.analysis.ceilings import machine_from_profile
+    """The ceilings roofline's rule chooses for ``table`` with no machine named (:func:`roofline.resolve.resolve`),
+    or None (also when it names several GPUs)."""
+    from roofline.resolve import resolve
 
-    if table.metrics is None or table.metrics.empty or len(_gpus(table)) > 1:
-        return None
-    ccs = table.frame["compute_capability"].dropna().unique()
-    cc = str(ccs[0]) if len(ccs) == 1 else None  # one architecture: its tensor ceiling can be known
-    return machine_from_profile(table.metrics, compute_capability=cc, fp16=table.fp16_convention)
+    return resolve(table).machine
 
 
 def project(
@@ -145,8 +124,8 @@ def project(
     ``to``: the target's ceilings (a GPU spec name such as ``"h200"``, a machine file, or several
     combined). ``source``: the ceilings of the machine the profile was measured on (``--from``);
     default: like with like, the spec of the GPU the profile names when the target is a spec, else
-    the profile's own peak metrics completed by that spec (a note says which); ``"profile"``: its peak
-    metrics whatever the target. ``by``:
+    the ceilings :func:`roofline.resolve.resolve` chooses (measured file, spec, profile peaks; a note says
+    which); ``"profile"``: its peak metrics (completed by the spec) whatever the target. ``by``:
     ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
     ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
     runs at (default: its machine's own). Returns a :class:`roofline.projection.Projection`.
@@ -158,14 +137,16 @@ def project(
     table = select(table, kernels=kernels, nvtx=nvtx)
     target = load_machine(to)
     said: list[str] = []
-    if isinstance(source, str) and source == "profile":  # the profile's own peak metrics, as asked
-        src = machine_for(table)
+    from roofline.resolve import PROFILE, named_spec, resolve
+
+    if isinstance(source, str) and source == PROFILE:  # the profile's own peak metrics, as asked
+        src = resolve(table, PROFILE).machine
     elif source is not None:
         src = load_machine(source)
     else:
-        src = machine_for(table)
-        spec = _named_spec(table)
-        if spec is not None and target.source == "theoretical" and (src is None or src.source != "theoretical"):
+        src = resolve(table).machine
+        spec = named_spec(table)
+        if spec is not None and target.source == "theoretical":
             # like with like: the profile's peak metrics and a datasheet spec define some ceilings differently
             # (GH100's L2: ncu's lts__t_sectors peak is about twice the whitepaper's 5120 B/clk)
             said.append(f"the source's ceilings from the {spec.name} spec, as the target's are from a spec (like with "
@@ -183,16 +164,6 @@ def project(
     proj = _project(table, target, src, by=by, target_clock_hz=target_clock_hz,
                     source_l2_bytes=profile_l2_bytes(table))
     return dataclasses.replace(proj, notes=(*said, *proj.notes)) if said else proj
-
-
-def _named_spec(table: KernelTable) -> Machine | None:
-    """Theoretical ceilings of the one GPU the profile names, when we have its spec."""
-    from roofline.machine.gpu_specs import spec_for_device_name
-    from roofline.machine.theoretical import theoretical_from_spec
-
-    gpus = _gpus(table)
-    spec = spec_for_device_name(gpus[0]) if len(gpus) == 1 else None
-    return theoretical_from_spec(spec) if spec is not None else None
 
 
 def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,

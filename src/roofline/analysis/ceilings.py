@@ -142,6 +142,9 @@ MEMORY_PEAKS: dict[str, tuple[tuple[tuple[float, str], ...], str]] = {
 }
 
 
+#: The L1 peak that is the tag stage's rate, not the load path's (:func:`machine_from_profile`).
+L1_TAG_STAGE = "l1tex__t_bytes" + _PEAK
+
 #: compute key -> per-cycle peak metrics (thread instructions = OPs per cycle), x SM clock.
 OP_PEAKS: dict[str, tuple[str, ...]] = {
     "int32": (f"{_SASS}integer_pred_on{_PEAK}",),
@@ -316,7 +319,7 @@ def device_name(metrics: pd.DataFrame) -> str | None:
 
 
 def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, compute_capability: str | None = None,
-                         fp16: str = "ncu", fill_from_spec: bool = True) -> Machine | None:
+                         fp16: str = "ncu", fill_from_spec: bool = True, l1_tag_stage: bool = True) -> Machine | None:
     """Ceilings from ``<metric>.peak_sustained`` x clock in a profile's raw metrics (SI units).
 
     ``metrics`` is :attr:`KernelTable.metrics`; ``fp16`` the FP16 convention the table was
@@ -365,6 +368,8 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
         if level_clock is None:
             continue
         for factor, metric in alternatives:
+            if not l1_tag_stage and metric == L1_TAG_STAGE:
+                continue
             peak = _unit_peak(metrics, metric)
             if peak is not None:
                 memory[level] = factor * peak[0] * level_clock[0]
@@ -389,6 +394,7 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
         name=label, source="from-profile", memory=memory, compute=compute,
         sm_clock_hz=sm_clock[0] if sm_clock is not None else None,
         metadata={"formulas": used, "launches": len(metrics), "fp16_convention": fp16,
+                  **({"sms": sms_found[0]} if (sms_found := _median(metrics, SM_COUNT)) else {}),
                   **({"gpu": gpu} if gpu else {}),
                   "ceiling_sources": {k: "from-profile: " + v for k, v in used.items()}},
     )

@@ -40,6 +40,8 @@ class Analysis:
     latter two the columns named for FLOPs (``flops`` aside) hold that work: ``flop_rate`` is OP/s or
     warp instructions/s, ``ai_<level>`` OP/B or instructions per transaction, ``bw_<level>`` B/s or
     transactions/s (:attr:`work_spec` gives the units).
+    ``peaks``: the profile's own peak metrics as a machine (Nsight Compute's ``.peak_sustained`` x clock,
+    as given, not scaled), shown beside the ceilings used; None when the profile has none.
     """
 
     frame: pd.DataFrame
@@ -50,6 +52,7 @@ class Analysis:
     phase_times: Mapping[str, float] = field(default_factory=dict)
     work: str = "flops"
     depth: int | None = None
+    peaks: Machine | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
@@ -57,7 +60,16 @@ class Analysis:
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
         return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
-                                 self.work, self.depth))
+                                 self.work, self.depth, self.peaks))
+
+    @property
+    def peaks_beside(self) -> Machine | None:
+        """The profile's own peak metrics (:attr:`peaks`) at the clock of the ceilings used, for showing
+        beside them; None when the profile has none."""
+        if self.peaks is None:
+            return None
+        clock = self.machine.sm_clock_hz if self.machine is not None else None
+        return self.peaks.scaled_to_clock(clock) if clock else self.peaks
 
     @property
     def sums_phases(self) -> bool:

@@ -129,7 +129,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         frame = validate(table)
 
     phase_times = _phase_times(frame)
-    kernel_clock = _mean_clock(frame)
+    kernel_clock = _capped_clock(frame, _mean_clock(frame), machine, notes)
     applied = _apply_clock(kernel_clock, machine, notes)
     rows = aggregate_columns(frame, by, depth, table=table if isinstance(table, KernelTable) else None)
 
@@ -186,6 +186,37 @@ def _mean_clock(frame: pd.DataFrame) -> float | None:
     if not ok.all():  # (else the same sums, without copies)
         t, clk = t[ok], clk[ok]
     return float(np.sum(t * clk) / np.sum(t))
+
+
+#: A launch's SM clock reads above the device's maximum when it exceeds it by more than this share
+#: (ncu prints clocks to four or more digits).
+CLOCK_SLACK = 0.005
+
+
+def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machine | None,
+                  notes: list[str]) -> float | None:
+    """The kernels' clock the ceilings are scaled to: the time-weighted mean of their SM clocks, each
+    taken as at most the device's highest SM clock (:attr:`Machine.max_sm_clock_hz`); launches whose
+    counters read a higher clock are named in a note. ncu's ``sm__cycles_elapsed.avg.per_second`` is
+    the SM's elapsed cycles over the launch's duration, and the cycle counters run a little longer
+    than the duration: on kernels of a few microseconds it reads up to 15 % high (an H100's DeepCAM
+    step: 1.81-2.29 GHz at a 1.98 GHz maximum)."""
+    highest = machine.max_sm_clock_hz if machine is not None else None
+    if highest is None or mean_clock is None:
+        return mean_clock
+    clk = frame["sm_clock_hz"].to_numpy(dtype=float)
+    above = np.isfinite(clk) & (clk > highest * (1 + CLOCK_SLACK))
+    if not above.any():
+        return min(mean_clock, highest)
+    t = frame["time_s"].to_numpy(dtype=float)
+    total = np.nansum(t)
+    share = f" ({np.nansum(np.where(above, t, 0.0)) / total:.0%} of the time)" if total > 0 else ""
+    capped = _mean_clock(frame.assign(sm_clock_hz=np.fmin(clk, highest)))
+    notes.append(f"{counted(int(above.sum()), 'launch', 'launches')}{share} read an SM clock above the device's "
+                 f"maximum {format_si(highest, 'Hz')} (up to {format_si(float(np.nanmax(clk[above])), 'Hz')}; "
+                 "ncu's elapsed cycles over a short duration overstate it): taken as the maximum, so the kernels' "
+                 f"mean clock is {format_si(capped, 'Hz')}, not {format_si(mean_clock, 'Hz')}")
+    return capped
 
 
 def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[str]) -> Machine | None:

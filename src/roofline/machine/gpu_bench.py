@@ -68,7 +68,7 @@ from roofline.machine.gpu_kernels import (
     size_ladder,
 )
 from roofline.machine.measurement import Measurement, Mode, Progress
-from roofline.machine.model import Machine
+from roofline.machine.model import CLOCK_SCALED_MEMORY, Machine
 from roofline.machine.reliability import repeat_ratio
 
 log = logging.getLogger(__name__)
@@ -387,6 +387,7 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
     machine = Machine(
         name=info.name, source="measured", memory=memory, compute=compute, sm_clock_hz=sm_clock,
         spread={k: v for k, v in spread.items() if math.isfinite(v)},
+        clocks=_own_clocks(run.clock_hz, memory, compute, sm_clock),
         metadata={
             "device": info.to_dict(), "mode": settings.mode, "ceiling_from": ceiling_from,
             "gemm_n": n, "gemm_library": backend.gemm_library() if gemm_kinds else None,
@@ -400,6 +401,18 @@ def measure_with(backend: Backend, settings: BenchSettings, progress: Progress |
         machine=machine, sweeps=sweeps, theoretical=theory, checks=checks, cache_sizes=cache_sizes,
         clock_hz=dict(run.clock_hz), notes=tuple(run.notes), elapsed_s=elapsed,
     )
+
+
+def _own_clocks(clock_hz: dict[str, float], memory: dict[str, float], compute: dict[str, float],
+                sm_clock: float | None) -> dict[str, float]:
+    """Each clock-scaled ceiling's own SM clock (NVML, median over its phase) where it is not the
+    machine's: a GEMM that drew the power limit ran slower (H100: FP16 tensor at 1485 MHz), and the
+    analysis scales a ceiling from the clock it was measured at."""
+    if not sm_clock:
+        return {}
+    out = {f"compute.{k}": clock_hz[k] for k in compute if k in clock_hz}
+    out |= {f"memory.{k}": clock_hz[k] for k in memory if k in clock_hz and k in CLOCK_SCALED_MEMORY}
+    return {k: v for k, v in out.items() if abs(v / sm_clock - 1) > 1e-3}
 
 
 def _measure_shared(run: _Run, sms: int, memory: dict[str, float], spread: dict[str, float]) -> dict[str, float]:

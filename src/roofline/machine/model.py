@@ -12,13 +12,19 @@ JSON layout (schema ``roofline.machine/1``)::
      "memory":  {"l1": 1.4e13, "l2": 3.0e12, "dram": 8.3e11},
      "compute": {"fp64": 7.0e12, "fp32": 1.4e13, "tensor_fp16": 1.1e14},
      "spread":  {"dram": 0.004},            # optional: relative spread of repeats
+     "clocks":  {"compute.tensor_fp16": 1.485e9},  # optional: the SM clock a ceiling was measured
+                                            # at, where it is not sm_clock_hz (a GEMM that drew the
+                                            # power limit); scaling starts from it
      "sources": {"memory.dram": "measured",  # optional: where each ceiling comes from
                  "compute.fp32": "theoretical", ...},
      "metadata": {...}}                      # optional, free form (GPU, driver, sizes)
 
 ``sources`` is optional (files written before it are read as they were): a ceiling it does
 not name takes its origin from ``metadata.ceiling_sources`` when that description starts
-with a source ("measured: ERT ..."), else the machine's ``source``.
+with a source ("measured: ERT ..."), else the machine's ``source``. ``clocks`` is optional too:
+a ceiling it does not name holds at ``sm_clock_hz``. ``metadata.max_sm_clock_hz`` (or
+``metadata.device.max_sm_clock_hz``, what ``roofline machine`` records) is the device's highest SM
+clock: the analysis never scales ceilings above it.
 """
 
 from __future__ import annotations
@@ -123,6 +129,7 @@ class Machine:
     spread: Mapping[str, float] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    clocks: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -145,11 +152,13 @@ class Machine:
         object.__setattr__(self, "spread", _frozen({k: float(v) for k, v in self.spread.items()}))
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         object.__setattr__(self, "sources", _frozen_sources(self))
+        object.__setattr__(self, "clocks", _frozen_clocks(self))
 
     def __reduce__(self) -> tuple:
         """Pickle as plain dicts (the read-only mapping views themselves cannot be pickled)."""
         return (self.__class__, (self.name, self.source, dict(self.memory), dict(self.compute),
-                                 self.sm_clock_hz, dict(self.spread), dict(self.metadata), dict(self.sources)))
+                                 self.sm_clock_hz, dict(self.spread), dict(self.metadata), dict(self.sources),
+                                 dict(self.clocks)))
 
     # -- queries -----------------------------------------------------------------
     @property
@@ -177,6 +186,22 @@ class Machine:
                 out[source] = ids
         return out
 
+    def clock_of(self, key: str) -> float | None:
+        """The SM clock (Hz) one ceiling holds at: its own (:attr:`clocks`), else :attr:`sm_clock_hz`."""
+        kind, name = ceiling_id(key)
+        return self.clocks.get(f"{kind}.{name}", self.sm_clock_hz)
+
+    @property
+    def max_sm_clock_hz(self) -> float | None:
+        """The device's highest SM clock (Hz), when the machine records it: ``metadata.max_sm_clock_hz``,
+        else ``metadata.device.max_sm_clock_hz`` (``roofline machine``'s record of the GPU)."""
+        device = self.metadata.get("device")
+        for value in (self.metadata.get("max_sm_clock_hz"),
+                      device.get("max_sm_clock_hz") if isinstance(device, Mapping) else None):
+            if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+                return float(value)
+        return None
+
     @property
     def peak_flops(self) -> float | None:
         """The highest non-tensor FLOP/s ceiling (FP32 where present), or None."""
@@ -192,12 +217,17 @@ class Machine:
         """
         if self.sm_clock_hz is None or sm_clock_hz is None or not math.isfinite(sm_clock_hz):
             return self
-        r = sm_clock_hz / self.sm_clock_hz
-        memory = {k: (v * r if k in CLOCK_SCALED_MEMORY else v) for k, v in self.memory.items()}
-        compute = {k: v * r for k, v in self.compute.items()}
+        memory = {k: (v * sm_clock_hz / self._clock(f"memory.{k}") if k in CLOCK_SCALED_MEMORY else v)
+                  for k, v in self.memory.items()}
+        compute = {k: v * sm_clock_hz / self._clock(f"compute.{k}") for k, v in self.compute.items()}
         meta = dict(self.metadata)
         meta["scaled_from_sm_clock_hz"] = self.sm_clock_hz
-        return replace(self, memory=memory, compute=compute, sm_clock_hz=sm_clock_hz, metadata=meta)
+        if self.clocks:
+            meta["scaled_from_clocks"] = dict(self.clocks)
+        return replace(self, memory=memory, compute=compute, sm_clock_hz=sm_clock_hz, metadata=meta, clocks={})
+
+    def _clock(self, cid: str) -> float:
+        return float(self.clocks.get(cid, self.sm_clock_hz))  # type: ignore[arg-type]
 
     # -- JSON ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -210,6 +240,8 @@ class Machine:
             "compute": dict(self.compute),
         }
         d["sources"] = dict(self.sources)
+        if self.clocks:
+            d["clocks"] = dict(self.clocks)
         if self.spread:
             d["spread"] = dict(self.spread)
         if self.metadata:
@@ -235,6 +267,7 @@ class Machine:
                 spread=dict(d.get("spread") or {}),
                 metadata=dict(d.get("metadata") or {}),
                 sources=dict(d.get("sources") or {}),
+                clocks=dict(d.get("clocks") or {}),
             )
         except KeyError as exc:
             raise MachineError(f"machine file lacks the key {exc.args[0]!r}", path=path) from None
@@ -291,20 +324,22 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
     assumed: list[str] = []
     for m in machines:
         known = dict(m.metadata.get("ceiling_sources", {}))
-        clock_ratio = 1.0
-        if reference is not None and reference.sm_clock_hz and m.sm_clock_hz:
-            clock_ratio = reference.sm_clock_hz / m.sm_clock_hz
+
+        def clock_ratio(cid: str, m: Machine = m) -> float:
+            own = m.clock_of(cid)
+            return reference.sm_clock_hz / own if reference is not None and reference.sm_clock_hz and own else 1.0
+
         taken: list[str] = []
         for key, value in m.memory.items():
             if key not in memory:
-                memory[key] = value * (clock_ratio if key in CLOCK_SCALED_MEMORY else 1.0)
+                memory[key] = value * (clock_ratio(f"memory.{key}") if key in CLOCK_SCALED_MEMORY else 1.0)
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
                 sources[f"memory.{key}"] = m.sources[f"memory.{key}"]
                 if key in CLOCK_SCALED_MEMORY:
                     taken.append(f"memory.{key}")
         for key, value in m.compute.items():
             if key not in compute:
-                compute[key] = value * clock_ratio
+                compute[key] = value * clock_ratio(f"compute.{key}")
                 origins[key] = known.get(key, f"{m.source}: {m.name}")
                 sources[f"compute.{key}"] = m.sources[f"compute.{key}"]
                 taken.append(f"compute.{key}")
@@ -313,12 +348,32 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
             assumed.append(f"{m.name!r} ({', '.join(ceiling_label(t) for t in taken)}{'; ERT' if ert else ''})")
     meta = dict(first.metadata)
     meta["ceiling_sources"] = origins
+    highest = next((m.max_sm_clock_hz for m in machines if m.max_sm_clock_hz), None)
+    if highest is not None:
+        meta["max_sm_clock_hz"] = highest
     clock = reference.sm_clock_hz if reference is not None else None
     if assumed and reference is not None and clock is not None:
         meta["clock_assumed"] = (
             f"the clock-scaled ceilings of {' and '.join(assumed)} record no clock: taken as measured at "
             f"{clock / 1e9:.4g} GHz, the clock of {reference.name!r}, and scaled from there")
-    return replace(first, memory=memory, compute=compute, sm_clock_hz=clock, metadata=meta, sources=sources)
+    return replace(first, memory=memory, compute=compute, sm_clock_hz=clock, metadata=meta, sources=sources,
+                   clocks={})
+
+
+def _frozen_clocks(m: Machine) -> Mapping[str, float]:
+    """``m.clocks`` keyed by ceiling id (``"compute.tensor_fp16"``), each a positive Hz of one of its
+    ceilings; only with an ``sm_clock_hz`` (a machine with no clock scales nothing)."""
+    out: dict[str, float] = {}
+    for key, value in m.clocks.items():
+        kind, name = ceiling_id(str(key))
+        if name not in (m.memory if kind == "memory" else m.compute):
+            raise MachineError(f"machine {m.name!r}: clocks names {key!r}, which is not one of its ceilings")
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise MachineError(f"machine {m.name!r}: the clock of {key!r} must be a positive Hz, not {value!r}")
+        out[f"{kind}.{name}"] = float(value)
+    if out and m.sm_clock_hz is None:
+        raise MachineError(f"machine {m.name!r} gives clocks per ceiling but no sm_clock_hz")
+    return MappingProxyType(out)
 
 
 def _frozen_sources(m: Machine) -> Mapping[str, str]:

@@ -118,7 +118,7 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
 
 
 def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None) -> dict[str, Any]:
-    """``{"schema", "machine", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
+    """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
     "kernels": [...]}`` (see docs/json-schema.md), and ``"estimate"`` (:func:`comparison_to_dict`) when
     a measured-vs-estimated ``comparison`` is given."""
     frame = analysis.ranked
@@ -162,6 +162,7 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None)
     out = {
         "schema": SCHEMA,
         "machine": _clean(analysis.machine.to_dict()) if analysis.machine is not None else None,
+        "profile_peaks": _clean(beside.to_dict()) if (beside := analysis.peaks_beside) is not None else None,
         "by": analysis.by,
         "depth": depth,
         "work": analysis.work,

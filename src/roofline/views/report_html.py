@@ -127,15 +127,22 @@ def _summary(analysis: Any, advice: pd.DataFrame, transactions: bool = False) ->
         out.append('<p class="notes">No machine given: no ceilings, so no roofline distances.</p>')
     else:
         clock = f" at {format_si(machine.sm_clock_hz, 'Hz')} SM clock" if machine.sm_clock_hz else ""
+        beside = getattr(analysis, "peaks_beside", None)
         out.append(f'<p class="notes">{_e(machine.name)}{_e(clock)}</p><table>')
-        rows = [(f"{level_label(level)} bandwidth", _memory_ceiling(machine, level, bw, transactions), level)
+        if beside is not None:
+            out.append("<tr><th>ceiling</th><th>used</th><th>from</th><th>profile's peak metric</th></tr>")
+        rows = [(f"{level_label(level)} bandwidth", _memory_ceiling(machine, level, bw, transactions), level,
+                 beside.memory.get(level) if beside is not None else None, "B/s")
                 for level, bw in machine.memory.items()]
-        rows += [(compute_label(key), format_si(peak, compute_unit(key)), key)
+        rows += [(compute_label(key), format_si(peak, compute_unit(key)), key,
+                  beside.compute.get(key) if beside is not None else None, compute_unit(key))
                  for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1])]
-        for name, value, key in rows:
+        for name, value, key, peak, unit in rows:
             source = ceiling_source(machine, key)
+            other = (f"<td class='num'>{_e(format_si(peak, unit) if peak is not None else '-')}</td>"
+                     if beside is not None else "")
             out.append(f"<tr><td>{_e(name)}</td><td class='num'>{_e(value)}</td>"
-                       f"<td class='src'>{_e(SOURCE_WORDS.get(source, source))}</td></tr>")
+                       f"<td class='src'>{_e(SOURCE_WORDS.get(source, source))}</td>{other}</tr>")
         out.append("</table>")
     out.append("</div>")
     # time per phase

@@ -1,0 +1,208 @@
+"""Which ceilings a profile is held to: the one place they are chosen.
+
+With no machine named, each ceiling comes from the first of these that has it:
+
+1. a **measured** machine file of the same GPU product that ships with roofline
+   (:mod:`roofline.machine.shipped`: a whole ``roofline machine`` run, corrected where a ceiling was
+   found wrong);
+2. the GPU's **spec** (:mod:`roofline.machine.theoretical`: SMs x rate x clock, bus width x data rate);
+3. the profile's own **peak metrics** (:func:`roofline.analysis.ceilings.machine_from_profile`: Nsight
+   Compute's ``.peak_sustained`` x unit clock), but for the L1's tag-stage peak
+   (``l1tex__t_bytes.sum.peak_sustained``: 512 B/clk/SM on Hopper, four times what loads deliver).
+
+Why this order: a measured ceiling is what the hardware delivers; a spec is an upper bound the
+hardware approaches; Nsight Compute's peaks are per-unit issue rates, some of them above both (on an
+H100, its L1 peak is 4x and its L2 peak 1.8x what the same GPU measured). The profile's peaks are
+kept beside (:attr:`Resolved.peaks`) and shown in the JSON and the report, so a user sees both;
+``machine="profile"`` holds the kernels to them instead.
+
+A named machine (a file, a spec name, a :class:`Machine`, several combined) is used as given.
+
+The device's highest SM clock comes with the ceilings (``metadata.max_sm_clock_hz``): from the
+profile's ``device__attribute_max_gpu_frequency_khz``, else the measured file's record of the GPU,
+else the spec's boost clock. The analysis never scales ceilings above it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from roofline.errors import MachineError
+from roofline.kernels import KernelTable
+from roofline.machine.model import Machine, combine
+
+PathArg = str | PathLike[str]
+MachineArg = Machine | PathArg | Sequence[Machine | PathArg]
+
+#: ``machine=PROFILE``: the profile's own peak metrics, L1 tag stage included.
+PROFILE = "profile"
+#: The profile's record of the device's highest SM clock, in kHz.
+MAX_CLOCK_METRIC = "device__attribute_max_gpu_frequency_khz"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The ceilings chosen for a profile.
+
+    ``machine``: the ceilings the analysis uses (None: none known). ``peaks``: the profile's own peak
+    metrics, when it has them, for showing beside (never used when a better source has the ceiling).
+    ``notes``: how the choice was made, as sentences for the analysis's notes.
+    """
+
+    machine: Machine | None
+    peaks: Machine | None = None
+    notes: tuple[str, ...] = ()
+
+
+def load_machine(spec: MachineArg) -> Machine:
+    """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name.
+
+    Several are combined, the first that has a ceiling winning (e.g. measured memory
+    ceilings from ERT plus datasheet compute ceilings: ``[ert_file, "v100-sxm2"]``); each
+    ceiling keeps its source (:attr:`Machine.sources`), and a file that records no clock
+    (ERT) is taken at the clock of the first that does, so that the analysis scales them
+    all to the kernels' clock alike (see :func:`roofline.machine.model.combine`).
+    """
+    if isinstance(spec, Machine):
+        return spec
+    if isinstance(spec, (list, tuple)):
+        return combine([load_machine(s) for s in spec])
+    path = Path(spec)  # type: ignore[arg-type]
+    if path.exists():
+        from roofline.readers import read_machine
+
+        return read_machine(path)
+    if path.suffix or len(path.parts) > 1:  # meant as a file
+        raise MachineError(
+            "no such machine file", path=path,
+            hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
+            "a GPU spec name (roofline machine --list-specs), or 'profile' for the profile's own peak metrics",
+        )
+    from roofline.machine.theoretical import theoretical
+
+    return theoretical(str(spec))  # a GPU spec name; an unknown one raises with the known names
+
+
+def gpus(table: KernelTable) -> list[str]:
+    """The distinct GPUs the profile names, most launches first."""
+    from roofline.analysis.ceilings import device_names
+
+    return device_names(table.metrics) if table.metrics is not None and not table.metrics.empty else []
+
+
+def profile_peaks(table: KernelTable, *, l1_tag_stage: bool = True) -> Machine | None:
+    """The profile's own peak metrics as a machine (not completed from a spec), or None (also when it
+    names several GPUs)."""
+    from roofline.analysis.ceilings import machine_from_profile
+
+    if table.metrics is None or table.metrics.empty or len(gpus(table)) > 1:
+        return None
+    ccs = table.frame["compute_capability"].dropna().unique()
+    cc = str(ccs[0]) if len(ccs) == 1 else None  # one architecture: its tensor ceiling can be known
+    return machine_from_profile(table.metrics, compute_capability=cc, fp16=table.fp16_convention,
+                                fill_from_spec=False, l1_tag_stage=l1_tag_stage)
+
+
+def named_spec(table: KernelTable) -> Machine | None:
+    """Theoretical ceilings (at the boost clock) of the one GPU the profile names, when we have its spec."""
+    from roofline.machine.gpu_specs import spec_for_device_name
+    from roofline.machine.theoretical import theoretical_from_spec
+
+    names = gpus(table)
+    spec = spec_for_device_name(names[0]) if len(names) == 1 else None
+    if spec is None:
+        return None
+    machine = theoretical_from_spec(spec)
+    meta = {**machine.metadata, "max_sm_clock_hz": spec.boost_clock_hz}
+    return dataclasses.replace(machine, metadata=meta)
+
+
+def profile_max_clock(table: KernelTable) -> float | None:
+    """The device's highest SM clock (Hz) as the profile records it (the median over launches), or None."""
+    metrics = table.metrics
+    if metrics is None or MAX_CLOCK_METRIC not in metrics.columns or metrics[MAX_CLOCK_METRIC].dtype.kind not in "iuf":
+        return None
+    values = metrics[MAX_CLOCK_METRIC].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values[np.isfinite(values) & (values > 0)]
+    return float(np.median(values)) * 1e3 if values.size else None
+
+
+def resolve(table: KernelTable, machine: MachineArg | None = None) -> Resolved:
+    """The ceilings ``table`` is held to: ``machine`` as given, :data:`PROFILE` for the profile's peak
+    metrics (completed by the GPU's spec), or with None the rule of this module (measured file > spec >
+    the profile's peaks)."""
+    if isinstance(machine, str) and machine == PROFILE:
+        peaks = profile_peaks(table)
+        spec = named_spec(table)
+        notes = []
+        if peaks is not None and peaks.metadata.get("formulas", {}).get("l1", "").find("l1tex__t_bytes") >= 0:
+            notes.append(_tag_stage_note(peaks))
+        held = combine([m for m in (peaks, spec) if m is not None]) if peaks is not None else None
+        if held is not None and spec is not None:
+            notes.append(f"--machine profile: the profile's own peak metrics, completed by the {spec.name} spec")
+        return Resolved(_with_max_clock(held, table, spec), peaks, tuple(notes))
+    peaks = profile_peaks(table, l1_tag_stage=True)
+    if machine is not None:
+        return Resolved(_with_max_clock(load_machine(machine), table, None), peaks)
+    names = gpus(table)
+    if len(names) > 1:
+        note = (f"the profiles come from {len(names)} GPUs ({', '.join(names)}): no one set of ceilings fits them all; "
+                "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
+        return Resolved(None, None, (note,))
+    from roofline.machine.shipped import shipped_machine
+
+    found = shipped_machine(names[0]) if names else None
+    measured = found[0] if found is not None else None
+    spec = named_spec(table)
+    delivered = profile_peaks(table, l1_tag_stage=False)
+    chosen = [m for m in (measured, spec, delivered) if m is not None]
+    if not chosen:
+        return Resolved(None, peaks)
+    combined = combine(chosen)
+    if names:
+        combined = dataclasses.replace(combined, name=names[0])
+    notes = [_rule_note(combined, found[1] if found is not None else None, spec, peaks)]
+    if peaks is not None and "l1" in peaks.memory and "l1" not in combined.memory:
+        notes.append("no L1 ceiling: the profile's only L1 peak is Nsight Compute's tag-stage rate, "
+                     "above what loads deliver; measure it (roofline machine) or draw it with --machine profile")
+    return Resolved(_with_max_clock(combined, table, measured or spec), peaks, tuple(notes))
+
+
+def _with_max_clock(machine: Machine | None, table: KernelTable, fallback: Machine | None) -> Machine | None:
+    """``machine`` with the device's highest SM clock recorded: the profile's, else its own, else
+    ``fallback``'s."""
+    if machine is None:
+        return None
+    highest = profile_max_clock(table) or machine.max_sm_clock_hz or (fallback.max_sm_clock_hz if fallback else None)
+    if highest is None or highest == machine.metadata.get("max_sm_clock_hz"):
+        return machine
+    return dataclasses.replace(machine, metadata={**machine.metadata, "max_sm_clock_hz": highest})
+
+
+def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | None, peaks: Machine | None) -> str:
+    """Which ceilings came from where, in words, and how to choose otherwise."""
+    from roofline.machine.model import sources_summary
+
+    parts = []
+    if measured_file is not None:
+        parts.append(f"measured ones from the {machine.name} file shipped with roofline ({measured_file.name})")
+    if spec is not None:
+        parts.append(f"the {spec.name} spec where not measured")
+    if peaks is not None:
+        parts.append("the profile's own peak metrics where neither has one (those of the profile are shown beside)")
+    return (f"ceilings chosen by roofline's rule ({'; '.join(parts)}): {sources_summary(machine)}; "
+            "give --machine FILE for your own measured machine, or --machine profile for the profile's peaks")
+
+
+def _tag_stage_note(peaks: Machine) -> str:
+    sms = peaks.metadata.get("sms")
+    clock = peaks.sm_clock_hz
+    per_sm = f" ({peaks.memory['l1'] / sms / clock:.0f} B/clk/SM)" if sms and clock else ""
+    return ("the L1 ceiling is Nsight Compute's l1tex__t_bytes.sum.peak_sustained, the L1 tag stage's rate"
+            f"{per_sm}, not what loads deliver (128 B/clk/SM on Volta, GA100, Hopper and Blackwell)")
