@@ -60,8 +60,9 @@ def test_source_from_the_gpu_the_profile_names(capsys):
     assert any("like with like" in n for n in d["notes"])
     (k,) = d["kernels"]
     assert k["bound"] == "l2" and k["bound_target"] == "l2"
-    # both L2 ceilings 5120 B/clk: the GH200 at the kernel's 1.4769 GHz, the H100 PCIe at 1.755 GHz
-    assert k["speedup"] == pytest.approx(1.755e9 / 1.476940e9, rel=1e-5)
+    # both L2 ceilings 5120 B/clk: the GH200 at the kernel's 1.4719 GHz (its gpc__cycles_elapsed.avg.per_second,
+    # 1,471,875,000; the SM rate reads 1.4769), the H100 PCIe at 1.755 GHz
+    assert k["speedup"] == pytest.approx(1.755e9 / 1.471875e9, rel=1e-5)
     assert k["notes"][0]["code"] == "unknown-flops"
     assert k["low_time_s"] <= k["projected_time_s"] <= k["high_time_s"]
     assert main(["project", str(GH200), "--to", "h100-pcie", "--from", "profile", "--json", "-", "-q"]) == 0

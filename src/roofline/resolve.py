@@ -193,9 +193,10 @@ def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | Non
     if measured_file is not None:
         parts.append(f"measured ones from the {machine.name} file shipped with roofline ({measured_file.name})")
     if spec is not None:
-        parts.append(f"the {spec.name} spec where not measured")
+        parts.append(f"the {spec.name} spec" + (" where not measured" if measured_file is not None else ""))
     if peaks is not None:
-        parts.append("the profile's own peak metrics where neither has one (those of the profile are shown beside)")
+        parts.append("the profile's own peak metrics where " + ("neither has one" if measured_file is not None and spec
+                     is not None else "it has none") + " (the profile's are shown beside)")
     return (f"ceilings chosen by roofline's rule ({'; '.join(parts)}): {sources_summary(machine)}; "
             "give --machine FILE for your own measured machine, or --machine profile for the profile's peaks")
 

@@ -160,10 +160,17 @@ def _per_clock(reader: Reader, cycles: Counter, clock: Counter) -> np.ndarray | 
 
 
 def sm_clock(reader: Reader) -> np.ndarray | None:
-    """The SM clock (Hz): sm/smsp__cycles_elapsed.avg.per_second, else the SOL section's GPC clock,
-    else the SM's elapsed cycles over the launch's time (what ncu's per-second rate is)."""
+    """The SM clock (Hz): the SOL section's ``gpc__cycles_elapsed.avg.per_second`` ("SM Frequency"), else
+    sm/smsp__cycles_elapsed.avg.per_second, else the SM's elapsed cycles over the launch's time (what
+    ncu's per-second rate is).
+
+    The GPC rate comes first because it holds on short kernels where the SM rate does not: in a public
+    H200 ``--set full`` export (tests/data/ncu/h200_setfull_sglang_moe_fa3), on the 25 launches under
+    5 µs, ``sm__cycles_elapsed.avg.per_second`` reads 1.51-2.88 GHz and the GPC rate 1.93-1.98 GHz, at a
+    1.98 GHz maximum; on the longer GEMMs both read 1.79-1.91. The SM rate is the SM's elapsed cycles
+    over the launch's duration, and those counters run a little outside it."""
     out: np.ndarray | None = None
-    for values in (*(reader.column(name) for name in (*SM_CLOCK.names, *GPC_CLOCK.names)), _cycles_per_time(reader)):
+    for values in (*(reader.column(name) for name in (*GPC_CLOCK.names, *SM_CLOCK.names)), _cycles_per_time(reader)):
         if values is not None:
             out = values if out is None else np.where(np.isnan(out), values, out)
     return out

@@ -42,7 +42,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("stream", "Int64", "", "CUDA stream id"),
     Column("launches", "Int64", "", "number of launches in the row (1 per launch)"),
     Column("time_s", "float64", "s", "GPU time of the launch (gpu__time_duration.sum, else cycles / clock)"),
-    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at (sm__cycles_elapsed.avg.per_second)"),
+    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at (gpc__cycles_elapsed.avg.per_second, else sm__cycles_elapsed.avg.per_second)"),
     Column("fp64_flops", "float64", "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma (thread instructions)"),
     Column("fp32_flops", "float64", "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma (+ 2 fadd2 + 2 fmul2 + 4 ffma2 on SM 10.0/10.3)"),
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),

@@ -18,7 +18,10 @@
 Each of the last three names its formula and source in ``metadata['derived']``; where the
 architecture row has no sourced figure the ceiling is absent and ``metadata['absent']`` says why.
 
-Every machine records in ``metadata['clock_hz']`` the clock each ceiling assumes.
+Every machine records in ``metadata['clock_hz']`` the clock each ceiling assumes, and in
+:attr:`~roofline.machine.model.Machine.clocks` those that differ from its SM clock (H100's tensor
+figures at the 1830 MHz low-precision tensor clock), so that scaling to the kernels' clock starts
+from the clock each figure holds at.
 """
 
 from __future__ import annotations
@@ -127,9 +130,10 @@ def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) ->
         meta["datasheet"] = dict(spec.datasheet)
     if spec.notes:
         meta["notes"] = spec.notes
+    own = {f"compute.{k}": c for k, c in clocks.items() if k in compute and c != sm_clock}
     return Machine(
         name=spec.name, source="theoretical", memory=memory, compute=compute,
-        sm_clock_hz=sm_clock, metadata=meta,
+        sm_clock_hz=sm_clock, metadata=meta, clocks=own,
     )
 
 
