@@ -2,8 +2,10 @@
 :class:`RawProfile`), and which are separate runs (kept apart, side by side).
 
 One run split over files: one ncu run per metric (the DeepCAM data of the Hierarchical
-Roofline paper: 12 files, one metric each, each run its own process). Launches are
-matched by ncu's launch ID.
+Roofline paper: 12 files, one metric each, each run its own process), or per metric group (GENE's
+time/DRAM report and FLOP report, tests/data/ncu/v100_gene_dgdxy_rep_set_and_exports). Launches are
+matched by ncu's launch ID. One rule whatever the form: the reports, their CSV exports, one of each, or
+a folder holding both give one run and each launch once.
 
 Runs (:func:`split_runs`): a file joins a run when it describes the run's launches: the
 same launch IDs, the same kernel name at every ID, the same process name where both
@@ -14,8 +16,12 @@ printed (:mod:`roofline.readers.printed`): a report read through ``ncu_report`` 
 process ID) and its own CSV export (rounded, with one) are one run, and the report's values are
 kept. Timing metrics do not count towards
 that last test while one of the two files is SASS-instrumented (the timing rule below
-arbitrates). Any other file starts a run of its own: two different programs, each
-numbering its launches from 0, are two runs. The one error: a file from the same
+arbitrates); metrics of the profiling session (``profiler__*``, ``launch__function_pcs``:
+:func:`~roofline.readers.profile.is_session_metric`) never do. A report, and its raw page, holds them
+whatever metrics were asked for, and each session has its own values: counting them made two
+reports of one set two runs while their details-page exports, which leave them out, were one.
+Any other file starts a run of its own: two different programs, each numbering its launches
+from 0, are two runs. The one error: a file from the same
 process (same process ID, and same name where known) and with the same launch IDs,
 whose kernel names differ, claims to be the run it contradicts. Launch IDs that repeat
 within a file cannot be matched at all, and are refused when there are several files.
@@ -28,7 +34,8 @@ inputs that collected no SASS metrics, and a warning says from which file; unles
 inputs share a timing metric and agree on it (exports of one session: nothing to settle).
 A metric in several inputs of a run: a report's stored values win over a CSV's print of them;
 between two prints of one value, each value comes from the one printed to more digits; values
-that differ beyond the digits printed: the first input's, with a warning.
+that differ beyond the digits printed: the first input's, with a warning; a session metric whose
+sessions differ: left out (none of its values is the launch's).
 
 Speed: what matching needs of an input (launch IDs, kernel names, process IDs and names, metric
 names) is taken from its frames once per call, as NumPy arrays and sets, and only when a test
@@ -60,7 +67,7 @@ from pandas.api.extensions import ExtensionArray
 from roofline.errors import InputError
 from roofline.readers.ncu_columns import frame_of
 from roofline.readers.printed import agree_as_printed, agree_printed, finer
-from roofline.readers.profile import RawProfile, is_timing_metric
+from roofline.readers.profile import RawProfile, is_session_metric, is_timing_metric
 from roofline.units import counted, si_factor
 
 #: Suffixes left out of a run's label, longest first (matched without regard to case).
@@ -69,6 +76,19 @@ KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv.gz", ".ncu.csv", ".ncu-repz", ".ncu
 
 def _name(p: RawProfile) -> str:
     return Path(p.source).name
+
+
+def _shown_names(profiles: Sequence[RawProfile]) -> list[str]:
+    """Each input's file name, with as many of its folders as tell it apart from the others'
+    (``time-dram/ncuroof-time-1.ncu-rep`` beside ``time-flops/ncuroof-time-1.ncu-rep``)."""
+    parts = [Path(p.source).parts or (p.source,) for p in profiles]
+    shown = [Path(*x[-1:]).as_posix() for x in parts]
+    for depth in range(2, max(map(len, parts)) + 1):
+        twice = {n for n, k in Counter(shown).items() if k > 1}
+        if not twice:
+            break
+        shown = [Path(*x[-depth:]).as_posix() if n in twice else n for n, x in zip(shown, parts)]
+    return shown
 
 
 class _Launches:
@@ -199,10 +219,13 @@ def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray | None
 
     Values differ beyond the digits a printed file shows (:func:`_agree`). Timing metrics count
     only when neither file is SASS-instrumented: otherwise the difference is the
-    instrumentation's, which the timing rule settles. Between a report's stored values and a
-    printed export, one metric in a hundred may differ (:data:`PRINTED_OTHERWISE`).
+    instrumentation's, which the timing rule settles. Metrics of the profiling session
+    (:func:`~roofline.readers.profile.is_session_metric`) never count: a report holds them, and so
+    does its raw page, whatever metrics were asked for, and each session has its own. Between a
+    report's stored values and a printed export, one metric in a hundred may differ
+    (:data:`PRINTED_OTHERWISE`).
     """
-    common = [c for c in a.metrics.columns if c in b.metrics.columns]
+    common = [c for c in a.metrics.columns if c in b.metrics.columns and not is_session_metric(c)]
     timing_counts = not common or not (a.sass_instrumented or b.sass_instrumented)
     compared = [c for c in common if timing_counts or not is_timing_metric(c)]
     allowed = int(PRINTED_OTHERWISE * len(compared)) if a.printed != b.printed else 0
@@ -362,6 +385,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     base = profiles[0]
     launches = _summaries(profiles)
     warnings: list[str] = [w for p in profiles for w in p.warnings]
+    names = _shown_names(profiles)
     orders = [None] + [_check_same_launches(base, p, launches) for p in profiles[1:]]
     # Each input's metric columns in base order, as arrays: one DataFrame is made, at the end.
     aligned = [{c: _take_array(_values(v), order) for c, v in p.metrics.items()} for p, order in zip(profiles, orders)]
@@ -382,11 +406,11 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                        if any(_same_process(launches[id(profiles[i])], launches[id(profiles[c])]) for c in clean)}
         if drop_timing:
             warnings.append(
-                "timing taken from " + ", ".join(_name(profiles[i]) for i in clean)
+                "timing taken from " + ", ".join(names[i] for i in clean)
                 + " (no SASS-instruction metrics); ignored the timing of "
-                + ", ".join(_name(profiles[i]) for i in sorted(drop_timing))
+                + ", ".join(names[i] for i in sorted(drop_timing))
                 + " (instrumented passes inflate cycles)"
-                + "".join(f"; kept {_name(profiles[i])}'s {', '.join(sorted(cols))} (same process, no clean value)"
+                + "".join(f"; kept {names[i]}'s {', '.join(sorted(cols))} (same process, no clean value)"
                           for i, cols in sorted(keep_timing.items()) if cols)
             )
         elif not clean:
@@ -398,9 +422,12 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     columns: dict[str, ExtensionArray | np.ndarray] = {}
     origin: dict[str, int] = {}
     units: dict[str, str] = {}
+    sessions: set[str] = set()  # session metrics with one value per session: none is the launch's
     for i, m in enumerate(aligned):
         for c, values in m.items():
             if i in drop_timing and is_timing_metric(c) and c not in keep_timing.get(i, ()):
+                continue
+            if c in sessions:
                 continue
             if c not in columns:
                 columns[c] = values
@@ -408,7 +435,10 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                 units[c] = profiles[i].units.get(c, "")
                 continue
             kept, new = profiles[origin[c]], profiles[i]
-            if kept.printed != new.printed:  # one run (split_runs): the report's stored values, not a print of them
+            if is_session_metric(c) and not _agree(columns[c], kept, values, new, c):
+                sessions.add(c)
+                del columns[c], origin[c], units[c]
+            elif kept.printed != new.printed:  # one run (split_runs): the report's stored values, not a print of them
                 if kept.printed:
                     columns[c], origin[c], units[c] = values, i, new.units.get(c, "")
             elif _agree(columns[c], kept, values, new, c):
@@ -418,8 +448,8 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                         columns[c] = np.where(more, np.asarray(values, dtype=np.float64),
                                               np.asarray(columns[c], dtype=np.float64))
             else:
-                warnings.append(f"{c} differs between {_name(profiles[origin[c]])} and {_name(profiles[i])}; "
-                                f"kept {_name(profiles[origin[c]])}'s values")
+                warnings.append(f"{c} differs between {names[origin[c]]} and {names[i]}; "
+                                f"kept {names[origin[c]]}'s values")
     metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
     source = ",".join(p.source for p in profiles)

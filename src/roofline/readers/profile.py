@@ -57,6 +57,21 @@ def is_timing_metric(name: str) -> bool:
     return name.startswith(("gpu__time_duration", "gpu__time_active", "sm__cycles_elapsed", "smsp__cycles_elapsed"))
 
 
+#: Metrics that describe the profiling session, not the launch: ncu's own bookkeeping (``profiler__*``:
+#: replay passes, memory saved for replay, sampler buffers, timestamps), which follows from the metrics
+#: collected and the moment; and the kernel's code address in its process (``launch__function_pcs``: a
+#: real GENE pair on one V100 reads 35187008513920 in one run of the program and 35187008280064 in the
+#: next). Two sessions of one program give them different values for the same launch.
+SESSION_PREFIXES = ("profiler__",)
+SESSION_METRICS = frozenset({"launch__function_pcs"})
+
+
+def is_session_metric(name: str) -> bool:
+    """Metrics of the profiling session rather than of the launch (:data:`SESSION_PREFIXES`,
+    :data:`SESSION_METRICS`): not evidence that two files describe different launches."""
+    return name.startswith(SESSION_PREFIXES) or name in SESSION_METRICS
+
+
 def empty_ids(n: int) -> pd.DataFrame:
     """An identity frame of ``n`` rows, everything unknown."""
     dtypes = {"launch_id": "Int64", "process_id": "Int64", "device": "Int64", "stream": "Int64"}
