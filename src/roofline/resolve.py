@@ -137,6 +137,13 @@ def resolve(table: KernelTable, machine: MachineArg | None = None) -> Resolved:
     """The ceilings ``table`` is held to: ``machine`` as given, :data:`PROFILE` for the profile's peak
     metrics (completed by the GPU's spec), or with None the rule of this module (measured file > spec >
     the profile's peaks)."""
+    if isinstance(machine, (list, tuple)) and any(isinstance(m, str) and m == PROFILE for m in machine):
+        if len(machine) == 1:
+            return resolve(table, PROFILE)
+        parts = [resolve(table, PROFILE).machine if isinstance(m, str) and m == PROFILE else load_machine(m)
+                 for m in machine]
+        return Resolved(_with_max_clock(combine([m for m in parts if m is not None]), table, None),
+                        profile_peaks(table))
     if isinstance(machine, str) and machine == PROFILE:
         peaks = profile_peaks(table)
         spec = named_spec(table)

@@ -26,11 +26,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("pct_of_roofline", "float64", "", "roofline_time_s / time_s (1.0 = on the roofline); defined for zero-FLOP kernels too"),
     Column("savable_time_s", "float64", "s", "max(0, time_s - roofline_time_s)"),
     Column("bound", "string", "", "the ceiling that binds: a memory level ('dram', 'l2', 'l1') or the compute key; a memory level also when a compute peak is missing but a lower bound on it shows memory binds"),
-    Column("region", "string", "", "'compute-bound', 'memory-bound', 'poor' (compute and bandwidth use both < 50%), or 'unknown'"),
+    Column("region", "string", "", "'compute-bound', 'memory-bound', 'poor' (compute and bandwidth use both < 50%), "
+           "'inconsistent' (a figure beyond a physical limit: see inconsistent), or 'unknown'"),
     Column("compute_use", "float64", "", "flop_rate / compute_peak"),
     Column("bw_use", "float64", "", "max over levels of bw_use_{level}"),
     Column("locality", "string", "", "cache-locality reading from the intensities: 'streaming', 'l2-reuse', 'l1-reuse', 'l1-l2-reuse', or <NA>"),
     Column("time_share", "float64", "", "time_s / total time of the table"),
+    Column("inconsistent", "string", "", "the physical limits the row's figures break, '; '-joined (achieved above a "
+           "ceiling or the spec, > 32 sectors or wavefronts per instruction; roofline.analysis.limits), <NA> when none"),
 )
 
 

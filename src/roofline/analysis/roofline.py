@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.columns import COLUMNS, level_columns
+from roofline.analysis.limits import INCONSISTENT, limit_reasons
 from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import TENSOR, Work, work_for
@@ -153,10 +154,41 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    out = frame_of({**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec),
-                    **instruction_arrays(rows, len(rows["time_s"]))})
+    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec),
+               **instruction_arrays(rows, len(rows["time_s"]))}
+    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes)
+    out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
                     phase_times=phase_times, work=spec.kind, depth=depth)
+
+
+def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],
+                       kernel_clock: float | None, work: Work, notes: list[str]) -> None:
+    """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent'."""
+    n = len(columns["time_s"])
+    spec_peak = None
+    if machine is not None:
+        spec = _spec_ceilings(machine, kernel_clock)
+        if spec is not None:
+            spec_peak = _compute_peaks(columns, spec, [], kernel_clock, work)[0]
+    ceiling_of = {lv: c for lv in levels if (c := work.level_ceiling(machine, lv)) is not None} if machine else {}
+    found = limit_reasons(columns, machine, levels, compute_peak=np.asarray(columns["compute_peak"], dtype=float),
+                          compute_key=np.asarray(columns["compute_ceiling"].to_numpy(dtype=object, na_value=None)),
+                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of)
+    flagged = np.array([r is not None for r in found.reasons], dtype=bool)
+    columns["inconsistent"] = strings(found.reasons)
+    for column, mask in (("region", found.rates), ("global_pattern", found.global_walls),
+                         ("shared_pattern", found.shared_walls)):
+        if mask.any():
+            values = columns[column].to_numpy(dtype=object, na_value=None)
+            values[mask] = INCONSISTENT
+            columns[column] = strings(values)
+    if flagged.any():
+        t = np.asarray(columns["time_s"], dtype=float)
+        share = np.nansum(np.where(flagged, t, 0.0)) / np.nansum(t) if np.nansum(t) > 0 else float("nan")
+        notes.append(f"{counted(int(flagged.sum()), 'kernel')} ({share:.0%} of the time) "
+                     f"{'has' if flagged.sum() == 1 else 'have'} figures beyond physical limits, shown as inconsistent "
+                     "counters, not diagnosed (the 'inconsistent' column says why)")
 
 
 def _phase_times(frame: pd.DataFrame) -> dict[str, float]:
@@ -451,6 +483,7 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
         "bw_use": bw_use,
         "locality": strings(_locality(frame, levels)),
         "time_share": time_share,
+        "inconsistent": strings(np.full(n, None, dtype=object)),  # filled by _mark_inconsistent
     })
     _flag_notes(frame, notes, spec)
     return {c.name: np.asarray(new[c.name], dtype=np.float64) if c.dtype == "float64" else new[c.name]

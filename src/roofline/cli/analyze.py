@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
     def analyze(
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, or a GPU spec name (roofline machine --list-specs). Repeat to combine (first wins). Default: the profile's own peak metrics.")] = None,
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, a GPU spec name (roofline machine --list-specs), or 'profile' (the profile's own peak metrics). Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md).")] = None,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
         estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,

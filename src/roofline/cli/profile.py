@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: the profile's own peak metrics.")] = None,
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics.")] = None,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,

@@ -267,7 +267,7 @@ class Machine:
                 spread=dict(d.get("spread") or {}),
                 metadata=dict(d.get("metadata") or {}),
                 sources=dict(d.get("sources") or {}),
-                clocks=dict(d.get("clocks") or {}),
+                clocks=dict(d.get("clocks") or _recorded_clocks(d)),
             )
         except KeyError as exc:
             raise MachineError(f"machine file lacks the key {exc.args[0]!r}", path=path) from None
@@ -358,6 +358,24 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
             f"{clock / 1e9:.4g} GHz, the clock of {reference.name!r}, and scaled from there")
     return replace(first, memory=memory, compute=compute, sm_clock_hz=clock, metadata=meta, sources=sources,
                    clocks={})
+
+
+def _recorded_clocks(d: Mapping[str, Any]) -> dict[str, float]:
+    """Per-ceiling clocks of a ``roofline machine`` file written before ``clocks`` existed: its
+    ``metadata.clock_hz`` (NVML's median SM clock over each ceiling's phase), for the clock-scaled
+    ceilings whose clock differs from ``sm_clock_hz``."""
+    meta = d.get("metadata") or {}
+    recorded = meta.get("clock_hz") if isinstance(meta, Mapping) else None
+    sm = d.get("sm_clock_hz")
+    if d.get("source") != "measured" or not isinstance(recorded, Mapping) or not isinstance(sm, (int, float)) or sm <= 0:
+        return {}
+    out: dict[str, float] = {}
+    for kind, keys in (("memory", CLOCK_SCALED_MEMORY), ("compute", tuple(d.get("compute") or {}))):
+        for key in keys:
+            clock = recorded.get(key)
+            if key in (d.get(kind) or {}) and isinstance(clock, (int, float)) and clock > 0 and abs(clock / sm - 1) > 1e-3:
+                out[f"{kind}.{key}"] = float(clock)
+    return out
 
 
 def _frozen_clocks(m: Machine) -> Mapping[str, float]:

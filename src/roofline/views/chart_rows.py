@@ -33,6 +33,8 @@ TIME_AND_FLOP_METRICS = (TIME_METRIC, "sm__sass_thread_inst_executed_op_ffma_pre
 ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traffic"
 #: Categories of the memory-access panel: no global or shared loads/stores; their counts unknown.
 NO_LDST, NO_ACCESSES = "no-ldst", "no-accesses"
+#: Undrawn in the pattern panel: its load/store figures break a physical limit (analysis.limits).
+BEYOND_LIMITS = "inconsistent"
 
 #: Per work: the phrase after "N kernels" for kernels that do none of it, and the reason in full.
 _ZERO = {
@@ -186,17 +188,24 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
 def pattern_rows(analysis: Analysis) -> ChartRows:
     """Rows for the memory-access-pattern panel: kernels with a known time and ``global_ii`` or
     ``shared_ii``; the others with why (no load/store instruction or transaction counts)."""
-    frame = _ranked(analysis)
+    frame = _ranked(analysis).copy()
     time = frame["time_s"].to_numpy(dtype=float)
-    g = frame["global_ii"].to_numpy(dtype=float)
-    s = frame["shared_ii"].to_numpy(dtype=float)
+    g = frame["global_ii"].to_numpy(dtype=float, copy=True)
+    s = frame["shared_ii"].to_numpy(dtype=float, copy=True)
+    measured = (np.isfinite(g) & (g > 0)) | (np.isfinite(s) & (s > 0))
+    for name, ii in (("global", g), ("shared", s)):  # a point past the walls is not drawn (analysis.limits)
+        beyond = (frame[f"{name}_pattern"] == BEYOND_LIMITS).to_numpy(dtype=bool, na_value=False)
+        ii[beyond] = np.nan
+        frame[f"{name}_ii"] = ii
     known = (np.isfinite(g) & (g > 0)) | (np.isfinite(s) & (s > 0))
     no_time = ~(np.isfinite(time) & (time > 0))
     gi = frame["global_inst"].to_numpy(dtype=float) if "global_inst" in frame else np.full(len(frame), np.nan)
     si = frame["shared_inst"].to_numpy(dtype=float) if "shared_inst" in frame else np.full(len(frame), np.nan)
     none = (gi == 0) & (si == 0)
-    category = np.select([no_time, known, none], [NO_TIME, "", NO_LDST], default=NO_ACCESSES)
+    category = np.select([no_time, known, measured, none], [NO_TIME, "", BEYOND_LIMITS, NO_LDST], default=NO_ACCESSES)
     reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_LDST: "no global or shared loads/stores",
+               BEYOND_LIMITS: "inconsistent counters: its load/store figures are beyond the walls (see its "
+               "'inconsistent' column)",
                NO_ACCESSES: "load/store instructions or transactions not counted (collect "
                "smsp__inst_executed_op_{global,local,shared}_{ld,st}.sum, "
                f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})"}
