@@ -104,9 +104,13 @@ def test_table_ranks_by_gain_with_totals_footer_and_unprojected_last():
                           "machine)")
     footer = [col.footer for col in t.columns]
     assert footer[:7] == ["program", "3 ms", "625 µs", "1.25 ms", "625 µs–2.12 ms", "2.4x", "1.41–4.8x"]
+    assert footer[8] == "no kernel gets slower there"
     assert t.caption == "2 of 3 kernels, 75.0% of the time projected"
-    # by today's time the gemm still follows the stream (2 ms, 1 ms); top=1 keeps one projected row
-    assert [r[0] for r in rows(projection_table(p, sort="time", top=1))] == ["[forward] stream", "[backward] half"]
+    # by today's time the gemm still follows the stream (2 ms, 1 ms); top=1 keeps one projected row and
+    # says what it left out: the gemm, 1 ms here, 250 µs there (4x)
+    body = rows(projection_table(p, sort="time", top=1))
+    assert [r[0] for r in body] == ["[forward] stream", "… 1 more gets faster there", "[backward] half"]
+    assert body[1][1:7] == ["1 ms", "", "250 µs", "", "4x", ""]
     assert projection_table(p, top=1).caption.endswith("; top 1 by gain shown")
     with pytest.raises(InputError):
         projection_table(p, sort="savable")
@@ -130,10 +134,14 @@ def test_table_on_deepcam_orders_by_gain_and_footer_is_the_totals(deepcam):
     assert all(r[5] == "4.04x" for r in body)
     gains = h100.frame["gain_s"].to_numpy()
     assert np.all(np.diff(gains) <= 0) and gains == approx(h100.frame["time_s"].to_numpy() * (1 - 1 / H100_SPEEDUP))
-    # T4: gain = time x (1 - 1/0.386) < 0: the shortest kernel loses least
+    # T4: gain = time x (1 - 1/0.386) < 0: every kernel gets slower, in that section, the longest (which
+    # loses most) first, under the section's row: 3.9 ms here, 10.1 ms there
     body = rows(projection_table(t4))
-    assert [r[1] for r in body] == ["15.2 µs", "15.4 µs", "867 µs", "921 µs", "2.08 ms"]
+    assert [r[0] for r in body][0] == "get slower there (5)" and body[0][1:6] == ["3.9 ms", "", "10.1 ms", "", "0.386x"]
+    assert [r[1] for r in body[1:]] == ["2.08 ms", "921 µs", "867 µs", "15.4 µs", "15.2 µs"]
     assert all(r[5] == "0.386x" for r in body)
+    assert [col.footer for col in projection_table(t4).columns][8] == \
+        "5 kernels, 100% of the time, get slower there: +6.2 ms"   # 3.9004 ms x (1 / 0.38612 - 1)
     for p, speedup in ((h100, H100_SPEEDUP), (t4, T4_SPEEDUP)):
         tot = p.totals
         assert tot["speedup"] == approx(speedup)
@@ -150,8 +158,8 @@ def test_table_on_deepcam_orders_by_gain_and_footer_is_the_totals(deepcam):
 
 def test_phase_table():
     body = rows(phase_table(synthetic()))
-    assert body[0] == ["forward", "3 ms", "1.25 ms", "625 µs–2.12 ms", "2.4x", "1.41–4.8x", "2 of 2, 100%"]
-    assert body[1] == ["backward", "-", "-", "-", "-", "-", "0 of 1, 0.0%"]   # half: not projected
+    assert body[0] == ["forward", "3 ms", "1.25 ms", "625 µs–2.12 ms", "2.4x", "1.41–4.8x", "2 of 2, 100%", "none"]
+    assert body[1] == ["backward", "-", "-", "-", "-", "-", "0 of 1, 0.0%", "none"]   # half: not projected
     by_name = project(table(kernel("gemm", 1e-3, **GEMM)), tgt(), src())
     assert phase_table(by_name) is None
 
@@ -224,9 +232,11 @@ def test_html_escapes_names_and_inlines_plotly():
     assert not re.search(r"<script[^>]*\bsrc=", page)                    # nothing fetched
     assert "plotly.js v" in page and "id=\"projection-chart\"" in page    # the library inline, the chart's div
     assert "<title>Projection: src-toy → tgt &lt;b&gt;&amp;</title>" in page
-    ranked = page.split("<section id='ranked'>")[1].split("</section>")[0]
+    ranked = page.split("<section id='faster'>")[1].split("</section>")[0]
     assert ranked.count("<tr>") == 1 + 2                                 # header + the 2 projected kernels
     assert ranked.index("[forward] stream") < ranked.index("[forward] gemm")
+    slower = page.split("<section id='slower'>")[1].split("</section>")[0]
+    assert "<table" not in slower and "No kernel gets slower there." in slower
     assert ">2.4x (1.41–4.8x)<" in page and ">2 of 3 kernels, 75.0% of the time projected<" in page
     unprojected = page.split("<section id='unprojected'>")[1]
     assert "[backward] half" in unprojected and "its roofline here is unknown" in unprojected

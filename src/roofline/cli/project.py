@@ -1,10 +1,12 @@
 """`roofline project PROFILE... --to MACHINE [--from MACHINE]`: what the program would take on another machine.
 
-Prints the kernels ranked by projected gain (today's time, the best case at 100% of the target's
-roofline, the projection keeping today's fraction of the roofline, its range and the speed-up),
-the totals per phase and for the program, and the notes on what the model cannot know; writes the
-chart (each kernel's point here with an arrow to its projected point there), an HTML page and JSON
-(schema ``roofline.projection/1``) on request.
+Prints the kernels that get faster there ranked by projected gain and, in a section of their own, those
+that get slower ranked by the time they lose (today's time, the best case at 100% of the target's
+roofline, the projection keeping today's fraction of the roofline, its range and the speed-up), the
+totals per phase and for the program with how many kernels and how much of today's time get slower,
+and the notes on what the model cannot know; writes the chart (the kernels whose time changes most,
+each point here with an arrow to its projected point there), an HTML page and JSON (schema
+``roofline.projection/1``) on request.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ def register(app: typer.Typer) -> None:
         source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on: a GPU spec name, a machine file, or 'profile' (its own peak metrics). Default: like with like, the spec of the GPU the profile names when --to is a spec, else the profile's peak metrics completed by that spec. Repeat to combine.")] = None,
         target_clock: Annotated[Optional[float], typer.Option("--target-clock", min=1e6, callback=finite, help="SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target machine's own.")] = None,
         by: Annotated[ProjectBy, typer.Option(help="One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has phases).")] = ProjectBy.auto,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show in the table and chart.")] = 20,
-        sort: Annotated[ProjectSort, typer.Option(help="Order of the table: gain (projected time saved, largest first) or time (today's time).")] = ProjectSort.gain,
+        top: Annotated[int, typer.Option(min=1, help="Kernels to show in each section of the table (those that get faster there, those that get slower: a cut never hides the slower ones) and in the chart (those whose time changes most).")] = 20,
+        sort: Annotated[ProjectSort, typer.Option(help="Order of each section of the table: gain (the change of time there, largest first: most time saved, most time lost) or time (today's time).")] = ProjectSort.gain,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,

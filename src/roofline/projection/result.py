@@ -19,7 +19,8 @@ class Projection:
     """Kernels measured on ``source``, projected onto ``target``.
 
     ``frame``: one row per kernel (per phase and kernel when ``keys`` has ``phase``), longest projected
-    gain first: the keys, ``launches``, ``time_s`` (measured), ``roofline_time_s`` and
+    gain first (so the kernels that get slower there, :meth:`slower`, after every other projected one;
+    the views show them in a section of their own): the keys, ``launches``, ``time_s`` (measured), ``roofline_time_s`` and
     ``pct_of_roofline`` (here), ``bound``, ``best_time_s``, ``projected_time_s``, ``low_time_s``,
     ``high_time_s`` (inf: unbounded), ``bound_target``, ``speedup`` (time / projected),
     ``speedup_low`` (time / high), ``speedup_high`` (time / low), ``gain_s`` (time - projected),
@@ -43,7 +44,10 @@ class Projection:
 
     @property
     def totals(self) -> dict[str, float]:
-        """The program: sums over the projected kernels, speed-up and its range, and coverage."""
+        """The program: sums over the projected kernels, speed-up and its range, and coverage; and the
+        kernels that get slower there (:meth:`slower`): ``slower`` (how many), ``slower_time_s`` (their time
+        here), ``slower_share`` (of the time of all kernels, as ``coverage``) and ``slower_added_s`` (the
+        time they add there: projected minus today's, summed)."""
         return _totals(self.frame, float(np.nansum(self.frame["time_s"].to_numpy(dtype=float))))
 
     def phase_totals(self) -> pd.DataFrame:
@@ -60,9 +64,23 @@ class Projection:
         """The kernels that could not be projected, with why."""
         return self.frame.loc[~self.frame["projected"], [*self.keys, "time_s", "why"]]
 
+    def slower(self) -> pd.DataFrame:
+        """The projected kernels that get slower there (projected time above today's: ``gain_s`` < 0), the
+        most time lost first: the rows :attr:`totals` counts in ``slower``."""
+        f = self.frame[slower_mask(self.frame)]
+        return f.sort_values("gain_s", ascending=True, kind="stable")
+
 
 TOTAL_KEYS = ("time_s", "projected_time_s", "best_time_s", "low_time_s", "high_time_s", "speedup", "speedup_low",
-              "speedup_high", "coverage", "kernels", "unprojected")
+              "speedup_high", "coverage", "kernels", "unprojected", "slower", "slower_time_s", "slower_share",
+              "slower_added_s")
+
+
+def slower_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Per row: projected, and slower there than here (``gain_s`` < 0)."""
+    gain = frame["gain_s"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore"):
+        return frame["projected"].to_numpy(dtype=bool) & (gain < 0)
 
 
 def _totals(frame: pd.DataFrame, all_time: float) -> dict[str, float]:
@@ -70,6 +88,8 @@ def _totals(frame: pd.DataFrame, all_time: float) -> dict[str, float]:
     f = frame[ok]
     t = float(f["time_s"].sum())
     sums = {c: float(f[c].sum()) for c in ("projected_time_s", "best_time_s", "low_time_s", "high_time_s")}
+    slow = frame[slower_mask(frame)]
+    slow_t = float(slow["time_s"].sum())
     with np.errstate(divide="ignore", invalid="ignore"):
         return {
             "time_s": t, **sums,
@@ -78,6 +98,9 @@ def _totals(frame: pd.DataFrame, all_time: float) -> dict[str, float]:
             "speedup_high": t / sums["low_time_s"] if sums["low_time_s"] > 0 else math.inf,
             "coverage": t / all_time if all_time > 0 else math.nan,
             "kernels": int(ok.sum()), "unprojected": int((~ok).sum()),
+            "slower": len(slow), "slower_time_s": slow_t,
+            "slower_share": slow_t / all_time if all_time > 0 else math.nan,
+            "slower_added_s": float(-slow["gain_s"].sum()),
         }
 
 

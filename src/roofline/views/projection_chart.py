@@ -2,14 +2,20 @@
 
 The before/after roofline of :mod:`roofline.views.compare_chart`, fed
 ``compare(proj.source_analysis, proj.target_analysis)``: the source's ceilings solid, the target's
-dashed, the two sides called "here" and "there", the title the program's projection
-(:func:`~roofline.views.projection_table.projection_title`). Kernels that could not be projected have
-no time there, so only their point here is drawn. Both functions return a Figure; the caller saves it.
+dashed, the two sides called "here" and "there", the title the program's projection and what gets
+slower there (:func:`~roofline.views.projection_table.projection_title`). The kernels drawn are those
+whose time changes most, faster or slower (not the longest ones: a kernel that gets slower there is
+drawn before one that gains less time than it loses). Kernels that could not be projected have no time
+there, so only their point here is drawn, after the others. Both functions return a Figure; the caller
+saves it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+import numpy as np
 
 from roofline.comparison import Comparison, compare
 from roofline.projection import Projection
@@ -21,12 +27,16 @@ SIDES = ("here", "there")
 
 
 def projection_comparison(proj: Projection) -> Comparison:
-    """The kernels here and there, matched, for the before/after chart machinery."""
-    return compare(proj.source_analysis, proj.target_analysis)
+    """The kernels here and there, matched, for the before/after chart machinery: ordered by how much
+    their time changes (``|time_change_s|``, largest first), those without a time there last."""
+    comp = compare(proj.source_analysis, proj.target_analysis)
+    change = np.abs(comp.frame["time_change_s"].to_numpy(dtype=float))
+    order = np.argsort(-np.where(np.isfinite(change), change, -np.inf), kind="stable")
+    return dataclasses.replace(comp, frame=comp.frame.iloc[order].reset_index(drop=True))
 
 
 def projection_figure(proj: Projection, *, top: int = 15, ceilings: str = "used", width: float = 7.0) -> Any:
-    """Matplotlib Figure: the ``top`` kernels (by the larger of their times here and there) on both
+    """Matplotlib Figure: the ``top`` kernels (by how much their time changes, faster or slower) on both
     machines' rooflines, an arrow per kernel and memory level from here to there. ``ceilings``:
     ``"used"`` or ``"all"`` (:func:`~roofline.views.compare_chart.comparison_figure`)."""
     return comparison_figure(projection_comparison(proj), top=top, title=projection_title(proj, sep="\n"),

@@ -1,9 +1,11 @@
 """The projection as one self-contained, offline HTML page.
 
 Summary (the two machines and their ceilings side by side, clocks, the program's projected time
-with its range and speed-up, the phases), the interactive chart (each kernel here with an arrow to
-there), the kernels ranked by projected gain, each kernel's notes, what the note codes mean, the
-projection's own notes and the kernels that could not be projected. plotly.js is inlined; nothing
+with its range and speed-up, what gets slower there, the phases), the interactive chart (each kernel
+here with an arrow to there), the kernels that get faster there ranked by projected gain, those that
+get slower ranked by the time they lose (a section of their own, always present, so that no cut of the
+gainers hides them), each kernel's notes, what the note codes mean, the projection's own notes and the
+kernels that could not be projected. plotly.js is inlined; nothing
 is fetched from the network. The look is the analysis report's (:data:`~roofline.views.report_assets.CSS`).
 
 Kernel names and notes are untrusted text (C++ templates full of ``<``, ``>`` and ``&``): every one
@@ -29,7 +31,9 @@ from roofline.views.projection_table import (
     kernel_labels,
     limiter_text,
     phase_cells,
-    ranked,
+    section_title,
+    sections,
+    slower_text,
     speedup_range_text,
     speedup_text,
     time_range_text,
@@ -39,6 +43,12 @@ from roofline.views.style import compute_label, compute_unit, level_label
 
 #: Element id of the chart (fixed, so that the page is the same for the same projection).
 CHART_ID = "projection-chart"
+#: Element ids of the two kernel tables: those that get faster there (styled as the report's ``#kernels``)
+#: and those that get slower.
+FASTER_ID, SLOWER_ID = "kernels", "slower-kernels"
+#: The report's look of ``#kernels`` for the second kernel table.
+EXTRA_CSS = (f"#{SLOWER_ID} td.name {{ min-width: 160px; }} #{SLOWER_ID} th, #{SLOWER_ID} td {{ padding: 4px 5px; }} "
+             f"#{SLOWER_ID} th.num {{ white-space: normal; }}")
 
 
 def _e(value: Any) -> str:
@@ -74,6 +84,7 @@ def _cards(proj: Projection) -> str:
         ("range there", time_range_text(tot["low_time_s"], tot["high_time_s"])),
         ("speed-up", f"{speedup_text(tot['speedup'])} ({speedup_range_text(tot['speedup_low'], tot['speedup_high'])})"),
         ("projected", coverage_text(proj)),
+        ("slowdowns", slower_text(tot)),
     ]
     inner = "".join(f"<div class='card'><div class='k'>{_e(k)}</div><div class='v'>{_e(v)}</div></div>"
                     for k, v in cards)
@@ -114,7 +125,7 @@ def _name_cell(label: str, full: Any) -> tuple[str, str]:
     return f"<span title='{_e(full)}'>{_e(label)}</span>", "name"
 
 
-def _kernels(proj: Projection, rows: pd.DataFrame) -> str:
+def _kernels(proj: Projection, rows: pd.DataFrame, table_id: str) -> str:
     out = []
     for i, (label, (_, r)) in enumerate(zip(kernel_labels(proj, rows), rows.iterrows()), start=1):
         codes = "".join(f"<span class='pill' title='{_e(NOTE_CODES.get(c, ''))}'>{_e(c)}</span> " for c in r["notes"])
@@ -130,7 +141,7 @@ def _kernels(proj: Projection, rows: pd.DataFrame) -> str:
     return _table([("#", True), ("kernel", False), ("time here", True), ("% of roofline here", True),
                    ("best there", True), ("projected there", True), ("range there", True), ("speed-up", True),
                    ("speed-up range", True), ("gain", True), ("limiter here → there", False), ("notes", False)],
-                  out, table_id="kernels")
+                  out, table_id=table_id)
 
 
 def _kernel_notes(proj: Projection, rows: pd.DataFrame) -> str:
@@ -164,16 +175,29 @@ def _unprojected(proj: Projection, left: pd.DataFrame) -> str:
     return _table([("kernel", False), ("time here", True), ("why", False), ("notes", False)], rows)
 
 
+def _section(proj: Projection, rows: pd.DataFrame, top: int, slower: bool) -> str:
+    """The kernels that get faster (or slower) there: the ``top`` of them, then how many more and their times."""
+    if not len(rows):
+        return f"<p class='notes'>No kernel {'gets slower' if slower else 'gets faster'} there.</p>"
+    shown = rows.head(top)
+    out = [_kernels(proj, shown, SLOWER_ID if slower else FASTER_ID)]
+    if len(shown) < len(rows):
+        more = rows.iloc[len(shown):]
+        out.append(f"<p class='notes'>{_e(counted(len(more), 'more kernel'))} {_e(section_title(more, slower, len(more)))} "
+                   f"there, not shown: {_e(format_time(more['time_s'].sum()))} here, "
+                   f"{_e(format_time(more['projected_time_s'].sum()))} there.</p>")
+    return "".join(out)
+
+
 def projection_html(proj: Projection, *, title: str | None = None, top: int = 30) -> str:
-    """The projection as one HTML document (a str): summary, chart (the ``top`` kernels), the ranked
-    table (the ``top`` kernels by projected gain), notes per kernel, the projection's notes and the
-    kernels not projected."""
+    """The projection as one HTML document (a str): summary, chart (the ``top`` kernels by the change of
+    their time), the kernels that get faster there (the ``top`` by projected gain), those that get slower
+    (the ``top`` by time lost; always a section, saying so when none does), notes per kernel, the
+    projection's notes and the kernels not projected."""
     title = title or f"Projection: {proj.source.name} → {proj.target.name}"
-    done, left = ranked(proj, "gain")
-    shown = done.head(top)
+    faster, slower, left = sections(proj, "gain")
     chart = projection_plotly(proj, top=top).to_html(full_html=False, include_plotlyjs=True, div_id=CHART_ID,
                                                      config={"displaylogo": False})
-    more = len(done) - len(shown)
     sub = (f"{counted(len(proj.frame), 'kernel')} by {'phase and name' if 'phase' in proj.keys else 'name'}; "
            "each kernel keeps the fraction of its roofline it reaches here; the range is the best case there "
            "to the slowest the notes allow")
@@ -181,19 +205,22 @@ def projection_html(proj: Projection, *, title: str | None = None, top: int = 30
     return "\n".join([
         "<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{_e(title)}</title><style>{CSS}</style>", "</head><body><main>",
+        f"<title>{_e(title)}</title><style>{CSS}{EXTRA_CSS}</style>", "</head><body><main>",
         f"<h1>{_e(title)}</h1><p class='sub'>{_e(sub)}</p>",
         "<section id='summary'><h2>Summary</h2>", _cards(proj),
         "<h3>Machines</h3>", _machines(proj), "<h3>Per phase</h3>", _phases(proj), "</section>",
         "<section id='chart'><h2>Here and there</h2>",
         f"<figure><div class='chart'>{chart}</div><figcaption class='notes'>Each kernel here (hollow) with an "
         f"arrow to its projected place there (filled), one point per memory level: the "
-        f"{counted(min(top, len(proj.frame)), 'kernel')} with the longest time here or there. "
+        f"{counted(min(top, len(proj.frame)), 'kernel')} whose time changes most, faster or slower. "
         "Kernels without FLOPs cannot sit on a log-log chart.</figcaption></figure></section>",
-        "<section id='ranked'><h2>Kernels by projected gain</h2>", _kernels(proj, shown),
-        (f"<p class='notes'>{_e(counted(more, 'more kernel'))} projected, not shown.</p>" if more > 0 else ""),
-        "</section>",
-        "<section id='kernel-notes'><h2>Notes per kernel</h2>", _kernel_notes(proj, done), _codes(proj), "</section>",
+        "<section id='faster'><h2>Kernels that get faster there, by projected gain</h2>",
+        _section(proj, faster, top, slower=False), "</section>",
+        "<section id='slower'><h2>Kernels that get slower there, by time lost</h2>",
+        f"<p class='notes'>{_e(slower_text(proj.totals)[:1].upper() + slower_text(proj.totals)[1:])}.</p>"
+        if len(slower) else "", _section(proj, slower, top, slower=True), "</section>",
+        "<section id='kernel-notes'><h2>Notes per kernel</h2>", _kernel_notes(proj, pd.concat([faster, slower])),
+        _codes(proj), "</section>",
         f"<section id='notes'><h2>Notes</h2><ul class='notes'>{notes}</ul></section>",
         "<section id='unprojected'><h2>Not projected</h2>", _unprojected(proj, left), "</section>",
         "</main></body></html>",

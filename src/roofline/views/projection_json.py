@@ -19,7 +19,7 @@ KERNEL_FIELDS = ("launches", "time_s", "roofline_time_s", "pct_of_roofline", "bo
                  "projected_time_s", "low_time_s", "high_time_s", "bound_target", "speedup", "speedup_low",
                  "speedup_high", "gain_s", "projected", "why")
 #: Totals that are counts.
-COUNTS = ("kernels", "unprojected")
+COUNTS = ("kernels", "unprojected", "slower")
 
 
 
@@ -39,8 +39,10 @@ def _kernel(row: pd.Series, keys: tuple[str, ...]) -> dict[str, Any]:
 
 def projection_to_dict(proj: Projection) -> dict[str, Any]:
     """The projection as JSON-ready data (schema ``roofline.projection/1``): the machines as applied,
-    levels, keys, notes, what the note codes mean, the program's totals, the phases (``[]`` when not
-    by phase) and one entry per kernel, in the frame's order (projected gain first)."""
+    levels, keys, notes, what the note codes mean, the program's totals (with how many kernels get
+    slower there, their time here and share of it, and the time they add there), the phases (``[]`` when
+    not by phase) and one entry per kernel, in the frame's order (projected gain first, so those that
+    get slower, ``gain_s`` < 0, after every other projected kernel)."""
     phases = [{"phase": str(r["phase"]), **_totals(r)} for _, r in proj.phase_totals().iterrows()]
     return {
         "schema": SCHEMA,
