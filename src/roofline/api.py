@@ -38,17 +38,24 @@ def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machi
     ceiling keeps its source (:attr:`Machine.sources`), and a file that records no clock
     (ERT) is taken at the clock of the first that does, so that the analysis scales them
     all to the kernels' clock alike (see :func:`roofline.machine.model.combine`).
+
+    An ERT file holding several compute entries of one precision (scalar, vector, FMA) gives the
+    highest as that precision's ceiling; ``"FILE#ENTRY"`` picks another by its name in the file
+    (``"roofline.json#FP64 Scalar GFLOPs"``; several: ``FILE#A#B``), and every entry stays in the
+    machine under its own key (:mod:`roofline.readers.ert`).
     """
     if isinstance(spec, Machine):
         return spec
     if isinstance(spec, (list, tuple)):
         return combine([load_machine(s) for s in spec])
-    path = Path(spec)  # type: ignore[arg-type]
+    from roofline.readers.machine_files import split_pick
+
+    path, pick = split_pick(spec)  # type: ignore[arg-type]
     if path.exists():
         from roofline.readers import read_machine
 
-        return read_machine(path)
-    if path.suffix or len(path.parts) > 1:  # meant as a file
+        return read_machine(path, pick=pick)
+    if pick or path.suffix or len(path.parts) > 1:  # meant as a file
         raise MachineError(
             "no such machine file", path=path,
             hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
@@ -57,6 +64,31 @@ def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machi
     from roofline.machine.theoretical import theoretical
 
     return theoretical(str(spec))  # a GPU spec name; an unknown one raises with the known names
+
+
+def applied_machine(spec: Machine | PathArg | Sequence[Machine | PathArg], table: KernelTable, *,
+                    allow_other_machine: bool = False, what: str = "the machine") -> tuple[Machine, list[str]]:
+    """:func:`load_machine` of ``spec`` for ``table``, and the notes to give with it: the one place a
+    machine given by the caller meets a profile.
+
+    Each part of a combined machine is checked alone (:func:`roofline.processor.check_processor`): a
+    CPU's ceilings for a GPU profile, or the reverse, raise :class:`~roofline.errors.MachineError`
+    unless ``allow_other_machine`` (then a note says so). The notes also say which of an ERT file's
+    compute entries became each precision's ceiling where it had several.
+    """
+    from roofline.processor import check_processor
+    from roofline.readers.machine_files import split_pick
+
+    parts = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    machines = [load_machine(s) for s in parts]
+    notes: list[str] = []
+    for part, m in zip(parts, machines):
+        file = split_pick(part)[0] if isinstance(part, (str, PathLike)) else None
+        note = check_processor(table, m, allow=allow_other_machine, what=what,
+                               path=file if file is not None and file.exists() else None)
+        choice = m.metadata.get("ert_choice_note")
+        notes += [n for n in (note, choice if isinstance(choice, str) else None) if n]
+    return combine(machines), notes
 
 
 def analyze(
@@ -69,6 +101,7 @@ def analyze(
     nvtx: str | None = None,
     work: str = "flops",
     depth: int | None = None,
+    allow_other_machine: bool = False,
 ) -> Any:
     """Analyze a kernel table (or files, read first) against a machine's ceilings.
 
@@ -80,7 +113,9 @@ def analyze(
     none of that work raises :class:`~roofline.errors.MissingMetricsError` naming the ncu metrics.
 
     Without ``machine``, ceilings come from the profile's own peak metrics when it has
-    them (Nsight Compute's roofline sections), else the analysis has no ceilings.
+    them (Nsight Compute's roofline sections), else the analysis has no ceilings. A CPU's
+    machine for a GPU profile, or the reverse, raises :class:`~roofline.errors.MachineError`
+    unless ``allow_other_machine`` (:func:`applied_machine`).
     ``kernels``: only kernels whose name matches this regular expression (``re.search``);
     ``nvtx``: only launches in this NVTX range (the ``phase``: exact name, else regex).
     Both select before the analysis (totals and shares are of the selection); a selection
@@ -95,7 +130,13 @@ def analyze(
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
     require_work(table.frame, work)
-    resolved = load_machine(machine) if machine is not None else machine_for(table)
+    resolved: Machine | None
+    if machine is not None:
+        resolved, said = applied_machine(machine, table, allow_other_machine=allow_other_machine)
+        if said:
+            table = dataclasses.replace(table, warnings=(*table.warnings, *said))
+    else:
+        resolved = machine_for(table)
     if resolved is None and len(gpus := _gpus(table)) > 1:
         note = (f"the profiles come from {len(gpus)} GPUs ({', '.join(gpus)}): no one set of ceilings fits them all; "
                 "give a machine (-m), analyze each GPU's files alone, or use roofline compare")
@@ -104,12 +145,12 @@ def analyze(
 
 
 def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
-                         *, by: str = "name") -> Any:
+                         *, by: str = "name", allow_other_machine: bool = False) -> Any:
     """``table`` analysed with ``work="instructions"`` (the instruction roofline), for a report that
     shows it beside a FLOP or operations roofline; None when no kernel has warp-instruction counts."""
     if "warp_inst" not in table.frame.columns or not table.frame["warp_inst"].notna().any():
         return None
-    return analyze(table, machine, by=by, work="instructions")
+    return analyze(table, machine, by=by, work="instructions", allow_other_machine=allow_other_machine)
 
 
 def _gpus(table: KernelTable) -> list[str]:
@@ -139,6 +180,7 @@ def project(
     kernels: str | None = None,
     nvtx: str | None = None,
     target_clock_hz: float | None = None,
+    allow_other_machine: bool = False,
 ) -> Any:
     """Project a measured profile onto another machine (:func:`roofline.projection.project`).
 
@@ -149,19 +191,21 @@ def project(
     metrics whatever the target. ``by``:
     ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
     ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
-    runs at (default: its machine's own). Returns a :class:`roofline.projection.Projection`.
+    runs at (default: its machine's own). ``allow_other_machine``: accept a CPU's ceilings (target or
+    source) for a GPU profile, or the reverse (:func:`applied_machine`; refused by default).
+    Returns a :class:`roofline.projection.Projection`.
     """
     from roofline.analysis.select import select
     from roofline.projection import profile_l2_bytes, project as _project
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
-    target = load_machine(to)
-    said: list[str] = []
+    target, said = applied_machine(to, table, allow_other_machine=allow_other_machine, what="the target")
     if isinstance(source, str) and source == "profile":  # the profile's own peak metrics, as asked
         src = machine_for(table)
     elif source is not None:
-        src = load_machine(source)
+        src, notes = applied_machine(source, table, allow_other_machine=allow_other_machine, what="the source machine")
+        said += notes
     else:
         src = machine_for(table)
         spec = _named_spec(table)

@@ -45,3 +45,8 @@ SortOpt = Annotated[Sort, typer.Option("--sort", help="Order of the table: time,
 WorkOpt = Annotated[Work, typer.Option("--work", help="What the roofline counts: flops (floating-point operations), ops (FLOPs plus integer, conversion and integer tensor operations), or instructions (the instruction roofline: warp instructions per second against warp instructions per transaction at each level, with the memory-pattern walls).")]
 FilterOpt = Annotated[Optional[str], typer.Option("--filter", help="Only kernels whose name matches this regular expression (re.search).")]
 NvtxOpt = Annotated[Optional[str], typer.Option("--nvtx", help="Only kernels in this NVTX range (phase): its name, else a regular expression.")]
+AllowOtherMachineOpt = Annotated[bool, typer.Option("--allow-other-machine", help="Apply a CPU's ceilings to a GPU profile, or a GPU's to a CPU profile (refused by default: such ceilings do not hold the kernels).")]
+#: The machine argument's help: what it takes, shared by the commands that take one.
+MACHINE_HELP = ("Ceilings: our machine JSON, an ERT roofline.json/sum file, or a GPU spec name (roofline machine "
+                "--list-specs). An ERT file with several compute entries per precision gives the highest (FMA "
+                "vector) one; FILE#ENTRY picks another, e.g. 'roofline.json#FP64 Scalar GFLOPs'.")
