@@ -53,6 +53,16 @@ def test_every_fp64_entry_is_kept_with_its_name_and_the_ceiling_is_the_fma_vecto
     assert "'FP64 Vector GFLOPs FMA'" in m.metadata["ert_choice"]["fp64"]
 
 
+def test_export_keeps_every_entry_and_its_name(tmp_path):
+    from roofline.machine.ert import to_ert_json
+
+    d = to_ert_json(read_machine(CASCADE))
+    assert dict(d["empirical"]["gflops"]["data"]) == pytest.approx(
+        dict(json.loads(CASCADE.read_text())["empirical"]["gflops"]["data"]), rel=1e-12)
+    (tmp_path / "r.json").write_text(json.dumps(d))
+    assert dict(read_machine(tmp_path / "r.json").compute) == pytest.approx(dict(read_machine(CASCADE).compute))
+
+
 def test_sp_entries_of_the_skylake_file():
     m = read_machine(SKYLAKE_SP)
     assert dict(m.compute) == pytest.approx({"fp32": 5524.0 * G, "fp32_vector": 2762.0 * G,

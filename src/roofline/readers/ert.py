@@ -110,7 +110,8 @@ def choose_compute(entries: Sequence[tuple[str, str, float]], pick: Sequence[str
     """
     chosen: dict[str, int] = {}
     for wanted in pick:
-        found = [i for i, (name, key, _) in enumerate(entries) if _same_name(name, wanted) or key == wanted.strip().lower()]
+        found = [i for i, (name, key, _) in enumerate(entries)
+                 if _same_name(name, wanted) or key == wanted.strip().lower()]
         if len(found) != 1:
             listed = ", ".join(repr(name) for name, _, _ in entries)
             raise MachineError(f"{'no' if not found else 'more than one'} compute entry named {wanted!r}; "
