@@ -52,7 +52,8 @@ _NAMES = {
 #: Subpackages and modules reachable as attributes after ``import roofline``.
 _SUBMODULES = (
     "analysis", "api", "attribution", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
-    "machine", "measuring", "outputs", "phases", "profiling", "projection", "readers", "torch", "units", "views",
+    "machine", "measuring", "outputs", "phases", "processor", "profiling", "projection", "readers", "torch", "units",
+    "views",
 )
 
 __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES, eager=("__version__",))

@@ -48,6 +48,7 @@ def analyze(
     nvtx: str | None = None,
     work: str = "flops",
     depth: int | None = None,
+    allow_other_machine: bool = False,
 ) -> Any:
     """Analyze a kernel table (or files, read first) against a machine's ceilings.
 
@@ -61,7 +62,9 @@ def analyze(
     Without ``machine``, each ceiling comes from roofline's rule (:mod:`roofline.resolve`): a measured
     machine file of the same GPU shipped with roofline, else the GPU's spec, else the profile's own
     peak metrics; ``machine="profile"`` holds the kernels to the profile's peak metrics. The profile's
-    peaks are kept beside the chosen ceilings (``result.peaks``).
+    peaks are kept beside the chosen ceilings (``result.peaks``). A CPU's machine for a GPU profile, or
+    the reverse, raises :class:`~roofline.errors.MachineError` unless ``allow_other_machine``
+    (:func:`roofline.resolve.applied_machine`).
     ``kernels``: only kernels whose name matches this regular expression (``re.search``);
     ``nvtx``: only launches in this NVTX range (the ``phase``: exact name, else regex).
     Both select before the analysis (totals and shares are of the selection); a selection
@@ -78,7 +81,7 @@ def analyze(
     require_work(table.frame, work)
     from roofline.resolve import resolve
 
-    chosen = resolve(table, machine)
+    chosen = resolve(table, machine, allow_other_machine=allow_other_machine)
     if chosen.notes:
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
@@ -86,12 +89,12 @@ def analyze(
 
 
 def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
-                         *, by: str = "name") -> Any:
+                         *, by: str = "name", allow_other_machine: bool = False) -> Any:
     """``table`` analysed with ``work="instructions"`` (the instruction roofline), for a report that
     shows it beside a FLOP or operations roofline; None when no kernel has warp-instruction counts."""
     if "warp_inst" not in table.frame.columns or not table.frame["warp_inst"].notna().any():
         return None
-    return analyze(table, machine, by=by, work="instructions")
+    return analyze(table, machine, by=by, work="instructions", allow_other_machine=allow_other_machine)
 
 
 def _gpus(table: KernelTable) -> list[str]:
@@ -118,6 +121,7 @@ def project(
     kernels: str | None = None,
     nvtx: str | None = None,
     target_clock_hz: float | None = None,
+    allow_other_machine: bool = False,
 ) -> Any:
     """Project a measured profile onto another machine (:func:`roofline.projection.project`).
 
@@ -128,21 +132,24 @@ def project(
     which); ``"profile"``: its peak metrics (completed by the spec) whatever the target. ``by``:
     ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
     ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
-    runs at (default: its machine's own). Returns a :class:`roofline.projection.Projection`.
+    runs at (default: its machine's own). ``allow_other_machine``: accept a CPU's ceilings (target or
+    source) for a GPU profile, or the reverse (:func:`roofline.resolve.applied_machine`; refused by
+    default). Returns a :class:`roofline.projection.Projection`.
     """
     from roofline.analysis.select import select
     from roofline.projection import profile_l2_bytes, project as _project
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
-    target = load_machine(to)
-    said: list[str] = []
-    from roofline.resolve import PROFILE, named_spec, resolve
+    from roofline.resolve import PROFILE, applied_machine, named_spec, resolve
+
+    target, said = applied_machine(to, table, allow_other_machine=allow_other_machine, what="the target")
 
     if isinstance(source, str) and source == PROFILE:  # the profile's own peak metrics, as asked
         src = resolve(table, PROFILE).machine
     elif source is not None:
-        src = load_machine(source)
+        src, notes = applied_machine(source, table, allow_other_machine=allow_other_machine, what="the source machine")
+        said += notes
     else:
         src = resolve(table).machine
         spec = named_spec(table)

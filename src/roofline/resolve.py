@@ -68,17 +68,24 @@ def load_machine(spec: MachineArg) -> Machine:
     ceiling keeps its source (:attr:`Machine.sources`), and a file that records no clock
     (ERT) is taken at the clock of the first that does, so that the analysis scales them
     all to the kernels' clock alike (see :func:`roofline.machine.model.combine`).
+
+    An ERT file holding several compute entries of one precision (scalar, vector, FMA) gives the
+    highest as that precision's ceiling; ``"FILE#ENTRY"`` picks another by its name in the file
+    (``"roofline.json#FP64 Scalar GFLOPs"``; several: ``FILE#A#B``), and every entry stays in the
+    machine under its own key (:mod:`roofline.readers.ert`).
     """
     if isinstance(spec, Machine):
         return spec
     if isinstance(spec, (list, tuple)):
         return combine([load_machine(s) for s in spec])
-    path = Path(spec)  # type: ignore[arg-type]
+    from roofline.readers.machine_files import split_pick
+
+    path, pick = split_pick(spec)  # type: ignore[arg-type]
     if path.exists():
         from roofline.readers import read_machine
 
-        return read_machine(path)
-    if path.suffix or len(path.parts) > 1:  # meant as a file
+        return read_machine(path, pick=pick)
+    if pick or path.suffix or len(path.parts) > 1:  # meant as a file
         raise MachineError(
             "no such machine file", path=path,
             hint="give a machine JSON (roofline machine -o FILE), an ERT roofline.json or sum file, "
@@ -87,6 +94,31 @@ def load_machine(spec: MachineArg) -> Machine:
     from roofline.machine.theoretical import theoretical
 
     return theoretical(str(spec))  # a GPU spec name; an unknown one raises with the known names
+
+
+def applied_machine(spec: MachineArg, table: KernelTable, *, allow_other_machine: bool = False,
+                    what: str = "the machine") -> tuple[Machine, list[str]]:
+    """:func:`load_machine` of ``spec`` for ``table``, and the notes to give with it: the one place a
+    machine given by the caller meets a profile.
+
+    Each part of a combined machine is checked alone (:func:`roofline.processor.check_processor`): a
+    CPU's ceilings for a GPU profile, or the reverse, raise :class:`~roofline.errors.MachineError`
+    unless ``allow_other_machine`` (then a note says so). The notes also say which of an ERT file's
+    compute entries became each precision's ceiling where it had several.
+    """
+    from roofline.processor import check_processor
+    from roofline.readers.machine_files import split_pick
+
+    parts = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    machines = [load_machine(s) for s in parts]
+    notes: list[str] = []
+    for part, m in zip(parts, machines):
+        file = split_pick(part)[0] if isinstance(part, (str, PathLike)) else None
+        note = check_processor(table, m, allow=allow_other_machine, what=what,
+                               path=file if file is not None and file.exists() else None)
+        choice = m.metadata.get("ert_choice_note")
+        notes += [n for n in (note, choice if isinstance(choice, str) else None) if n]
+    return combine(machines), notes
 
 
 def gpus(table: KernelTable) -> list[str]:
@@ -133,17 +165,21 @@ def profile_max_clock(table: KernelTable) -> float | None:
     return float(np.median(values)) * 1e3 if values.size else None
 
 
-def resolve(table: KernelTable, machine: MachineArg | None = None) -> Resolved:
+def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_other_machine: bool = False) -> Resolved:
     """The ceilings ``table`` is held to: ``machine`` as given, :data:`PROFILE` for the profile's peak
     metrics (completed by the GPU's spec), or with None the rule of this module (measured file > spec >
-    the profile's peaks)."""
+    the profile's peaks). A named machine goes through :func:`applied_machine` (CPU vs GPU check,
+    ``allow_other_machine``)."""
     if isinstance(machine, (list, tuple)) and any(isinstance(m, str) and m == PROFILE for m in machine):
         if len(machine) == 1:
             return resolve(table, PROFILE)
-        parts = [resolve(table, PROFILE).machine if isinstance(m, str) and m == PROFILE else load_machine(m)
-                 for m in machine]
-        return Resolved(_with_max_clock(combine([m for m in parts if m is not None]), table, None),
-                        profile_peaks(table))
+        own = resolve(table, PROFILE).machine
+        others = [m for m in machine if not (isinstance(m, str) and m == PROFILE)]
+        given, notes = applied_machine(others, table, allow_other_machine=allow_other_machine)
+        parts = [own if isinstance(m, str) and m == PROFILE else None for m in machine]
+        ordered = [p if p is not None else given for p in parts]
+        merged = combine([m for m in dict.fromkeys(ordered) if m is not None])  # the named ones, in their place
+        return Resolved(_with_max_clock(merged, table, None), profile_peaks(table), tuple(notes))
     if isinstance(machine, str) and machine == PROFILE:
         peaks = profile_peaks(table)
         spec = named_spec(table)
@@ -156,7 +192,8 @@ def resolve(table: KernelTable, machine: MachineArg | None = None) -> Resolved:
         return Resolved(_with_max_clock(held, table, spec), peaks, tuple(notes))
     peaks = profile_peaks(table, l1_tag_stage=True)
     if machine is not None:
-        return Resolved(_with_max_clock(load_machine(machine), table, None), peaks)
+        given, notes = applied_machine(machine, table, allow_other_machine=allow_other_machine)
+        return Resolved(_with_max_clock(given, table, None), peaks, tuple(notes))
     names = gpus(table)
     if len(names) > 1:
         note = (f"the profiles come from {len(names)} GPUs ({', '.join(names)}): no one set of ceilings fits them all; "

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, Work, WorkOpt
+from roofline.cli.options import (AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, MACHINE_HELP, NvtxOpt, Quiet,
+                                  Sort, SortOpt, Work, WorkOpt)
 from roofline.outputs import OutputRequest, check_targets, save_outputs
 
 
@@ -42,12 +43,14 @@ def at_depth(table: Any, depth: Optional[int]) -> Any:
     return table if depth is None else dataclasses.replace(table, frame=cut_modules(table.frame, depth))
 
 
-def analyze_by(table: Any, machine: Optional[list[str]], by: str, depth: Optional[int], work: str) -> Any:
+def analyze_by(table: Any, machine: Optional[list[str]], by: str, depth: Optional[int], work: str,
+               allow_other_machine: bool = False) -> Any:
     """``api.analyze`` of ``table`` (its module paths already cut to ``depth``: :func:`at_depth`) grouped
     ``by``, noting ``depth`` on the result."""
     from roofline import api
 
-    return api.analyze(table, machine if machine else None, by=by, work=work, depth=depth)
+    return api.analyze(table, machine if machine else None, by=by, work=work, depth=depth,
+                       allow_other_machine=allow_other_machine)
 
 
 def comparison_for(table: Any, estimated: Any, by: str, depth: Optional[int]) -> Any:
@@ -105,8 +108,10 @@ def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple
     from roofline.readers.dispatch import PROFILE_PATTERNS
     from roofline.readers.stream import is_stdio
 
+    from roofline.readers.machine_files import split_pick
+
     out: list[Path] = []
-    for f in [*files, *(Path(m) for m in machine or ())]:
+    for f in [*files, *(split_pick(m)[0] for m in machine or ())]:
         if is_stdio(f):
             continue
         p = Path(f)
@@ -122,7 +127,8 @@ def register(app: typer.Typer) -> None:
     def analyze(
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings: our machine JSON, an ERT roofline.json/sum file, a GPU spec name (roofline machine --list-specs), or 'profile' (the profile's own peak metrics). Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md).")] = None,
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md).")] = None,
+        allow_other_machine: AllowOtherMachineOpt = False,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
         estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
@@ -153,7 +159,7 @@ def register(app: typer.Typer) -> None:
         check_targets(request)  # refuse before reading anything
         launches = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
         table = at_depth(launches, depth)
-        analysis = analyze_by(table, machine, by.value, depth, work.value)
+        analysis = analyze_by(table, machine, by.value, depth, work.value, allow_other_machine)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
             from roofline.outputs import check_drawable
@@ -167,7 +173,8 @@ def register(app: typer.Typer) -> None:
             print_comparison(comparison, by=by.value, top=top, to_stderr=request.to_stdout)
         companion = None
         if html_out is not None and analysis.work != "instructions":  # the report shows both rooflines
-            companion = api.instruction_analysis(table, machine if machine else None, by=by.value)
+            companion = api.instruction_analysis(table, machine if machine else None, by=by.value,
+                                                 allow_other_machine=allow_other_machine)
         for path in save_outputs(analysis, request, diagnoses=table, instructions=companion, table=launches,
                                  estimates=estimated, comparison=comparison):
             messages.wrote(path)

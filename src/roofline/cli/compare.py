@@ -16,7 +16,7 @@ import typer
 
 from roofline.cli.analyze import Fp16, input_files
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
 
 
 class MatchBy(str, Enum):
@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
         machine: Annotated[Optional[str], typer.Option("--machine", "-m", help="Ceilings for both runs (machine JSON, ERT file or GPU spec name).")] = None,
         machine_before: Annotated[Optional[str], typer.Option(help="Ceilings of the BEFORE run (overrides --machine).")] = None,
         machine_after: Annotated[Optional[str], typer.Option(help="Ceilings of the AFTER run (overrides --machine).")] = None,
+        allow_other_machine: AllowOtherMachineOpt = False,
         by: Annotated[MatchBy, typer.Option(help="Match kernels by 'name', by 'phase' and name, or 'auto' (phase when both profiles have phases).")] = MatchBy.auto,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show in the table and chart.")] = 15,
         sort: SortOpt = Sort.time,
@@ -77,8 +78,8 @@ def register(app: typer.Typer) -> None:
         group = by.value if by is not MatchBy.auto else (
             "phase" if _has_phases(table_b) and _has_phases(table_a) else "name")
         mb, ma = machine_before or machine, machine_after or machine
-        analysis_b = api.analyze(table_b, mb if mb else None, by=group)
-        analysis_a = api.analyze(table_a, ma if ma else None, by=group)
+        analysis_b = api.analyze(table_b, mb if mb else None, by=group, allow_other_machine=allow_other_machine)
+        analysis_a = api.analyze(table_a, ma if ma else None, by=group, allow_other_machine=allow_other_machine)
         comp = compare_analyses(analysis_b, analysis_a)
         if png_out is not None:
             check_drawable(analysis_b)

@@ -10,7 +10,7 @@ import typer
 
 from roofline.cli.analyze import BY_HELP, DEPTH_HELP, PARQUET_HELP, By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
 
 
 def _live_printer(console, status):  # type: ignore[no-untyped-def]
@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics.")] = None,
+        allow_other_machine: AllowOtherMachineOpt = False,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
@@ -101,7 +102,7 @@ def register(app: typer.Typer) -> None:
             messages.note(note)
         if outcome.table is not None:
             _report(outcome.table, machine, by.value, top, request, messages, work=work.value, depth=depth,
-                    estimated=outcome.estimate)
+                    estimated=outcome.estimate, allow_other_machine=allow_other_machine)
         for path in outcome.files:
             messages.wrote(path)
         raise typer.Exit(outcome.exit_code)
@@ -151,7 +152,8 @@ def _command_files(command: list[str]) -> tuple[Path, ...]:
 
 
 def _report(launches, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
-            work: str = "flops", depth: Optional[int] = None, estimated=None) -> None:
+            work: str = "flops", depth: Optional[int] = None, estimated=None,
+            allow_other_machine: bool = False) -> None:
     """The one-screen summary, measured against estimated (``--torch``), and the requested files,
     as `roofline analyze` makes them."""
     from roofline import api
@@ -159,7 +161,7 @@ def _report(launches, machine, by: str, top: int, request, messages: Messages,  
     from roofline.outputs import save_outputs
 
     table = at_depth(launches, depth)
-    analysis = analyze_by(table, machine, by, depth, work)
+    analysis = analyze_by(table, machine, by, depth, work, allow_other_machine)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
     comparison = None
     if estimated is not None:
@@ -167,7 +169,8 @@ def _report(launches, machine, by: str, top: int, request, messages: Messages,  
         print_comparison(comparison, by=by, top=top, to_stderr=request.to_stdout)
     companion = None
     if request.html is not None and analysis.work != "instructions":  # the report shows both rooflines
-        companion = api.instruction_analysis(table, machine if machine else None, by=by)
+        companion = api.instruction_analysis(table, machine if machine else None, by=by,
+                                             allow_other_machine=allow_other_machine)
     for path in save_outputs(analysis, request, diagnoses=table.metrics, instructions=companion, table=launches,
                              estimates=estimated, comparison=comparison):
         messages.wrote(path)

@@ -20,7 +20,7 @@ import typer
 
 from roofline.cli.analyze import Fp16, input_files
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
 
 
 class ProjectBy(str, Enum):
@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
         files: Annotated[list[Path], typer.Argument(help="Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads standard input).")],
         to: Annotated[list[str], typer.Option("--to", "-t", help="The target's ceilings: a GPU spec name (roofline machine --list-specs), a machine JSON (roofline machine -o) or an ERT file. Repeat to combine (first wins).")],
         source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on: a GPU spec name, a machine file, or 'profile' (its own peak metrics). Default: like with like, the spec of the GPU the profile names when --to is a spec, else the profile's peak metrics completed by that spec. Repeat to combine.")] = None,
+        allow_other_machine: AllowOtherMachineOpt = False,
         target_clock: Annotated[Optional[float], typer.Option("--target-clock", min=1e6, callback=finite, help="SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target machine's own.")] = None,
         by: Annotated[ProjectBy, typer.Option(help="One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has phases).")] = ProjectBy.auto,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show in each section of the table (those that get faster there, those that get slower: a cut never hides the slower ones) and in the chart (those whose time changes most).")] = 20,
@@ -71,7 +72,7 @@ def register(app: typer.Typer) -> None:
         check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
         src = source[0] if source == ["profile"] else (source or None)
         proj = api.project(files, to, source=src, by=by.value, fp16=fp16.value, kernels=kernel_filter,
-                           nvtx=nvtx, target_clock_hz=target_clock)
+                           nvtx=nvtx, target_clock_hz=target_clock, allow_other_machine=allow_other_machine)
         to_stdout = any(is_stdio(p) for p, _ in targets)
         console = results_console(to_stderr=to_stdout)
         console.print(projection_table(proj, top=top, sort=sort.value))

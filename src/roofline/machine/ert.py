@@ -19,9 +19,13 @@ from roofline.machine.model import Machine
 GIGA = 1e9
 
 
-def _gflops(compute: Any) -> list[list[Any]]:
+def _gflops(compute: Any, names: Any = None) -> list[list[Any]]:
+    """``[name, GFLOP/s]`` pairs, FP64 first; a ceiling read from an ERT file keeps its name there
+    (``names``: the machine's ``metadata['ert_names']``), so that its scalar, vector and FMA entries
+    read back as they were."""
+    names = names if isinstance(names, dict) else {}
     order = sorted(compute, key=lambda k: (k != "fp64", k != "fp32", k))
-    return [[f"{k.upper()} GFLOPs", compute[k] / GIGA] for k in order]
+    return [[str(names.get(k) or f"{k.upper()} GFLOPs"), compute[k] / GIGA] for k in order]
 
 
 def _gbytes(memory: Any) -> list[list[Any]]:
@@ -51,7 +55,8 @@ def to_ert_json(machine: Machine, measurement: Measurement | None = None) -> dic
     return {
         "empirical": {
             "metadata": meta,
-            "gflops": {"data": _gflops(machine.compute), "metadata": {}},
+            "gflops": {"data": _gflops(machine.compute, dict(machine.metadata.get("ert_names") or {})),
+                       "metadata": {}},
             "gbytes": {"data": _gbytes(machine.memory), "metadata": {}},
         },
         "spec": spec,

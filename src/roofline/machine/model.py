@@ -65,6 +65,10 @@ FLOP_KEYS = tuple(k for k in COMPUTE_KEYS if k not in ("tensor_int8", "int32", "
 OP_KEYS = tuple(k for k in COMPUTE_KEYS if k != "warp_inst")
 #: Compute keys of the instruction roofline.
 INSTRUCTION_KEYS = ("warp_inst",)
+#: Variant compute keys: ``<key>_<variant>`` (e.g. ``fp64_scalar_fma``, ``fp64_vector``, ``fp64_no_fma``) hold
+#: further ceilings of one precision that a machine file names, such as ERT's scalar, vector and no-FMA
+#: entries. The analysis holds kernels to the key itself (``fp64``); charts draw the variants with
+#: ``ceilings="all"``. :func:`base_compute_key` and :func:`compute_variant` split a key.
 
 #: Bytes per transaction at each GPU memory level (the instruction roofline's traffic unit): a 32-byte
 #: sector at L1, L2 and DRAM; a 128-byte wavefront (32 banks x 4 B) in shared memory.
@@ -79,6 +83,26 @@ def compute_unit(key: str) -> str:
     if key == "warp_inst":
         return "inst/s"
     return "OP/s" if key in ("tensor_int8", "int32", "conversion", "sfu") or key.endswith("int8") else "FLOP/s"
+
+
+def base_compute_key(key: str) -> str:
+    """The compute key a variant key belongs to: 'fp64_scalar_fma' -> 'fp64', 'fp64_no_fma' -> 'fp64';
+    a key we know, or any other, is its own ('tensor_fp16' -> 'tensor_fp16', 'xyz' -> 'xyz')."""
+    key = key.lower()
+    bases = [k for k in COMPUTE_KEYS if key.startswith(k + "_")]
+    return max(bases, key=len) if bases and key not in COMPUTE_KEYS else key
+
+
+def compute_variant(key: str) -> str:
+    """The variant part of a compute key: 'fp64_scalar_fma' -> 'scalar_fma'; '' for a key we know ('fp64')."""
+    base = base_compute_key(key)
+    return key.lower()[len(base) + 1:] if len(key) > len(base) else ""
+
+
+def variant_words(variant: str) -> str:
+    """A variant in words: 'scalar_fma' -> 'scalar FMA', 'no_fma' -> 'no-FMA', 'vector' -> 'vector'."""
+    text = variant.replace("no_fma", "no-FMA")
+    return " ".join("FMA" if w == "fma" else w for w in text.split("_") if w)
 
 
 def ceiling_id(key: str) -> tuple[str, str]:
@@ -204,8 +228,10 @@ class Machine:
 
     @property
     def peak_flops(self) -> float | None:
-        """The highest non-tensor FLOP/s ceiling (FP32 where present), or None."""
-        scalar = {k: v for k, v in self.compute.items() if not k.startswith("tensor") and compute_unit(k) == "FLOP/s"}
+        """The highest non-tensor FLOP/s ceiling (FP32 where present), or None; variant keys
+        (``fp64_scalar``: :func:`compute_variant`) are not peaks of their own."""
+        scalar = {k: v for k, v in self.compute.items()
+                  if not k.startswith("tensor") and compute_unit(k) == "FLOP/s" and not compute_variant(k)}
         if not scalar:
             return None
         return scalar.get("fp32", max(scalar.values()))
@@ -435,10 +461,10 @@ def sources_summary(machine: Machine, labels: Mapping[str, str] | None = None) -
 
 def ceiling_label(key: str, labels: Mapping[str, str] | None = None) -> str:
     """Display name of a ceiling: 'memory.dram' -> 'DRAM', 'compute.tensor_fp16' -> 'Tensor FP16',
-    'compute.fp64_no_fma' -> 'FP64 no-FMA'."""
+    'compute.fp64_no_fma' -> 'FP64 no-FMA', 'fp64_scalar_fma' -> 'FP64 scalar FMA'."""
     kind, name = ceiling_id(key)
     if kind == "memory":
         return (labels or {}).get(name, name.upper())
-    base, no_fma, _ = name.partition("_no_fma")
+    base, variant = base_compute_key(name), compute_variant(name)
     text = "Tensor " + base[len("tensor_"):].upper() if base.startswith("tensor_") else base.upper()
-    return text + (" no-FMA" if no_fma else "")
+    return text + (f" {variant_words(variant)}" if variant else "")

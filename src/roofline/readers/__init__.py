@@ -37,11 +37,13 @@ def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> Ke
     return _read(paths, fp16=fp16)
 
 
-def read_machine(path: PathArg) -> Machine:
-    """Read ceilings from our JSON, an ERT ``roofline.json``, an ERT ``sum`` file or NERSC plotting input."""
+def read_machine(path: PathArg, *, pick: Sequence[str] = ()) -> Machine:
+    """Read ceilings from our JSON, an ERT ``roofline.json``, an ERT ``sum`` file or NERSC plotting input;
+    ``pick``: compute entries of an ERT file to use instead of each precision's highest
+    (:func:`roofline.readers.ert.choose_compute`)."""
     from roofline.readers.machine_files import read_machine as _read
 
-    return _read(path)
+    return _read(path, pick=tuple(pick))
 
 from roofline._lazy import attach  # noqa: E402
 

@@ -28,6 +28,21 @@ main memories to ``dram`` (the last word of ``STREAM HBM`` decides), others kept
 (``L4`` -> ``l4``). A bare ``GFLOPs`` (ERT 1.1.0's sum and json) takes the precision from the run's
 ``ERT_PRECISION`` setting when recorded, else FP64 (ERT's default kernel is double precision)
 and the machine's metadata says it was assumed.
+
+Several compute entries of one precision. A file may hold several FLOP ceilings per precision, e.g.
+``"FP64 Vector GFLOPs FMA"`` 3499.9, ``"FP64 Vector GFLOPs"`` 1749.95, ``"FP64 Scalar GFLOPs FMA"``
+218.75 and ``"FP64 Scalar GFLOPs"`` 109.375, or NERSC's ``'FMA'`` and ``'No-FMA'``. Every entry is
+kept with its name: the precision's key (``fp64``) holds the highest entry (the FMA vector one),
+unless the caller picks another (``pick``; on the command line ``--machine "FILE#FP64 Scalar GFLOPs"``);
+each other entry gets a variant key made of its remaining words (``fp64_vector``, ``fp64_scalar_fma``,
+``fp64_scalar``, ``fp64_no_fma``), which the analysis does not hold kernels to and the charts draw with
+``--ceilings all``. ``metadata['ert_names']`` maps every key to its entry's name and
+``metadata['ert_choice']`` says, per precision with several entries, which one is the ceiling and why.
+
+CPU or GPU. ERT records how its kernels were built (``CONFIG``): ``ERT_GPU`` (CUDA) or ``ERT_HIP``
+true is a GPU run; all of ``ERT_GPU``, ``ERT_HIP``, ``ERT_OCL`` and ``ERT_SYCL`` that are recorded
+false (ERT 1.1.0 writes them all) is a CPU run, ``metadata['processor']`` ``"cpu"``; OpenCL and SYCL
+can target either, so they leave it unknown, as does a file without ``CONFIG`` (NERSC input).
 """
 
 from __future__ import annotations
@@ -35,12 +50,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from roofline.errors import MachineError
-from roofline.machine.model import MEMORY_ALIASES, Machine
+from roofline.machine.model import MEMORY_ALIASES, Machine, base_compute_key, ceiling_label
+from roofline.units import format_si
 
 GIGA = 1e9
 _PRECISIONS = {"fp64": "fp64", "dp": "fp64", "double": "fp64", "fp32": "fp32", "sp": "fp32", "single": "fp32",
@@ -57,21 +73,104 @@ def level_name(name: str) -> str:
     return MEMORY_ALIASES.get(last, last)
 
 
+#: Words of a compute entry's name that say its unit, not which ceiling it is.
+_UNIT_WORDS = {"gflops", "gflop", "gflop/s", "gflops/s", "flops", "flop", "flop/s", "tflops", "tflop/s", "peak"}
+
+
 def compute_name(name: str, default_precision: str | None) -> tuple[str, bool]:
     """Our compute key for an ERT ceiling name and whether its precision was assumed.
 
-    'FP64 GFLOPs' -> ('fp64', False); 'DP GFLOPs' -> ('fp64', False); 'GFLOPs' -> (default, True);
-    NERSC's 'No-FMA' -> ('<precision>_no_fma', ...).
+    The precision, then the name's other words but the unit, as a variant: 'FP64 GFLOPs' -> ('fp64',
+    False); 'DP GFLOPs' -> ('fp64', False); 'GFLOPs' -> (default, True); 'FP64 Vector GFLOPs FMA' ->
+    ('fp64_vector_fma', False); 'Peak SP Scalar GFlops' -> ('fp32_scalar', False); NERSC's 'No-FMA' ->
+    ('<precision>_no_fma', True). The entry that becomes a precision's ceiling is keyed by the precision
+    alone (:func:`choose_compute`).
     """
     words = [w for w in re.split(r"[\s_]+", name.strip().lower()) if w]
     precision = next((_PRECISIONS[w] for w in words if w in _PRECISIONS), None)
     assumed = precision is None
     if precision is None:
         precision = default_precision or "fp64"
-    key = precision
-    if any(w.replace("-", "") in ("nofma", "no") for w in words) or "no-fma" in name.lower():
-        key = f"{precision}_no_fma"
-    return key, assumed
+    rest = [re.sub(r"[^a-z0-9]+", "_", w).strip("_") for w in words if w not in _PRECISIONS and w not in _UNIT_WORDS]
+    return "_".join([precision, *(w for w in rest if w)]), assumed
+
+
+def _same_name(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def choose_compute(entries: Sequence[tuple[str, str, float]], pick: Sequence[str] = (), *,
+                   path: str | Path = "<machine file>") -> tuple[dict[str, float], dict[str, str], dict[str, str]]:
+    """Compute ceilings from a file's entries ``(name, key from compute_name, FLOP/s)``, every one kept.
+
+    Per precision the entry named in ``pick`` (its name, any case, or its key: 'fp64_scalar'), else the
+    highest, is the precision's ceiling (key 'fp64'); the others keep their variant keys (a second entry
+    of the same key gets '_2', ...). Returns (compute, key -> entry name, precision -> why that entry).
+    Raises :class:`MachineError` for a pick that names no entry, or two picks of one precision.
+    """
+    chosen: dict[str, int] = {}
+    for wanted in pick:
+        found = [i for i, (name, key, _) in enumerate(entries)
+                 if _same_name(name, wanted) or key == wanted.strip().lower()]
+        if len(found) != 1:
+            listed = ", ".join(repr(name) for name, _, _ in entries)
+            raise MachineError(f"{'no' if not found else 'more than one'} compute entry named {wanted!r}; "
+                               f"the file's entries: {listed}", path=path)
+        precision = base_compute_key(entries[found[0]][1])
+        if chosen.get(precision, found[0]) != found[0]:
+            raise MachineError(f"two picks for {ceiling_label(precision)}: "
+                               f"{entries[chosen[precision]][0]!r} and {entries[found[0]][0]!r}; pick one", path=path)
+        chosen[precision] = found[0]
+    groups: dict[str, list[int]] = {}
+    for i, (_, key, _) in enumerate(entries):
+        groups.setdefault(base_compute_key(key), []).append(i)
+    compute: dict[str, float] = {}
+    names: dict[str, str] = {}
+    why: dict[str, str] = {}
+    mains: set[int] = set()
+    for precision, members in groups.items():
+        main = chosen.get(precision, max(members, key=lambda i: entries[i][2]))
+        mains.add(main)
+        compute[precision], names[precision] = entries[main][2], entries[main][0]
+        if len(members) > 1:
+            others = ", ".join(f"{entries[i][0]!r} {format_si(entries[i][2], 'FLOP/s')}" for i in members if i != main)
+            how = "as picked" if precision in chosen else f"the highest of the file's {len(members)} entries"
+            why[precision] = (f"{ceiling_label(precision)} ceiling: {entries[main][0]!r} "
+                              f"{format_si(entries[main][2], 'FLOP/s')}, {how} (also kept: {others})")
+    for members in groups.values():
+        for i in members:
+            if i in mains:
+                continue  # the precision's ceiling
+            key, n = entries[i][1], 2
+            while key in compute:
+                key, n = f"{entries[i][1]}_{n}", n + 1
+            compute[key], names[key] = entries[i][2], entries[i][0]
+    return compute, names, why
+
+
+def _choice_note(why: Mapping[str, str], path: str | Path) -> str:
+    return ("; ".join(why.values()) + f"; pick another with --machine '{Path(str(path)).name}#ENTRY NAME' "
+            "and draw them all with --ceilings all")
+
+
+_FLAG = re.compile(r"ERT_(GPU|HIP|OCL|SYCL)['\"]?\s*[:=]?\s*\[?\s*['\"]?(true|false)\b", re.IGNORECASE)
+
+
+def ert_processor(config: Any) -> tuple[str | None, str]:
+    """('cpu' | 'gpu' | None, why) from an ERT CONFIG (a dict, or text holding one); see the module docstring."""
+    text = json.dumps(config) if not isinstance(config, str) else config
+    flags = {m.group(1).upper(): m.group(2).lower() == "true" for m in _FLAG.finditer(text)}
+    if flags.get("GPU") or flags.get("HIP"):
+        on = [f"ERT_{k}" for k in ("GPU", "HIP") if flags.get(k)]
+        return "gpu", f"ERT run with {' and '.join(on)} true"
+    if "GPU" in flags and not any(flags.values()):
+        return "cpu", f"ERT run with {', '.join(f'ERT_{k}' for k in ('GPU', 'HIP', 'OCL', 'SYCL') if k in flags)} false"
+    return None, ""
+
+
+def _processor_meta(config: Any) -> dict[str, str]:
+    kind, why = ert_processor(config)
+    return {"processor": kind, "processor_evidence": why} if kind else {}
 
 
 def _load_text(path: str | Path) -> str:
@@ -113,8 +212,9 @@ def _hostname(meta: Any) -> str | None:
     return m.group(1) if m else None
 
 
-def from_ert_dict(d: Mapping[str, Any], *, path: str | Path = "<ert json>") -> Machine:
-    """A Machine (source 'measured') from a parsed ERT ``roofline.json``."""
+def from_ert_dict(d: Mapping[str, Any], *, path: str | Path = "<ert json>", pick: Sequence[str] = ()) -> Machine:
+    """A Machine (source 'measured') from a parsed ERT ``roofline.json``; ``pick``: compute entries to use
+    as their precision's ceiling instead of the highest (:func:`choose_compute`)."""
     emp = d.get("empirical")
     if not isinstance(emp, Mapping):
         raise MachineError("not an ERT roofline.json (no 'empirical' section)", path=path)
@@ -124,7 +224,6 @@ def from_ert_dict(d: Mapping[str, Any], *, path: str | Path = "<ert json>") -> M
         raise MachineError("ERT roofline.json holds no empirical ceilings", path=path)
     precision = _config_precision(d)
     memory: dict[str, float] = {}
-    compute: dict[str, float] = {}
     names: dict[str, str] = {}
     assumed: list[str] = []
     for entry in gbytes:
@@ -133,48 +232,53 @@ def from_ert_dict(d: Mapping[str, Any], *, path: str | Path = "<ert json>") -> M
         key = level_name(str(entry[0]))
         memory[key] = _positive(entry[1], f"bandwidth {entry[0]!r}", path) * GIGA
         names[key] = str(entry[0])
+    entries: list[tuple[str, str, float]] = []
     for entry in gflops:
         if not (isinstance(entry, list) and len(entry) == 2):
             raise MachineError(f"malformed gflops entry {entry!r}", path=path)
         key, was_assumed = compute_name(str(entry[0]), precision)
-        compute[key] = _positive(entry[1], f"compute {entry[0]!r}", path) * GIGA
-        names[key] = str(entry[0])
+        entries.append((str(entry[0]), key, _positive(entry[1], f"compute {entry[0]!r}", path) * GIGA))
         if was_assumed:
-            assumed.append(f"{entry[0]!r} taken as {key}")
+            assumed.append(f"{entry[0]!r} taken as {base_compute_key(key)}")
+    compute, compute_names, why = choose_compute(entries, pick, path=path)
     host = _hostname(emp.get("metadata")) or _hostname(emp.get("gflops", {}).get("metadata")) or Path(str(path)).stem
-    meta: dict[str, Any] = {"format": "ert-json", "ert_names": names, "units": "ERT GB/s and GFLOP/s are 1e9"}
+    meta: dict[str, Any] = {"format": "ert-json", "ert_names": {**names, **compute_names},
+                            "units": "ERT GB/s and GFLOP/s are 1e9", **_processor_meta(d)}
     version = (emp.get("metadata") or {}).get("ERT_VERSION") if isinstance(emp.get("metadata"), Mapping) else None
     if version:
         meta["ert_version"] = version
     if assumed:
         meta["assumed"] = assumed
+    if why:
+        meta["ert_choice"] = why
+        meta["ert_choice_note"] = _choice_note(why, path)
     return Machine(name=str(host), source="measured", memory=memory, compute=compute, metadata=meta)
 
 
-def read_ert_json(path: str | Path) -> Machine:
-    """Read an ERT ``roofline.json`` (see the module docstring)."""
+def read_ert_json(path: str | Path, *, pick: Sequence[str] = ()) -> Machine:
+    """Read an ERT ``roofline.json`` (see the module docstring; ``pick`` as :func:`choose_compute`)."""
     try:
         d = json.loads(_load_text(path))
     except json.JSONDecodeError as exc:
         raise MachineError(f"not JSON ({exc})", path=path) from None
     if not isinstance(d, Mapping):
         raise MachineError("not an ERT roofline.json (JSON is not an object)", path=path)
-    return from_ert_dict(d, path=path)
+    return from_ert_dict(d, path=path, pick=pick)
 
 
 _SUM_LINE = re.compile(r"^\s*([0-9.eE+-]+)\s+(.+?)\s*$")
 
 
-def read_ert_sum(path: str | Path) -> Machine:
-    """Read an ERT ``sum`` text file (see the module docstring)."""
+def read_ert_sum(path: str | Path, *, pick: Sequence[str] = ()) -> Machine:
+    """Read an ERT ``sum`` text file (see the module docstring; ``pick`` as :func:`choose_compute`)."""
     text = _load_text(path)
     head, sep, meta_text = text.partition("META_DATA")
     if not sep:
         raise MachineError("not an ERT sum file (no META_DATA line)", path=path)
     precision = _config_precision(meta_text)
     memory: dict[str, float] = {}
-    compute: dict[str, float] = {}
     names: dict[str, str] = {}
+    entries: list[tuple[str, str, float]] = []
     assumed: list[str] = []
     for line in head.splitlines():
         m = _SUM_LINE.match(line)
@@ -185,17 +289,22 @@ def read_ert_sum(path: str | Path) -> Machine:
             continue  # area under the bandwidth curve, not a ceiling
         if label.endswith("GFLOPs"):
             key, was_assumed = compute_name(label, precision)
-            compute[key] = _positive(value, f"compute {label!r}", path) * GIGA
+            entries.append((label, key, _positive(value, f"compute {label!r}", path) * GIGA))
             if was_assumed:
-                assumed.append(f"{label!r} taken as {key}")
+                assumed.append(f"{label!r} taken as {base_compute_key(key)}")
         else:
             key = level_name(label)
             memory[key] = _positive(value, f"bandwidth {label!r}", path) * GIGA
-        names[key] = label
+            names[key] = label
+    compute, compute_names, why = choose_compute(entries, pick, path=path)
     if not memory and not compute:
         raise MachineError("ERT sum file holds no ceilings", path=path)
     meta_lines = meta_text.splitlines()
-    meta: dict[str, Any] = {"format": "ert-sum", "ert_names": names, "units": "ERT GB/s and GFLOP/s are 1e9"}
+    meta: dict[str, Any] = {"format": "ert-sum", "ert_names": {**names, **compute_names},
+                            "units": "ERT GB/s and GFLOP/s are 1e9", **_processor_meta(meta_text)}
+    if why:
+        meta["ert_choice"] = why
+        meta["ert_choice_note"] = _choice_note(why, path)
     for line in meta_lines:
         key, _, value = line.strip().partition(" ")
         if key in ("ERT_VERSION", "OPENMP_THREADS", "MPI_PROCS", "FLOPS"):
@@ -213,11 +322,12 @@ def read_ert_sum(path: str | Path) -> Machine:
     return Machine(name=host or Path(path).stem, source="measured", memory=memory, compute=compute, metadata=meta)
 
 
-def read_nersc_txt(path: str | Path, *, precision: str = "fp64") -> Machine:
+def read_nersc_txt(path: str | Path, *, precision: str = "fp64", pick: Sequence[str] = ()) -> Machine:
     """Read the NERSC hierarchical-roofline plotting input (``memroofs`` ... lines, GB/s and GFLOP/s).
 
     The file does not say the precision of ``comproofs``; ``precision`` (default FP64, as in the
     NERSC V100 example) names them and the metadata records the assumption unless a name says it.
+    ``pick`` as :func:`choose_compute` (e.g. ``["No-FMA"]``).
     """
     fields: dict[str, list[str]] = {}
     for line in _load_text(path).splitlines():
@@ -238,16 +348,20 @@ def read_nersc_txt(path: str | Path, *, precision: str = "fp64") -> Machine:
     if len(mem_values) != len(mem_names) or len(comp_values) != len(comp_names):
         raise MachineError("memroofs/comproofs and their names differ in length", path=path)
     memory = {level_name(n): v * GIGA for n, v in zip(mem_names, mem_values)}
-    compute: dict[str, float] = {}
+    entries: list[tuple[str, str, float]] = []
     assumed = []
     for n, v in zip(comp_names, comp_values):
         key, was_assumed = compute_name(n, precision)
-        compute[key] = v * GIGA
+        entries.append((n, key, v * GIGA))
         if was_assumed:
-            assumed.append(f"{n!r} taken as {key}")
-    meta: dict[str, Any] = {"format": "nersc-txt", "names": dict(zip(mem_names + comp_names,
-                                                                       list(memory) + list(compute))),
+            assumed.append(f"{n!r} taken as {base_compute_key(key)}")
+    compute, compute_names, why = choose_compute(entries, pick, path=path)
+    meta: dict[str, Any] = {"format": "nersc-txt",
+                            "names": {**dict(zip(mem_names, memory)), **{n: k for k, n in compute_names.items()}},
                             "units": "GB/s and GFLOP/s taken as 1e9 (ERT's units)"}
     if assumed:
         meta["assumed"] = assumed
+    if why:
+        meta["ert_choice"] = why
+        meta["ert_choice_note"] = _choice_note(why, path)
     return Machine(name=Path(path).stem, source="measured", memory=memory, compute=compute, metadata=meta)

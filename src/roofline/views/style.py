@@ -12,7 +12,7 @@ import pandas as pd
 from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import TENSOR_DEFAULT
 from roofline.analysis.work import FLOPS, TENSOR, Work
-from roofline.machine.model import FLOP_KEYS, SOURCES, Machine
+from roofline.machine.model import FLOP_KEYS, SOURCES, Machine, base_compute_key, compute_variant, variant_words
 from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
 from roofline.views.chart_rows import (
@@ -89,7 +89,11 @@ COMPUTE_NAMES = {"int32": "INT32", "conversion": "Conversion", "sfu": "SFU", "wa
 
 
 def compute_label(key: str) -> str:
-    """'fp64' -> 'FP64', 'tensor_fp16' -> 'Tensor FP16', 'tensor_int8' -> 'Tensor INT8', 'sfu' -> 'SFU'."""
+    """'fp64' -> 'FP64', 'tensor_fp16' -> 'Tensor FP16', 'tensor_int8' -> 'Tensor INT8', 'sfu' -> 'SFU';
+    a variant key: 'fp64_scalar_fma' -> 'FP64 scalar FMA', 'fp64_no_fma' -> 'FP64 no-FMA'."""
+    variant = compute_variant(key)
+    if variant:
+        return f"{compute_label(base_compute_key(key))} {variant_words(variant)}"
     if key.startswith("tensor_"):
         return "Tensor " + key[len("tensor_"):].upper()
     return COMPUTE_NAMES.get(key, key.upper())
@@ -148,8 +152,10 @@ def used_compute_keys(frame: pd.DataFrame, work: Work = FLOPS) -> list[str]:
 def work_has_key(work: Work, key: str) -> bool:
     """True when a chart of ``work`` may draw the compute ceiling ``key``: :meth:`Work.uses_key`, and
     every FLOP ceiling on the FLOP and operation charts (BF16 has no FLOP column of its own, so no
-    work part names it, but it is a FLOP/s ceiling all the same)."""
-    return work.uses_key(key) or (work.kind in ("flops", "ops") and key in FLOP_KEYS)
+    work part names it, but it is a FLOP/s ceiling all the same). A variant key (``fp64_scalar``, an ERT
+    file's scalar ceiling) goes where its base key goes."""
+    base = base_compute_key(key)
+    return work.uses_key(base) or (work.kind in ("flops", "ops") and base in FLOP_KEYS)
 
 
 def chart_compute_ceilings(machine: Machine | None, frame: pd.DataFrame, ceilings: str = "used",
@@ -159,7 +165,8 @@ def chart_compute_ceilings(machine: Machine | None, frame: pd.DataFrame, ceiling
 
     ``"used"``: the ceilings of the work the kernels in ``frame`` do, plus the machine's highest
     (FLOP/s under FLOPS) ceiling of the work (what the chart would be measured against);
-    ``"all"``: every one of the work's.
+    ``"all"``: every one of the work's, variant keys too (an ERT file's scalar, vector and no-FMA
+    ceilings: ``fp64_scalar``, :func:`roofline.machine.model.compute_variant`).
     """
     if ceilings not in CEILING_MODES:
         raise ValueError(f"ceilings must be one of {', '.join(CEILING_MODES)}, not {ceilings!r}")
@@ -169,6 +176,7 @@ def chart_compute_ceilings(machine: Machine | None, frame: pd.DataFrame, ceiling
     if not comp:
         return {}
     if ceilings == "used":
+        comp = {k: v for k, v in comp.items() if not compute_variant(k)} or comp
         top = {k: v for k, v in comp.items() if work.kind != "flops" or compute_unit(k) == "FLOP/s"} or comp
         keep = {k for k in used_compute_keys(frame, work) if k in comp} | {max(top, key=lambda k: top[k])}
         comp = {k: v for k, v in comp.items() if k in keep}
