@@ -15,7 +15,7 @@ from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
 from roofline.views.names import WorkLabels, short_names, work_labels
-from roofline.views.style import level_label
+from roofline.views.style import ceilings_caption, level_label
 
 UNKNOWN = "-"
 
@@ -169,6 +169,9 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
         legend.append("~ estimated counts")
     if patterns:
         legend.append(PATTERN_LEGEND)
+    if analysis.machine is not None:  # which ceiling the % roofline and savable columns divide by, from where
+        used = [k for k in dict.fromkeys(ranked["compute_ceiling"].dropna().astype(str)) if k in analysis.machine.compute]
+        legend.append(ceilings_caption(analysis.machine, [*analysis.levels, *used]))
     if legend:
         table.caption = "   ".join(legend)
     return table
