@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The folder of this test session's cached CPU machines (ROOFLINE_CACHE_DIR), never the user's
+    ~/.cache: a CPU program profiled with no --machine measures this CPU once per session (the first
+    test to do so; tests/profiling/test_ceilings_cpu.py puts its own measurement here) and reuses it."""
+    import os
+
+    folder = tmp_path_factory.mktemp("roofline-cache")
+    before = os.environ.get("ROOFLINE_CACHE_DIR")
+    os.environ["ROOFLINE_CACHE_DIR"] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop("ROOFLINE_CACHE_DIR", None)
+    else:
+        os.environ["ROOFLINE_CACHE_DIR"] = before
 
 
 # -- CI must not pass by skipping ---------------------------------------------------------------

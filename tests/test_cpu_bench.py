@@ -12,6 +12,7 @@ import pytest
 numba = pytest.importorskip("numba", reason="measuring a CPU needs numba")
 
 from roofline.machine.cpu_bench import measure_cpu  # noqa: E402
+from roofline.machine.cpu_system import cpu_key  # noqa: E402
 from roofline.machine.ert import to_ert_json  # noqa: E402
 from roofline.machine.sweep import binary_size, plot_sweep  # noqa: E402
 from roofline.measuring import Collector, measured  # noqa: E402
@@ -204,6 +205,38 @@ def test_dram_ceiling_is_the_faster_dram_kernel(run):
     assert len(rmw) >= 1 and (rmw["size_bytes"] >= 4 * llc).all()  # DRAM-resident only
     assert by_kernel["rmw"] == pytest.approx(float(np.median(rmw["bandwidth"])))
     assert m.checks["dram_vs_numpy_copy"] == pytest.approx(m.machine.memory["dram"] / m.machine.metadata["numpy_copy_bandwidth"])
+
+
+def test_theoretical_ceilings_are_not_below_the_measured_ones(run):
+    """Issue 32: on the CI's EPYC VM the theoretical FP64 peak was 83.1 GFLOP/s (the 2.6 GHz advertised
+    clock) against 116 measured. The clock is now counted while the FMA kernels run: the theoretical
+    ceilings at it hold the measured ones (within the 5 % every achieved/ceiling check allows), and
+    its evidence, the FMA latency in counted cycles, is a whole number."""
+    m, *_ = run
+    theory = m.theoretical
+    clock = m.machine.metadata["core_clock"]
+    if platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"):  # no clock kernel: said
+        assert "rejected" in clock and (theory.metadata.get("floor") or m.machine.compute["fp64"] <= theory.compute["fp64"])
+        return
+    assert "rejected" not in clock, clock
+    assert abs(clock["fma_latency_cycles"] - round(clock["fma_latency_cycles"])) <= 0.2, clock
+    assert clock["hz"] == max(clock["rounds_hz"]) and len(clock["rounds_hz"]) == 2 * 3 * 3  # fp64, fp32 rounds
+    assert "floor" not in theory.metadata and theory.sm_clock_hz == clock["hz"]
+    assert m.clock_hz["fp64"] == m.clock_hz["fp32"] == clock["hz"]
+    for key in ("fp64", "fp32"):
+        assert m.machine.compute[key] <= 1.05 * theory.compute[key], (key, m.machine.compute[key], theory.compute[key])
+    assert m.machine.metadata["cpu_key"] == cpu_key()
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"),
+                    reason="the clock kernel's assembly is for x86-64 and Arm64")
+def test_clock_and_fma_latency_kernels_compute_what_they_time():
+    from roofline.machine.cpu_kernels import ADDS, clock_kernel, fma_latency_kernel
+
+    assert clock_kernel()(5, 3, 10) == 5 + ADDS * 10 * 3
+    assert clock_kernel()(0, 1, 0) == 0
+    assert fma_latency_kernel()(1.0, 0.5, 0.5, 100) == 1.0  # 1 * 0.5 + 0.5, 1,600 times
+    assert fma_latency_kernel()(2.0, 1.0, 1.0, 2) == 2.0 + 2 * 16
 
 
 def test_rmw_kernel_updates_the_first_n_elements_in_place():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from os import PathLike
 from pathlib import Path
@@ -109,6 +109,15 @@ def machine_for(table: KernelTable) -> Machine | None:
     from roofline.resolve import resolve
 
     return resolve(table).machine
+
+
+def cpu_machine_for(table: KernelTable, *, cache_dir: PathArg | None = None, measure: bool = True,
+                    announce: Callable[[str], None] | None = None) -> tuple[Machine | None, str]:
+    """This CPU's measured ceilings for a table of CPU work that ran on this host's CPU, and a sentence
+    saying where they came from (:func:`roofline.resolve.cpu_machine_for`)."""
+    from roofline.resolve import cpu_machine_for as _cpu
+
+    return _cpu(table, cache_dir=cache_dir, measure=measure, announce=announce)
 
 
 def project(

@@ -43,10 +43,31 @@ def at_depth(table: Any, depth: Optional[int]) -> Any:
     return table if depth is None else dataclasses.replace(table, frame=cut_modules(table.frame, depth))
 
 
-def analyze_by(table: Any, machine: Optional[list[str]], by: str, depth: Optional[int], work: str,
+def with_cpu_ceilings(table: Any, machine: Any, messages: Messages, *, measure: bool = True) -> tuple[Any, Any]:
+    """``(table, machine)``: with no ``--machine``, a table of CPU work that ran on this host's CPU is
+    held to this CPU's measured ceilings, cached per host and CPU and measured on the first run
+    (:func:`roofline.api.cpu_machine_for`, ``measure``: whether it may measure now), and the sentence
+    saying where they came from, or why there are none, joins the table's notes (terminal and JSON)."""
+    if machine:
+        return table, machine
+    import dataclasses
+
+    from roofline import api
+    from roofline.errors import MachineError, ToolNotFoundError
+
+    try:
+        found, said = api.cpu_machine_for(table, measure=measure, announce=messages.note)
+    except (MachineError, ToolNotFoundError) as exc:
+        found, said = None, f"no CPU ceilings: measuring this CPU failed ({exc.render()}); pass --machine"
+    if said:
+        table = dataclasses.replace(table, warnings=(*table.warnings, said))
+    return table, found
+
+
+def analyze_by(table: Any, machine: Any, by: str, depth: Optional[int], work: str,
                allow_other_machine: bool = False) -> Any:
     """``api.analyze`` of ``table`` (its module paths already cut to ``depth``: :func:`at_depth`) grouped
-    ``by``, noting ``depth`` on the result."""
+    ``by`` against ``machine`` (the ``--machine`` values, or a Machine), noting ``depth`` on the result."""
     from roofline import api
 
     return api.analyze(table, machine if machine else None, by=by, work=work, depth=depth,
@@ -127,7 +148,7 @@ def register(app: typer.Typer) -> None:
     def analyze(
         ctx: typer.Context,
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md).")] = None,
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline profile --torch without a GPU), this CPU's measured ceilings, cached.")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
@@ -158,7 +179,7 @@ def register(app: typer.Typer) -> None:
                                 inputs=input_files([*files, *([estimate] if estimate else [])], machine))
         check_targets(request)  # refuse before reading anything
         launches = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-        table = at_depth(launches, depth)
+        table, machine = with_cpu_ceilings(at_depth(launches, depth), machine, messages)
         analysis = analyze_by(table, machine, by.value, depth, work.value, allow_other_machine)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:

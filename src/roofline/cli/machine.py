@@ -76,7 +76,8 @@ def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str,
                     format_si(clock_hz.get(key), "Hz") if m_val is not None else "-"]
         if theory is not None:
             clock = assumed.get(key)
-            row += [format_si(t_val, unit),
+            floor = "≥ " if theory.metadata.get("floor") and t_val else ""  # a floor: the CPU may run faster
+            row += [floor + format_si(t_val, unit),
                     format_si(clock, "Hz") if clock else ("memory clock" if key == "dram" and t_val else "-")]
         if measured is not None and theory is not None:
             row.append(f"{m_val / t_val:.1%}" if m_val and t_val else "-")
@@ -181,7 +182,8 @@ def print_measurement(measurement: Any, console: Any, messages: Messages | None 
     if measurement.checks:
         console.print("checks (same run): " + ", ".join(
             f"{k} = {v:.3g}" for k, v in measurement.checks.items() if math.isfinite(v)))
-    for note in measurement.notes:
+    floor = measurement.theoretical.metadata.get("floor") if measurement.theoretical is not None else None
+    for note in (*measurement.notes, *([f"theoretical ceilings: {floor}"] if floor else [])):
         if messages is not None:
             messages.note(note)
         else:

@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics.")] = None,
+        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings (measured once, about 10 s, and cached per host and CPU).")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
         by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
         depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
             messages.note(note)
         if outcome.table is not None:
             _report(outcome.table, machine, by.value, top, request, messages, work=work.value, depth=depth,
-                    estimated=outcome.estimate, allow_other_machine=allow_other_machine)
+                    estimated=outcome.estimate, allow_other_machine=allow_other_machine, measure_cpu=rank is None)
         for path in outcome.files:
             messages.wrote(path)
         raise typer.Exit(outcome.exit_code)
@@ -153,14 +153,17 @@ def _command_files(command: list[str]) -> tuple[Path, ...]:
 
 def _report(launches, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
             work: str = "flops", depth: Optional[int] = None, estimated=None,
-            allow_other_machine: bool = False) -> None:
+            allow_other_machine: bool = False, measure_cpu: bool = True) -> None:
     """The one-screen summary, measured against estimated (``--torch``), and the requested files,
-    as `roofline analyze` makes them."""
+    as `roofline analyze` makes them. A CPU program with no ``--machine`` is held to this CPU's
+    measured ceilings, measured now when none are cached unless ``measure_cpu`` is false (under a
+    launcher, whose ranks would all measure the same cores at once)."""
     from roofline import api
-    from roofline.cli.analyze import analyze_by, at_depth, comparison_for, print_analysis, print_comparison
+    from roofline.cli.analyze import (analyze_by, at_depth, comparison_for, print_analysis, print_comparison,
+                                      with_cpu_ceilings)
     from roofline.outputs import save_outputs
 
-    table = at_depth(launches, depth)
+    table, machine = with_cpu_ceilings(at_depth(launches, depth), machine, messages, measure=measure_cpu)
     analysis = analyze_by(table, machine, by, depth, work, allow_other_machine)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
     comparison = None

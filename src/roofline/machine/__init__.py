@@ -23,7 +23,7 @@ _LAZY = {
 
 
 #: Modules reachable as attributes (``roofline.machine.cpu_bench`` after ``import roofline``).
-_SUBMODULES = ("cpu_bench", "cpu_kernels", "cpu_system", "cpu_theory", "ert", "gpu_bench", "gpu_cupy", "gpu_gemm",
+_SUBMODULES = ("cpu_bench", "cpu_cache", "cpu_kernels", "cpu_system", "cpu_theory", "ert", "gpu_bench", "gpu_cupy", "gpu_gemm",
                "gpu_info", "gpu_kernels", "gpu_specs", "measurement", "model", "plot", "sweep")
 
 

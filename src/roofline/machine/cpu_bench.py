@@ -46,7 +46,7 @@ import pandas as pd
 from roofline.errors import MachineError
 from roofline.machine import cpu_dram as D
 from roofline.machine import cpu_kernels as K
-from roofline.machine.cpu_system import CpuDescription, describe_cpu
+from roofline.machine.cpu_system import CpuDescription, cpu_key, describe_cpu
 from roofline.machine.measurement import Measurement, Mode, Progress
 from roofline.machine.model import Machine
 from roofline.machine.reliability import repeat_ratio
@@ -153,6 +153,8 @@ class _Run:
         self.threads = len(team.cpus)
         self.notes: list[str] = []
         self.cpu_share: list[float] = []  # wall-time rate / CPU-time rate of every timed run
+        self.clock: Callable[[], float] | None = None  # one timed run of the clock kernel (Hz), once set up
+        self.clocks: list[float] = []  # the clock of every round of the FMA kernels (Hz)
 
     def report(self, what: str, fraction: float) -> None:
         if self.progress is not None:
@@ -224,6 +226,8 @@ class _Run:
         for _ in range(3 * self.s.repeats):
             for width in widths:
                 rates_of[width].append(runners[width][0]())
+            if self.clock is not None:  # in the same rounds: the clock the FMA kernels ran at
+                self.clocks.append(self.clock())
         for width in widths:
             runners[width][1]()
             rates, isa = rates_of[width], runners[width][2]
@@ -238,6 +242,68 @@ class _Run:
         details[f"{key}_widest_fma_registers"] = best[3]["widest"]
         details[f"{key}_repeat_ratio"] = ratio_of[best[2]]
         return best[0], best[1], details
+
+    # -- core clock ------------------------------------------------------------------------
+    def clock_runner(self) -> tuple[Callable[[], float], int] | None:
+        """The calibrated clock kernel on every thread: a function timing one run (the mean of the
+        threads' clocks, Hz: cycles over each thread's CPU time), and its iterations; None on an ISA
+        without a clock kernel."""
+        kernel = K.clock_kernel()
+        if kernel is None:
+            return None
+        kernel(0, 1, 16)  # compile
+        args = [(0, 1)] * self.threads
+
+        def timed(iters: int) -> float:
+            return self.busy_time(kernel, [(*a, iters) for a in args])
+
+        iters = _calibrate(timed, 1024, self.s.target_s / 2)
+
+        def clock() -> float:
+            wall, cpu, results = self.team.run_timed(kernel, [(*a, iters) for a in args])
+            if any(r != K.ADDS * iters for r in results):
+                raise MachineError("the clock kernel added wrong; the measurement is invalid")
+            times = [min(c, wall) for c in cpu] if cpu and min(cpu) > 0 else [wall] * self.threads
+            return float(np.mean([K.ADDS * iters / t for t in times]))
+
+        return clock, iters
+
+    def fma_latency(self, clock_iters: int) -> float:
+        """Cycles per dependent FP64 FMA: the FMA chain's time per FMA over the add chain's per add
+        (each the fastest of a few runs on one thread): a whole number when the add chain counts cycles."""
+        adds, fmas = K.clock_kernel(), K.fma_latency_kernel()
+        assert adds is not None  # called only where clock_runner found the clock kernel
+        fmas(1.0, 0.999, 0.001, 16)  # compile
+        fma_iters = max(1, clock_iters * K.ADDS // (4 * K.FMAS))  # about as long as a clock run
+
+        def fastest(fn: Callable[[], Any]) -> float:
+            times = []
+            for _ in range(max(3, self.s.repeats)):
+                t0 = time.thread_time()
+                fn()
+                times.append(time.thread_time() - t0)
+            return min(times)
+
+        per_add = fastest(lambda: adds(0, 1, clock_iters)) / (K.ADDS * clock_iters)
+        per_fma = fastest(lambda: fmas(1.0, 0.999, 0.001, fma_iters)) / (K.FMAS * fma_iters)
+        return per_fma / per_add
+
+    def core_clock(self, clock_iters: int) -> tuple[float | None, dict[str, Any]]:
+        """The core clock the FMA kernels ran at (Hz: the fastest round's), or None when the add chain
+        does not count cycles, with the evidence."""
+        latency = self.fma_latency(clock_iters)
+        details: dict[str, Any] = {
+            "method": f"dependent register adds ({K.ADDS} per loop, 1 cycle each) on every thread, in the rounds "
+                      "of the FMA kernels; the fastest round",
+            "rounds_hz": self.clocks, "fma_latency_cycles": latency,
+        }
+        whole = round(latency)
+        if not self.clocks or not (2 <= whole <= 10 and abs(latency - whole) <= 0.2):
+            details["rejected"] = (f"a dependent FMA took {latency:.2f} add-cycles, not a whole number: the add "
+                                   "chain did not count cycles")
+            return None, details
+        details["hz"] = max(self.clocks)
+        return details["hz"], details
 
     # -- memory ----------------------------------------------------------------------------
     def sweep(self, lanes: int, max_total: int, dram_from: float, start: float,
@@ -378,12 +444,19 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     compute_spread: dict[str, float] = {}
     compute_details: dict[str, Any] = {}
     gemm = float("nan")
+    clock = run.clock_runner()
+    if clock is not None:
+        run.clock = clock[0]
     for key, start in (("fp64", 0.0), ("fp32", 0.18)):
         compute[key], compute_spread[key], details = run.compute(key, start, 0.12)
         compute_details.update(details)
         if key == "fp64":
             run.report("numpy matrix product", 0.12)
             gemm = run.numpy_matmul_flops()
+    core_clock, clock_details = run.core_clock(clock[1]) if clock is not None else (None, {
+        "rejected": f"no clock kernel for {platform.machine()}"})
+    if core_clock is None:
+        run.notes.append(f"core clock not measured ({clock_details['rejected']})")
     totals = cpu.cache_totals()
     llc = max(totals.values()) if totals else 32 * MiB
     max_total = max(settings.llc_factor * llc, settings.min_max_bytes)
@@ -412,7 +485,7 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     if missing:
         run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
     checks = {"fp64_vs_numpy_matmul": compute["fp64"] / gemm, "dram_vs_numpy_copy": named["dram"].bandwidth / copy}
-    theoretical = _theoretical(cpu, threads, run)
+    theoretical = _theoretical(cpu, threads, run, core_clock)
     widest = compute_details["fp64_widest_fma_registers"]
     run.notes.append(
         f"FMA kernels: {compute_details['fp64_vector_bits']}-bit vectors were fastest for FP64 "
@@ -431,9 +504,10 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
                          "spread": p.spread, "points": p.points} for k, p in named.items()},
         "dram_by_kernel": dram_by_kernel,
         "repeat_ratio": ratios, "cpu_share": float(np.median(run.cpu_share)),
-        "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
+        "core_clock": clock_details, "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
         "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpu_key": cpu_key(),  # what roofline.machine.cpu_cache matches a cached machine by
     }
     machine = Machine(
         name=f"{cpu.model} ({threads} threads)", source="measured",
@@ -443,15 +517,22 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     run.report("done", 1.0)
     return Measurement(
         machine=machine, sweeps={"read": frame, "rmw": rmw_frame}, theoretical=theoretical, checks=checks,
-        cache_sizes=totals, clock_hz={"advertised": cpu.clock_hz} if cpu.clock_hz else {},
+        cache_sizes=totals,
+        clock_hz={**({"advertised": cpu.clock_hz} if cpu.clock_hz else {}),
+                  **({k: core_clock for k in compute} if core_clock else {})},
         notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
     )
 
 
-def _theoretical(cpu: CpuDescription, threads: int, run: _Run) -> Machine | None:
+def _theoretical(cpu: CpuDescription, threads: int, run: _Run, clock_hz: float | None) -> Machine | None:
+    """Theoretical ceilings at the core clock measured beside the FMA kernels, else at the clock the
+    system reports (then a floor when that is the advertised clock: see :mod:`roofline.machine.cpu_theory`)."""
     from roofline.machine.cpu_theory import theoretical_cpu
 
     try:
+        if clock_hz is not None:
+            return theoretical_cpu(cpu, threads=threads, clock_hz=clock_hz,
+                                   clock_source="measured: dependent adds timed beside the FMA kernels")
         return theoretical_cpu(cpu, threads=threads)
     except MachineError as exc:
         run.notes.append(f"no theoretical ceilings: {exc.message}")

@@ -18,6 +18,15 @@ under half the peak; scalar chains were not vectorized at all):
   thread, with no write-allocate traffic left uncounted (the line written is the line read).
   Read-only streams do not saturate DRAM on every CPU (on Zen 4 a core's outstanding misses
   limit it; write-backs come on top), so the DRAM ceiling is the faster of the two.
+- ``clock_kernel()``: the core clock, counted in cycles. ``iters`` x :data:`ADDS` dependent adds
+  of one register to another, written in assembly (x86-64 ``add``, Arm64 ``add``): an integer
+  add's latency is one cycle on every x86-64 and Arm64 core, so the chain takes
+  ``ADDS x iters`` cycles (the loop's counter and branch run beside it). An add of a register
+  must execute, unlike an increment by a small constant, which recent cores may resolve at
+  register renaming. ``fma_latency_kernel()`` runs a dependent chain of FP64 FMAs: timed
+  against the add chain it gives the FMA latency in cycles, a whole number (4 on Zen 4 and
+  Skylake-to-Sapphire-Rapids, 5 on Zen 2/3 and Haswell, per the vendors' optimization manuals
+  and uops.info) when the add chain did count cycles.
 
 Kernels are single-threaded, compiled with ``nogil=True``; :class:`ThreadTeam` runs one per core
 on Python threads pinned to the CPUs, each on its own private row. (numba's ``prange`` was
@@ -28,6 +37,7 @@ compiled assembly back.
 
 from __future__ import annotations
 
+import platform
 import re
 from functools import cache
 from typing import Any
@@ -36,6 +46,13 @@ import numpy as np
 
 #: Independent vector accumulators per thread (FMA chains, partial sums).
 CHAINS = 16
+#: Dependent adds per loop iteration of the clock kernel, and dependent FMAs of the FMA-latency kernel.
+ADDS = 64
+FMAS = 16
+
+#: The dependent add of the clock kernel per ISA (LLVM inline assembly: $0 the running sum, tied to
+#: its input, $2 the addend), and the registers it clobbers besides its output.
+_ADD_ASM = {"x86_64": ("add $2, $0", "~{flags}"), "aarch64": ("add $0, $0, $2", "")}
 
 
 def _numba() -> Any:
@@ -190,6 +207,81 @@ def fill_kernel() -> Any:
             row[i] = value
 
     return fill
+
+
+def _isa() -> str:
+    machine = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+@cache
+def clock_kernel() -> Any | None:
+    """Clock kernel ``f(x, y, iters) -> x + ADDS * iters * y``: ``ADDS x iters`` cycles of dependent
+    register adds (see the module docstring; releases the GIL). None on an ISA we have no assembly for."""
+    if _isa() not in _ADD_ASM:
+        return None
+    numba = _numba()
+    from llvmlite import binding as llvm
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    llvm.initialize_native_asmparser()  # numba's JIT does not set up LLVM's assembly parser itself
+    line, clobbers = _ADD_ASM[_isa()]
+    text = "\n".join([line] * ADDS)
+    constraints = ",".join(c for c in ("=r,0,r", clobbers) if c)
+
+    @intrinsic
+    def add_chain(typingctx: Any, x: Any, y: Any, iters: Any) -> Any:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            x_v, y_v, iters_v = args
+            i64 = ir.IntType(64)
+            slot = cgutils.alloca_once_value(builder, x_v)
+            with cgutils.for_range(builder, iters_v):
+                out = builder.asm(ir.FunctionType(i64, [i64, i64]), text, constraints, [builder.load(slot), y_v],
+                                  side_effect=True)
+                builder.store(out, slot)
+            return builder.load(slot)
+
+        return types.int64(x, y, iters), codegen
+
+    @numba.njit(nogil=True)
+    def clock(x: int, y: int, iters: int) -> int:  # pragma: no cover - compiled
+        return add_chain(x, y, iters)  # type: ignore[call-arg]  # numba supplies typingctx
+
+    return clock
+
+
+@cache
+def fma_latency_kernel() -> Any:
+    """FMA-latency kernel ``f(x, a, b, iters) -> float``: ``FMAS x iters`` dependent scalar FP64
+    ``x = x * a + b`` (``llvm.fmuladd``; IEEE order, so nothing can be reassociated; releases the GIL)."""
+    numba = _numba()
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma_chain(typingctx: Any, x: Any, a: Any, b: Any, iters: Any) -> Any:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            x_v, a_v, b_v, iters_v = args
+            f64 = ir.DoubleType()
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f64, [f64] * 3), "llvm.fmuladd.f64")
+            slot = cgutils.alloca_once_value(builder, x_v)
+            with cgutils.for_range(builder, iters_v):
+                value = builder.load(slot)
+                for _ in range(FMAS):
+                    value = builder.call(fn, [value, a_v, b_v])
+                builder.store(value, slot)
+            return builder.load(slot)
+
+        return types.float64(x, a, b, iters), codegen
+
+    @numba.njit(nogil=True)
+    def fma_latency(x: float, a: float, b: float, iters: int) -> float:  # pragma: no cover - compiled
+        return fma_chain(x, a, b, iters)  # type: ignore[call-arg]  # numba supplies typingctx
+
+    return fma_latency
 
 
 _FMA_RE = re.compile(r"\bv(fn?m(?:add|sub)\d{3}(p[sd]|s[sd]))\s+(.*)")

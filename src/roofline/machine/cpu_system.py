@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,24 @@ def _proc_cpuinfo() -> dict[str, str]:
     return info
 
 
+def cpu_identity() -> dict[str, str]:
+    """Which host and CPU this is, from the standard library alone (it runs inside profiled programs too).
+
+    ``host``: the host name; ``cpu``: ``/proc/cpuinfo``'s model name (else the platform's processor
+    name); ``cpuid``: ``'family 25 model 17 stepping 1'`` on x86, the implementer, part, variant and
+    revision on Arm, else ``''`` (a virtual machine's model name can be as vague as 'AMD EPYC').
+    """
+    raw = _proc_cpuinfo()
+    x86 = ("cpu family", "model", "stepping")
+    arm = ("CPU implementer", "CPU part", "CPU variant", "CPU revision")
+    fields = x86 if all(k in raw for k in x86) else arm if all(k in raw for k in arm) else ()
+    return {
+        "host": socket.gethostname(),
+        "cpu": raw.get("model name") or platform.processor() or platform.machine() or "unknown CPU",
+        "cpuid": " ".join(f"{k.removeprefix('cpu ').removeprefix('CPU ')} {raw[k]}" for k in fields),
+    }
+
+
 def describe_cpu(threads: int | None = None) -> CpuDescription:
     """Describe the host CPU as far as the system tells (see the module docstring)."""
     cpus = used_cpus(threads)
@@ -161,3 +180,24 @@ def _physical_cores(cpus: Sequence[int], root: Path = SYSFS_CPU) -> int | None:
         except OSError:
             return None
     return len(cores) or None
+
+
+#: Bump when the CPU benchmark changes what it measures: cached machines of older versions are measured again.
+BENCHMARK_VERSION = "2"
+
+
+def cpu_key(threads: int | None = None) -> dict[str, str]:
+    """What a measured CPU machine depends on, as strings: :func:`cpu_identity` (host name, model
+    name, CPUID family/model/stepping), the logical CPUs this process may use and the physical
+    cores among them, the data caches (size x instances per level, from sysfs), the widest vector
+    extension, and :data:`BENCHMARK_VERSION`. Equal keys: the same ceilings apply. Read without
+    py-cpuinfo (which takes about a second), so it is cheap enough to check on every run.
+    """
+    cpus = used_cpus(threads)
+    raw = _proc_cpuinfo()
+    flags = set(raw.get("flags", "").split()) | set(raw.get("Features", "").split())  # x86, Arm
+    vector = next((f for f in ("avx512f", "avx2", "avx", "sse2", "sve", "asimd") if f in flags), "")
+    caches = ", ".join(f"{c.name} {c.size} B x{c.instances}" for c in read_caches(cpus))
+    cores = _physical_cores(cpus)
+    return {**cpu_identity(), "cpus": str(len(cpus)), "cores": str(cores) if cores else "unknown",
+            "caches": caches, "vector": vector, "benchmark": BENCHMARK_VERSION}

@@ -16,6 +16,9 @@ from roofline.kernels import KernelTable
 
 #: Keys of a recorded row that are not kernel-table columns; kept in ``KernelTable.metrics``.
 EXTRA_KEYS = ("overload", "shapes", "dtype", "device_type")
+#: ``metrics`` columns naming where each process ran (:func:`roofline.machine.cpu_system.cpu_identity`):
+#: host name, CPU model name, CPUID. A table whose rows all ran on this host's CPU is held to its ceilings.
+HOST_COLUMNS = ("host", "cpu", "cpuid")
 
 
 def rows_to_table(rows: Iterable[Mapping[str, Any]], source: str) -> KernelTable:
@@ -75,6 +78,9 @@ def collect(folder: str | Path) -> KernelTable:
         table = rows_to_table(payload["rows"], source=str(p))
         rank = payload.get("rank")  # torchrun, mpirun, srun: the process's rank (merge's metrics column)
         table.metrics["rank"] = pd.array([rank] * len(table.frame), dtype="Int64")
+        where = payload.get("cpu_identity") or {}  # the host and CPU the process ran on (absent: older files)
+        for column in HOST_COLUMNS:
+            table.metrics[column] = pd.array([where.get(column)] * len(table.frame), dtype="string")
         if payload.get("compiled_frames"):
             table = replace(table, warnings=(*table.warnings, _compiled_note(bool(payload.get("timed", True)))))
         tables.append(table)

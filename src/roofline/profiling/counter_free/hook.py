@@ -3,7 +3,8 @@
 The generated ``sitecustomize.py`` (see :mod:`.launch`) calls :func:`activate_from_env`
 at interpreter startup. When ``ROOFLINE_COUNTER_FREE_DIR`` names a folder, it starts a
 :class:`~.recorder.Recorder` and, at interpreter exit (normal end, ``sys.exit``, an
-uncaught exception or Ctrl-C), writes ``ops.<pid>.json`` there. Processes started by
+uncaught exception or Ctrl-C), writes ``ops.<pid>.json`` there, with the host and CPU it ran on
+(:func:`roofline.machine.cpu_system.cpu_identity`). Processes started by
 ``multiprocessing`` (data-loader workers) write nothing. If PyTorch cannot be
 imported, ``error.<pid>.json`` says why, for the ``roofline`` process to report.
 
@@ -49,11 +50,13 @@ def _finish(recorder: Any, folder: Path) -> None:
         return
     rows = recorder.rows()
     if rows:
+        from roofline.machine.cpu_system import cpu_identity
         from roofline.profiling.ranks import rank_from_env
 
         _write(folder, f"ops.{os.getpid()}.json",
                {"pid": os.getpid(), "rank": rank_from_env(os.environ), "argv": sys.argv, "rows": rows,
-                "timed": recorder.timed, "compiled_frames": recorder.compiled_frames()})
+                "timed": recorder.timed, "compiled_frames": recorder.compiled_frames(),
+                "cpu_identity": cpu_identity()})  # where it ran: CPU rows are held to this CPU's ceilings
 
 
 def activate_from_env() -> bool:
