@@ -131,7 +131,8 @@ def compare(
     from roofline.comparison import compare as _compare
     from roofline.errors import InputError
 
-    sides = (("before", before, machine_before or machine), ("after", after, machine_after or machine))
+    sides = (("before", before, machine if machine_before is None else machine_before),
+             ("after", after, machine if machine_after is None else machine_after))
     tables: dict[str, KernelTable] = {}
     for side, data, side_machine in sides:
         if isinstance(data, Analysis):
