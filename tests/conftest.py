@@ -67,11 +67,20 @@ def _strict() -> bool:
     return os.environ.get("CI", "").lower() == "true" or os.environ.get("ROOFLINE_STRICT_SKIPS") == "1"
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+def _check_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
     if report.skipped and _strict():
         reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
         if not any(allowed in reason for allowed in ALLOWED_SKIP_REASONS):
             _disallowed_skips.append(f"{report.nodeid}: {reason}")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _check_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A whole module skipped (``importorskip`` at its top, ``allow_module_level``) counts too."""
+    _check_skip(report)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

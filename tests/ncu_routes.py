@@ -3,12 +3,13 @@ requiring the same kernel table: shared by the tests of real reports."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+
+import needs
 
 from roofline.readers import ncu_rep
 from roofline.readers.build import build_table
@@ -24,9 +25,7 @@ def same_table_both_ways(report: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     CSV prints rounded values). Returns (by module, by ncu) for the callers' process-id checks: the
     module API exposes no process id, the CLI route does."""
     module = pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
+    ncu = needs.ncu()
     by_module = build_table(ncu_rep.read_with_module(report, module)).frame
     by_cli = build_table(ncu_rep.read_with_cli(report, ncu)).frame
     assert list(by_module.columns) == list(by_cli.columns)

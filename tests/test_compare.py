@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -123,3 +124,42 @@ def test_interactive_chart_arrows_and_escaped_names():
     assert "<img" not in hover and "&lt;img src=x onerror=alert(1)&gt;" in hover
     ceilings = [t for t in fig.data if t.mode == "lines"]
     assert len(ceilings) == 3 + 2  # same machine: drawn once
+
+
+# -- the Python API takes profiles as analyze does (issue 32) ------------------------------------------
+PAIR = Path(__file__).parent / "data" / "ncu" / "pairs" / "v100_a100_cutlass_gemm"  # PROVENANCE.md there
+V100_SIDE, A100_SIDE = PAIR / "v100pcie_output.csv", PAIR / "a100pcie_output_A100.csv"
+#: The V100 side's FLOPs: 6 CUTLASS SIMT GEMMs of 17,182,415,257,600 and one tensor-op GEMM of 17,180,288,614,400.
+V100_FLOPS = 6 * 17182415257600 + 17180288614400
+
+
+def test_compare_takes_paths_and_kernel_tables_as_analyze_does():
+    """``roofline.compare(path, path)`` raised AttributeError ('str' object has no attribute 'frame')."""
+    import roofline
+
+    by_path = roofline.compare(str(V100_SIDE), A100_SIDE, machine_before="v100-pcie", machine_after="a100-pcie")
+    by_analysis = compare(roofline.analyze(V100_SIDE, "v100-pcie"), roofline.analyze(A100_SIDE, "a100-pcie"))
+    by_table = roofline.compare(roofline.read(V100_SIDE), roofline.read([A100_SIDE]), machine_before="v100-pcie",
+                                machine_after="a100-pcie")
+    for comp in (by_path, by_table):
+        pd.testing.assert_frame_equal(comp.frame, by_analysis.frame)
+    assert np.nansum(by_path.frame["flops_before"]) == V100_FLOPS
+    # 2 kernels in both runs (the A100's GEMMs are other kernels: cuBLAS picks per GPU), 2 only on each side
+    assert (by_path.totals["matched"], by_path.totals["new"], by_path.totals["vanished"]) == (2, 2, 2)
+    assert by_path.before.machine.name == roofline.load_machine("v100-pcie").name
+
+    gemms = roofline.compare(V100_SIDE, V100_SIDE, kernels="gemm")  # the selection applies to both sides
+    assert set(gemms.frame["status"]) == {"matched"} and np.nansum(gemms.frame["flops_after"]) == V100_FLOPS
+    with pytest.raises(InputError, match="already an analysis"):  # its machine is its own: not silently ignored
+        roofline.compare(by_analysis.before, V100_SIDE, machine="v100-pcie")
+
+
+def test_plot_takes_paths_and_kernel_tables_as_analyze_does():
+    """``roofline.plot(path)`` raised AttributeError ('str' object has no attribute 'levels')."""
+    import roofline
+
+    from roofline.outputs import figure_bytes
+
+    expected = figure_bytes(roofline.plot(roofline.analyze(V100_SIDE)), ".png")  # PNG: no date or random ids
+    for data in (str(V100_SIDE), roofline.read(V100_SIDE)):
+        assert figure_bytes(roofline.plot(data), ".png") == expected  # the same chart, of the same kernels

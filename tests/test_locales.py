@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import needs
+
 from roofline.errors import InputError
 from roofline.readers import read_profile
 from roofline.readers.ncu_numbers import MixedNumbers, c_numbers, decimal_comma, plain
@@ -154,8 +156,7 @@ def test_a_report_read_through_ncu_in_a_german_shell(german, monkeypatch):
     de_DE shell the real ncu writes ``5.001.000``; roofline's call gets the C file."""
     from roofline.readers import ncu_rep
 
-    ncu = shutil.which("ncu")
-    assert ncu is not None, "the real ncu (bash .ci/install-ncu)"
+    ncu = needs.ncu()
     plainly = subprocess.run([ncu, "--import", str(T4), "--csv", "--page", "raw"], capture_output=True, text=True)
     assert '"5.001.000"' in plainly.stdout  # the locale took: ncu groups digits with dots
     exported: list[str] = []
@@ -175,8 +176,7 @@ def test_a_report_read_through_ncu_in_a_german_shell(german, monkeypatch):
 def test_profile_exports_the_c_way_in_a_german_shell(german, tmp_path):
     from roofline.profiling.ncu_runner import export_raw_csv
 
-    ncu = shutil.which("ncu")
-    assert ncu is not None
+    ncu = needs.ncu()
     out = export_raw_csv(ncu, T4, tmp_path / "t4.csv")
     text = out.read_text()
     assert '"5001000"' in text and "5.001.000" not in text

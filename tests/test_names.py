@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from needs import needs_ncu
+
 from roofline.readers import names
 from roofline.readers import read_profile
 
@@ -153,7 +155,7 @@ def _ncu_binary():  # type: ignore[no-untyped-def]
     return next(p for p in found if p.is_file() and p.stat().st_size > 1_000_000)
 
 
-@pytest.mark.skipif(__import__("shutil").which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_ncu_writes_these_headers():
     binary = _ncu_binary().read_bytes()
     for header in (PUSH_POP, START_END, RANGE_ONLY):

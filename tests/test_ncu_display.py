@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from needs import needs_ncu
+
 from roofline.readers.ncu_display import CHART_SECTIONS, SECTIONS, UNAMBIGUOUS, metric_for
 
 
@@ -38,7 +40,7 @@ def _section_files() -> dict[str, dict[str, str]]:
     return out
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_every_display_name_is_what_the_real_section_files_say() -> None:
     real = _section_files()
     assert "GPU Speed Of Light Throughput" in real

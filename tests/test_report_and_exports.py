@@ -10,11 +10,11 @@ exported by ncu 2024.1.1, which prints no units. Truths are the reports' stored 
 from __future__ import annotations
 
 import itertools
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+import needs
 from ncu_routes import same_table_both_ways
 
 from roofline.readers import ncu_rep, read_profile
@@ -138,9 +138,7 @@ def test_units_that_are_printed_are_kept(tmp_path):
 
 
 def test_cli_route_of_the_rtx5060_report_reads_nanoseconds():
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        pytest.fail("the real ncu is needed (bash .ci/install-ncu)")
+    ncu = needs.ncu()
     f = build_table(ncu_rep.read_with_cli(RENDER[0], ncu)).frame
     assert f["time_s"].tolist() == [pytest.approx(0.011232992, rel=1e-12)]
 

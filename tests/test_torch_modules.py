@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import needs
+
+torch = needs.torch()
 
 from roofline import attribution, phases  # noqa: E402
 from roofline.profiling.counter_free.recorder import Recorder  # noqa: E402

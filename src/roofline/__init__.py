@@ -37,12 +37,13 @@ _NAMES = {
     "analyze": "roofline.api",
     "plot": "roofline.api",
     "load_machine": "roofline.api",
-    "compare": "roofline.comparison",
+    "compare": "roofline.api",
     "project": "roofline.api",
     "Projection": "roofline.projection",
     "phase": "roofline.phases",
-    # The measurement API lives in roofline.measuring and comparisons in roofline.comparison: a
-    # submodule named like a function would replace that function on the package once imported.
+    # The measurement API lives in roofline.measuring and comparisons in roofline.comparison (compare
+    # itself, taking profiles as analyze does, in roofline.api): a submodule named like a function would
+    # replace that function on the package once imported.
     "measure": "roofline.measuring",
     "measured": "roofline.measuring",
     "collecting": "roofline.measuring",
@@ -63,8 +64,8 @@ __all__ = ["__version__", *_NAMES, "machine", "torch"]
 if TYPE_CHECKING:  # what type checkers and editors see; at run time these are resolved lazily
     from roofline import machine, torch
     from roofline.analysis.result import Analysis
-    from roofline.api import analyze, load_machine, plot, project, read
-    from roofline.comparison import Comparison, compare
+    from roofline.api import analyze, compare, load_machine, plot, project, read
+    from roofline.comparison import Comparison
     from roofline.errors import InputError, MachineError, RooflineError
     from roofline.kernels import KernelTable
     from roofline.machine.model import Machine

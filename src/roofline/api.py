@@ -1,4 +1,5 @@
-"""The Python API under the CLI: read, analyze, plot.
+"""The Python API under the CLI: read, analyze, plot, compare, project. Each takes profile paths,
+a KernelTable or (plot, compare) an Analysis alike.
 
     >>> import roofline
     >>> result = roofline.analyze("report.csv", machine="h100-sxm")   # doctest: +SKIP
@@ -86,6 +87,59 @@ def analyze(
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
     return dataclasses.replace(result, peaks=chosen.peaks)
+
+
+def compare(
+    before: Any,
+    after: Any,
+    machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    *,
+    machine_before: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    machine_after: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    by: str = "auto",
+    fp16: str = "ncu",
+    kernels: str | None = None,
+    nvtx: str | None = None,
+    allow_other_machine: bool = False,
+) -> Any:
+    """Compare two runs (before and after a change, or one program on two GPUs); returns a
+    :class:`roofline.comparison.Comparison` (:func:`roofline.comparison.compare`).
+
+    ``before`` and ``after``: each an Analysis, or what :func:`analyze` takes (a KernelTable, a profile
+    file, a folder, several files), read, selected (``kernels``, ``nvtx``) and analysed here against
+    ``machine_before`` / ``machine_after`` (default ``machine``; None: as :func:`analyze`). ``by``:
+    match kernels by ``"name"``, by ``"phase"`` and name, or ``"auto"`` (by phase when both runs have
+    phases). An Analysis is compared as it is: giving it a machine or a selection raises
+    :class:`~roofline.errors.InputError`, as would reading a per-launch analysis.
+    ``allow_other_machine``: as for :func:`analyze`.
+    """
+    from roofline.analysis.result import Analysis
+    from roofline.analysis.select import select
+    from roofline.comparison import compare as _compare
+    from roofline.errors import InputError
+
+    sides = (("before", before, machine if machine_before is None else machine_before),
+             ("after", after, machine if machine_after is None else machine_after))
+    tables: dict[str, KernelTable] = {}
+    for side, data, side_machine in sides:
+        if isinstance(data, Analysis):
+            if side_machine is not None or kernels is not None or nvtx is not None:
+                raise InputError(f"{side} is already an analysis: its machine and kernels are its own",
+                                 hint="pass the KernelTable or the profile files to analyse them here")
+            continue
+        table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
+        tables[side] = select(table, kernels=kernels, nvtx=nvtx)
+    if by == "auto":
+        def has_phases(side: str, data: Any) -> bool:
+            if side in tables:
+                return bool(tables[side].frame["phase"].notna().any())
+            return bool(data.by == "phase")
+
+        by = "phase" if all(has_phases(side, data) for side, data, _ in sides) else "name"
+    analysed = [data if isinstance(data, Analysis) else
+                analyze(tables[side], side_machine, by=by, allow_other_machine=allow_other_machine)
+                for side, data, side_machine in sides]
+    return _compare(*analysed)
 
 
 def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
@@ -187,8 +241,14 @@ def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: 
     """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``;
     for an analysis of ``work="instructions"``, the instruction roofline with its memory-pattern walls.
 
+    ``analysis``: an Analysis, or what :func:`analyze` takes (a KernelTable, profile files), analysed
+    first with :func:`analyze`'s defaults (call it yourself to choose the machine or grouping).
     ``ceilings``: ``"used"`` (the precisions the kernels use plus the highest) or ``"all"``.
     """
+    from roofline.analysis.result import Analysis
+
+    if not isinstance(analysis, Analysis):
+        analysis = analyze(analysis)
     if getattr(analysis, "work", "flops") == "instructions":
         if interactive:
             from roofline.views.chart_instructions_interactive import instruction_plotly

@@ -43,5 +43,10 @@ class OutputExistsError(RooflineError):
     """An output file exists and the caller did not allow overwriting it."""
 
 
+class OutputError(RooflineError):
+    """An output file cannot be written: its folder cannot be created or written to (permissions, a
+    read-only or virtual file system, a full disk); the message gives the operating system's reason."""
+
+
 class ToolNotFoundError(RooflineError):
     """An external tool (ncu, a GPU, a Python extra) needed for the request is not available."""

@@ -1,17 +1,23 @@
 """Safe output: never overwrite or lose a user's file without being told to, never an input.
 
-``-`` as an output names standard output (:func:`is_stdout`); the callers write it there.
+``-`` as an output names standard output (:func:`is_stdout`); the callers write it there. ``-`` as
+an input is standard input: when that is a regular file (``< profile.csv``), the file it reads is an
+input like any named one (:func:`reads_stdin_file`). An output that cannot be written (no permission,
+a read-only or virtual file system, a folder that cannot be made) raises
+:class:`~roofline.errors.OutputError` with the operating system's reason (:func:`writing`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
 from pathlib import Path
 
-from roofline.errors import OutputExistsError, RooflineError
+from roofline.errors import OutputError, OutputExistsError, RooflineError
 
 #: The output name that means standard output.
 STDOUT = "-"
@@ -34,20 +40,43 @@ def same_file(a: str | PathLike[str], b: str | PathLike[str]) -> bool:
         return False
 
 
+def reads_stdin_file(path: str | PathLike[str]) -> bool:
+    """True when standard input (file descriptor 0) is the regular file ``path`` names (same device
+    and inode), as after ``< path``. A pipe, a terminal or a closed standard input names no file."""
+    try:
+        stdin = os.fstat(0)
+        if not stat.S_ISREG(stdin.st_mode):
+            return False
+        out = os.stat(fspath(path))
+    except OSError:
+        return False
+    return (out.st_dev, out.st_ino) == (stdin.st_dev, stdin.st_ino)
+
+
 def check_not_input(path: str | PathLike[str], inputs: Iterable[str | PathLike[str]]) -> None:
-    """Raise if ``path`` is one of ``inputs`` (also through symlinks); ``--force`` does not change this."""
+    """Raise if ``path`` is one of ``inputs`` (also through symlinks), or, when ``-`` is one of them,
+    the file standard input reads; ``--force`` does not change this."""
+    hint = "choose another output name (--force never overwrites an input)"
     for inp in inputs:
-        if not is_stdout(inp) and same_file(path, inp):
+        if is_stdout(inp):
+            if reads_stdin_file(path):
+                raise RooflineError("the output is the file standard input (-) reads; refusing to overwrite it",
+                                    path=fspath(path), hint=hint)
+        elif same_file(path, inp):
             raise RooflineError("the output is one of the inputs; refusing to overwrite it", path=fspath(path),
-                                hint="choose another output name (--force never overwrites an input)")
+                                hint=hint)
 
 
 def check_writable(path: str | PathLike[str], *, force: bool = False,
                    inputs: Iterable[str | PathLike[str]] = ()) -> Path:
-    """Raise if ``path`` is an input, is a folder, or exists and ``force`` is false.
+    """Raise if ``path`` is an input, is a folder, exists and ``force`` is false, or lies in a folder
+    this process may not write to.
 
     A missing parent folder is not an error: :func:`write_bytes` creates it (as ``-o DIR`` does),
-    unless some part of it is a file.
+    unless some part of it is a file or its nearest existing folder is not writable. The permission
+    check is the operating system's own (``access(2)``: modes, read-only file systems); what it
+    cannot see (a virtual file system such as /proc for root) fails when written, as
+    :class:`~roofline.errors.OutputError` too.
     """
     p = Path(fspath(path))
     check_not_input(p, inputs)
@@ -59,8 +88,26 @@ def check_writable(path: str | PathLike[str], *, force: bool = False,
         if parent.exists():
             if not parent.is_dir():
                 raise RooflineError(f"cannot create the output folder: {parent} is a file", path=p)
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise OutputError(f"cannot write: the folder {parent} is not writable (permission denied or a "
+                                  "read-only file system)", path=p, hint="write it to a folder you can write to")
             break
     return p
+
+
+@contextlib.contextmanager
+def writing(path: str | PathLike[str]) -> Iterator[None]:
+    """Turn an operating-system error while writing ``path`` (making its folder, its temporary file,
+    renaming it into place) into :class:`~roofline.errors.OutputError` naming ``path`` and the reason."""
+    p = Path(fspath(path))
+    try:
+        yield
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        failed = Path(exc.filename) if isinstance(exc.filename, str) else None
+        where = f" (creating the folder {failed})" if failed is not None and failed in p.parents else ""
+        raise OutputError(f"cannot write: {reason}{where}", path=p,
+                          hint="write it to a folder you can write to") from None
 
 
 def _umask() -> int:
@@ -84,16 +131,17 @@ def write_bytes(path: str | PathLike[str], data: bytes, *, force: bool = False,
     ``open(path, "w")`` would give it (0666 less the umask), not the temporary file's 0600.
     """
     p = check_writable(path, force=force, inputs=inputs)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with writing(p):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, p)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return p
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+
 from roofline.cli.app import main
 
 HERE = Path(__file__).resolve().parent
@@ -61,7 +63,7 @@ def test_no_ncu_is_exit_2_with_the_way_out(tmp_path: Path, monkeypatch, capsys) 
 
 
 def test_counter_free_cli_marks_every_point_estimated_and_has_phases(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
+    needs.torch()
     out = tmp_path / "cam.json"
     code = main(["profile", "--no-counters", "--by", "phase", "-o", str(tmp_path / "cam"), "--json", str(out),
                  "--", sys.executable, str(ROOT / "examples" / "deepcam_mini.py"), "--steps", "1", "--size", "16"])

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+import needs
+
+torch = needs.torch()
 
 from roofline.profiling.counter_free.collect import rows_to_table  # noqa: E402
 from roofline.profiling.counter_free.recorder import Recorder  # noqa: E402

@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-torch = pytest.importorskip("torch")
+import needs
+
+torch = needs.torch()
 
 from torch.nn import functional as F  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from needs import needs_ncu
 
 from roofline.errors import InputError
 from roofline.profiling import metricsets
@@ -167,7 +168,7 @@ def _ncu_names(chip: str, bases: list[str]) -> set[str]:
 B200 = Path(__file__).parents[1] / "data" / "ncu" / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 @pytest.mark.parametrize("cc", [cc for cc, a in ARCHITECTURES.items() if a.chip in metricsets.CHECKED_CHIPS])
 def test_ncu_knows_every_metric_for_the_chip(cc: str) -> None:
     """Every name `roofline profile` requests on this chip exists there, exactly (suffix included)."""
@@ -189,7 +190,7 @@ def _hinted(out) -> set[str]:
     return names | {n for hinted in out.missing_hints.values() for n in hinted}
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 @pytest.mark.parametrize("cc", [cc for cc, a in ARCHITECTURES.items() if a.chip in metricsets.CHECKED_CHIPS])
 def test_every_counter_a_hint_names_exists_on_the_chip(cc: str) -> None:
     """A hint names only counters the launch's chip has: ncu refuses a name its chip does not list, and
@@ -210,7 +211,7 @@ def test_every_counter_a_hint_names_exists_on_the_chip(cc: str) -> None:
     assert sorted(names - _ncu_names(chip, [n.split(".")[0] for n in names])) == [], chip
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 @pytest.mark.parametrize("cc", ["7.5", "8.0", "8.6"])
 def test_the_tensor_kinds_are_every_kind_the_chip_has(cc: str) -> None:
     """An idle kind proves its side's work 0 only if the table's kinds are all the tensor pipe's kinds
@@ -230,7 +231,7 @@ def test_the_tensor_kinds_are_every_kind_the_chip_has(cc: str) -> None:
     assert {k for k in kinds if not any(k.startswith(f"{o}_type_") for o in ours)} == ours, chip
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_the_name_check_can_fail() -> None:
     """The old Hopper set asked for src_fp16_dst_fp16/_dst_fp32 and src_int4: the real ncu has none on gh100."""
     wrong = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_int4.sum"]
@@ -240,7 +241,7 @@ def test_the_name_check_can_fail() -> None:
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in _ncu_names("ga100", ["sm__ops_path_tensor_src_fp16_dst_fp32"])
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_no_chip_before_blackwell_has_packed_fp32_or_tc_pipe_counters() -> None:
     """Packed FP32 (FADD2, FMUL2, FFMA2) is counted as 0 on SM < 10 when not collected, and its counters
     and the tcgen05 pipe's are requested on SM 10.0 only: the real ncu lists them for no checked chip,
@@ -254,7 +255,7 @@ def test_no_chip_before_blackwell_has_packed_fp32_or_tc_pipe_counters() -> None:
         assert not [n for n in known if "2_pred_on" in n or "pipe_tc." in n], chip  # nor a tcgen05 pipe
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_the_catalog_check_reads_the_real_ncu() -> None:
     """`roofline profile` keeps what the GPU's catalog lists: read here from the real ncu for named chips
     (the per-chip "1" columns), exact to the suffix, attributes kept, Blackwell-only names dropped on gh100."""

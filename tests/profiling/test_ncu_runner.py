@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import needs
+
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.profiling import session
 from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress
@@ -132,7 +134,7 @@ def test_interrupt_is_forwarded_and_the_partial_report_kept(tmp_path: Path, fake
 @pytest.mark.parametrize("mode", ["perm0", "perm1"])
 def test_permission_error_falls_back_to_counter_free_whatever_ncu_exits_with(
         tmp_path: Path, fake_ncu: Path, monkeypatch, mode: str) -> None:
-    pytest.importorskip("torch")
+    needs.torch()
     monkeypatch.setenv("FAKE_NCU_MODE", mode)
     script = tmp_path / "prog.py"
     script.write_text("import torch\na = torch.ones(256)\nb = a * 2 + a\nprint('done')\n")

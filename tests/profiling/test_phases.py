@@ -6,6 +6,8 @@ import threading
 
 import pytest
 
+import needs
+
 import roofline
 from roofline import phases
 
@@ -142,7 +144,7 @@ def _train_step(model, optimizer, x, y, record):  # type: ignore[no-untyped-def]
 
 
 def test_annotate_assigns_forward_backward_optimizer_to_operators() -> None:
-    torch = pytest.importorskip("torch")
+    torch = needs.torch()
     from roofline.profiling.counter_free.recorder import Recorder
     from roofline.torch import annotate
 
@@ -174,7 +176,7 @@ def test_annotate_assigns_forward_backward_optimizer_to_operators() -> None:
 
 
 def test_backward_range_is_opened_on_the_thread_running_backward() -> None:
-    torch = pytest.importorskip("torch")
+    torch = needs.torch()
     from roofline.torch import annotate
 
     model = torch.nn.Linear(3, 3)

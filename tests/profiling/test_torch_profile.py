@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+import needs
+
 from roofline.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[2]
-pytest.importorskip("torch")
+needs.torch()
 
 
 def _profile(tmp_path: Path, name: str, program: list[str], *options: str) -> dict[str, Any]:

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import needs
+from needs import needs_ncu
+
 from roofline import kernels
 from roofline.readers import kernel_json
 
@@ -79,7 +82,7 @@ def test_dry_run_targets_pass_with_the_analytic_counts(dry_run) -> None:  # type
 
 
 def test_dry_run_deepcam_phases_figures_paper_and_estimate(dry_run) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")  # the dry run still runs examples/deepcam_mini.py (on the CPU), and the cf part
+    needs.torch()  # the dry run still runs examples/deepcam_mini.py (on the CPU), and the cf part
     summary, out = dry_run
     deepcam = summary["checks"]["deepcam"]
     assert deepcam["verdict"] == "PASS"
@@ -157,7 +160,7 @@ def test_dry_run_names_are_the_ones_roofline_profile_requests_on_sm90() -> None:
     assert names["dram_bytes"] == "dram__bytes.sum" and set(names.values()) <= set(metric_set("9.0"))
 
 
-@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu (no GPU needed)")
+@needs_ncu
 def test_gemm_targets_on_hopper_add_per_kind_tensor_counters_the_real_ncu_knows(script) -> None:  # type: ignore[no-untyped-def]
     """On sm_90 each tensor GEMM target collects the metric set plus its type's HGMMA and HMMA counters, in
     one run; every name exists on gh100 (the real ncu 2024.1.1, no GPU). Elsewhere: the default set."""

@@ -90,6 +90,10 @@ def print_comparison(comparison: Any, *, by: str, top: int, to_stderr: bool = Fa
         comparison_renderable(comparison, by="module" if by == "module" else "op", top=top))
 
 
+#: The file in `roofline demo`'s folder that lists what it wrote (:mod:`roofline.output_record`).
+DEMO_RECORD = ".roofline-demo.sha256"
+
+
 class Fp16(str, Enum):
     ncu = "ncu"
     paper = "paper"
@@ -125,7 +129,9 @@ def print_analysis(analysis: Any, *, top: int, explain: str | None = None, metri
 
 
 def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple[Path, ...]:
-    """Every file read (profiles, inside folders too, and machine files): never to be written over."""
+    """Every file read (profiles, inside folders too, and machine files): never to be written over.
+    ``-`` stays: the file standard input reads, when it is one, is an input too
+    (:func:`roofline.io.check_not_input`)."""
     from roofline.readers.dispatch import PROFILE_PATTERNS
     from roofline.readers.stream import is_stdio
 
@@ -133,9 +139,10 @@ def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple
 
     out: list[Path] = []
     for f in [*files, *(split_pick(m)[0] for m in machine or ())]:
-        if is_stdio(f):
-            continue
         p = Path(f)
+        if is_stdio(f):
+            out.append(p)
+            continue
         if p.is_dir():
             out += [q for pattern in PROFILE_PATTERNS for q in p.glob(pattern)]
         elif p.exists():
@@ -205,24 +212,34 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         outdir: Annotated[Path, typer.Option("--outdir", "-o", help="Folder for the chart and report (created if missing).")] = Path("."),
         ceilings: CeilingsOpt = Ceilings.used,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (a rerun replaces its own without it).")] = False,
         quiet: Quiet = False,
     ) -> None:
-        """Analyze the bundled example: the Hierarchical Roofline paper's DeepCAM LAMB-optimizer kernels on a V100 (no GPU needed)."""
+        """Analyze the bundled example: the Hierarchical Roofline paper's DeepCAM LAMB-optimizer kernels on a V100 (no GPU needed).
+
+        A rerun replaces the files an earlier run wrote (.roofline-demo.sha256 in the folder lists them
+        with their SHA-256); any other file of those names is kept unless --force.
+        """
         from roofline import api
+        from roofline.io import check_writable, write_text
+        from roofline.output_record import check_replaceable, record_text
 
         messages = messages_for(ctx, quiet)
         profiles, machine_file = api.example_files()
-        request = OutputRequest(
-            html=outdir / "roofline-demo.html", png=outdir / "roofline-demo.png",
-            json=outdir / "roofline-demo.json", force=force, top=5, ceilings=ceilings.value,
-            inputs=(*profiles, machine_file),
-        )
+        html, png, json_path = (outdir / f"roofline-demo{suffix}" for suffix in (".html", ".png", ".json"))
+        record = outdir / DEMO_RECORD
+        inputs = (*profiles, machine_file)
+        check_replaceable(record, (html, png, json_path), force=force)  # what exists is demo's own, or forced
+        request = OutputRequest(html=html, png=png, json=json_path, force=True, top=5, ceilings=ceilings.value,
+                                inputs=inputs)
         check_targets(request)
+        check_writable(record, force=True, inputs=inputs)
         table = api.read(profiles, fp16="paper")
         analysis = api.analyze(table, machine_file, by="name")
         console = results_console()
         console.print("DeepCAM (PyTorch, FP32, LAMB optimizer step) on V100-SXM2, from the paper authors' ncu files\n")
         print_analysis(analysis, top=10, metrics=table, messages=messages)
-        for path in save_outputs(analysis, request, diagnoses=table):
+        written = save_outputs(analysis, request, diagnoses=table)
+        write_text(record, record_text(written), force=True, inputs=inputs)
+        for path in written:
             messages.wrote(path)

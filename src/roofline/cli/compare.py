@@ -25,10 +25,6 @@ class MatchBy(str, Enum):
     phase = "phase"
 
 
-def _has_phases(table) -> bool:  # type: ignore[no-untyped-def]
-    return bool(table.frame["phase"].notna().any())
-
-
 def register(app: typer.Typer) -> None:
     @app.command()
     def compare(
@@ -57,8 +53,7 @@ def register(app: typer.Typer) -> None:
         import json
 
         from roofline import api
-        from roofline.analysis.select import select
-        from roofline.comparison import EXIT_SLOWER, changes_table, compare as compare_analyses, comparison_to_dict
+        from roofline.comparison import EXIT_SLOWER, changes_table, comparison_to_dict
         from roofline.errors import InputError
         from roofline.outputs import check_drawable, check_files, figure_bytes, write_all
         from roofline.readers.stream import is_stdio
@@ -70,17 +65,10 @@ def register(app: typer.Typer) -> None:
         inputs = input_files([before, after], machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
         check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
-        sides = []
-        for path in (before, after):
-            table = select(api.read([path], fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-            sides.append(table)
-        table_b, table_a = sides
-        group = by.value if by is not MatchBy.auto else (
-            "phase" if _has_phases(table_b) and _has_phases(table_a) else "name")
-        mb, ma = machine_before or machine, machine_after or machine
-        analysis_b = api.analyze(table_b, mb if mb else None, by=group, allow_other_machine=allow_other_machine)
-        analysis_a = api.analyze(table_a, ma if ma else None, by=group, allow_other_machine=allow_other_machine)
-        comp = compare_analyses(analysis_b, analysis_a)
+        comp = api.compare(before, after, machine or None, machine_before=machine_before or None,
+                           machine_after=machine_after or None, by=by.value, fp16=fp16.value,
+                           kernels=kernel_filter, nvtx=nvtx, allow_other_machine=allow_other_machine)
+        analysis_b, analysis_a = comp.before, comp.after
         if png_out is not None:
             check_drawable(analysis_b)
             check_drawable(analysis_a)

@@ -306,4 +306,5 @@ def _flops_only(machine: Any) -> Any:
     come back as FP64."""
     compute = {k: v for k, v in machine.compute.items() if compute_unit(k) == "FLOP/s"}
     sources = {k: v for k, v in machine.sources.items() if not k.startswith("compute.") or k[8:] in compute}
-    return replace(machine, compute=compute, sources=sources)
+    clocks = {k: v for k, v in machine.clocks.items() if not k.startswith("compute.") or k[8:] in compute}
+    return replace(machine, compute=compute, sources=sources, clocks=clocks)

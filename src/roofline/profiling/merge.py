@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from roofline import kernels
 from roofline.errors import InputError
-from roofline.io import check_writable
+from roofline.io import check_writable, writing
 from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
 from roofline.readers import kernel_parquet
@@ -212,14 +212,16 @@ def _read_part(footer: Footer, target: _Target, path: Path) -> pa.Table:
 def _replacing(path: Path) -> Iterator[Path]:
     """A temporary file beside ``path`` that replaces it once the block ends without error
     (never half a file); created with the permissions an ordinary new file gets (umask applied)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    os.unlink(tmp)  # reopened below with mode 0o666 & ~umask, not mkstemp's 0o600
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)  # reopened below with mode 0o666 & ~umask, not mkstemp's 0o600
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     try:
         yield Path(tmp)
-        os.replace(tmp, path)
+        with writing(path):
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -62,7 +62,8 @@ def profile_l2_bytes(table: KernelTable) -> float | None:
 def with_levels(machine: Machine, levels: list[str]) -> Machine:
     memory = {lv: machine.memory[lv] for lv in levels if lv in machine.memory}
     sources = {k: v for k, v in machine.sources.items() if not k.startswith("memory.") or k[7:] in memory}
-    return dataclasses.replace(machine, memory=memory, sources=sources)
+    clocks = {k: v for k, v in machine.clocks.items() if not k.startswith("memory.") or k[7:] in memory}
+    return dataclasses.replace(machine, memory=memory, sources=sources, clocks=clocks)
 
 
 def substitute_for(key: str, compute: Mapping[str, float]) -> str | None:
@@ -90,15 +91,18 @@ def substituted(target: Machine, used: set[str]) -> tuple[Machine, dict[str, str
     """The target with a substitute ceiling for each used key it lacks (:func:`substitute_for`)."""
     added: dict[str, float] = {}
     subs: dict[str, str] = {}
+    clocks = dict(target.clocks)
     for key in sorted(used):
         if key in target.compute:
             continue
         sub = substitute_for(key, target.compute)
         if sub is not None:
             added[key], subs[key] = target.compute[sub], sub
+            if f"compute.{sub}" in target.clocks:  # the substitute's figure holds at its own clock
+                clocks[f"compute.{key}"] = target.clocks[f"compute.{sub}"]
     if not added:
         return target, subs
-    return dataclasses.replace(target, compute={**target.compute, **added}), subs
+    return dataclasses.replace(target, compute={**target.compute, **added}, clocks=clocks), subs
 
 
 def memory_roof(frame: pd.DataFrame, machine: Machine | None, levels: tuple[str, ...]) -> np.ndarray:
