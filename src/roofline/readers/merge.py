@@ -8,7 +8,7 @@ matched by ncu's launch ID. One rule whatever the form: the reports, their CSV e
 a folder holding both give one run and each launch once.
 
 Runs (:func:`split_runs`): a file joins a run when it describes the run's launches: the
-same launch IDs, the same kernel name at every ID, the same process name where both
+same launch IDs, the same kernel at every ID, the same process name where both
 files know it, and no metric measured in both with different values by different
 processes (the files of a one-metric-per-file set measure different metrics; two runs
 of one program measure the same ones and differ). Values are compared to the digits a CSV
@@ -23,8 +23,15 @@ reports of one set two runs while their details-page exports, which leave them o
 Any other file starts a run of its own: two different programs, each numbering its launches
 from 0, are two runs. The one error: a file from the same
 process (same process ID, and same name where known) and with the same launch IDs,
-whose kernel names differ, claims to be the run it contradicts. Launch IDs that repeat
+whose kernels differ, claims to be the run it contradicts. Launch IDs that repeat
 within a file cannot be matched at all, and are refused when there are several files.
+
+Kernels are compared by :func:`~roofline.readers.names.same_kernel`, not by the text printed: ncu
+versions print one kernel's name in different forms (a report read by ncu 2024.1.1 says
+``flashinfer::norm::RMSNormKernel<(unsigned int)8, ...>``, its CSV export by ncu 2026.2.1
+``norm::RMSNormKernel<8, ...>``; tests/data/ncu/h200_sections_rep_and_details_export), and a
+report beside its own export is one run. The merged run names each launch by its fullest
+form (the longest: the report's, there).
 
 Timing rule: ncu's SASS-instruction metrics (``sm__sass_*``, ``smsp__sass_*``) are
 collected by patching the kernel, which inflates its cycles (real data: 142 ms
@@ -65,6 +72,7 @@ import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
+from roofline.readers.names import same_kernel
 from roofline.readers.ncu_columns import frame_of
 from roofline.readers.printed import agree_as_printed, agree_printed, finer
 from roofline.readers.profile import RawProfile, is_session_metric, is_timing_metric
@@ -130,7 +138,8 @@ class _Launches:
         return _known(self.profile, "process_name")
 
     def same_names(self, other: _Launches, order: np.ndarray | None) -> bool:
-        """No launch is named differently by the two (unknown names differ from none)."""
+        """No launch is named as another kernel by the two (unknown names differ from none; names
+        printed in other forms by other ncu versions do not differ: :func:`_name_differences`)."""
         if order is None and self.names.tolist() == other.names.tolist():
             return True
         return not _name_differences(self, other, order)
@@ -194,9 +203,13 @@ def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
 
 
 def _name_differences(base: _Launches, other: _Launches, order: np.ndarray | None) -> list[tuple[int, str, str]]:
+    """Launches the two name as different kernels (:func:`~roofline.readers.names.same_kernel`: not
+    names printed in other forms): (row in ``base``, its name there, its name in ``other``)."""
     names_a, names_b = base.names, _take(other.names, order)
     differ = np.flatnonzero(~pd.isna(names_a) & ~pd.isna(names_b) & (names_a != names_b))
-    return [(int(i), names_a[i], names_b[i]) for i in differ]
+    pairs = {(names_a[i], names_b[i]) for i in differ}
+    others = {pair for pair in pairs if not same_kernel(*pair)}  # each pair of forms tested once
+    return [(int(i), names_a[i], names_b[i]) for i in differ if (names_a[i], names_b[i]) in others]
 
 
 def _known(p: RawProfile, column: str) -> frozenset[object]:
@@ -452,6 +465,8 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                                 f"kept {names[origin[c]]}'s values")
     metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
+    ids["kernel_name"] = _fullest_names(ids["kernel_name"], [_take(launches[id(p)].names, order)
+                                                              for p, order in zip(profiles[1:], orders[1:])])
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)),
                       printed=any(p.printed for p in profiles), per_row_units=any(p.per_row_units for p in profiles))
@@ -469,6 +484,23 @@ def _timing_agrees(profiles: Sequence[RawProfile], aligned: list[dict[str, Any]]
                                      for c in sorted(shared)):
                 return False
     return True
+
+
+def _fullest_names(names: pd.Series, others: list[np.ndarray]) -> pd.Series:
+    """Each launch's name in its fullest form among the inputs' (the longest; the first input's
+    among equals): the names of one launch name one kernel (:func:`_check_same_launches`), in the
+    forms different ncu versions print (``flashinfer::norm::RMSNormKernel<(unsigned int)8, ...>``,
+    not ``norm::RMSNormKernel<8, ...>``)."""
+    values = names.to_numpy(dtype=object, na_value=None)
+    chosen = values
+    for other in others:
+        if chosen.tolist() == other.tolist():
+            continue
+        longer = np.array([y is not None and (x is None or len(y) > len(x)) for x, y in zip(chosen, other)],
+                          dtype=bool)
+        if longer.any():
+            chosen = np.where(longer, other, chosen)
+    return names if chosen is values else pd.Series(pd.array(chosen, dtype=names.dtype), index=names.index)
 
 
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).

@@ -36,6 +36,19 @@ A range name may hold colons (``aten::mm``): the domain is the first field and t
 attribute fields the last six; what lies between is the name. Where a program's ranges are
 in several domains, the default domain's innermost phase range is the phase; when it has none,
 the innermost phase range of the last domain listed.
+
+Which launch a name is (:func:`same_kernel`): ncu versions and print options write one kernel's
+name in different forms. The same report (tests/data/ncu/h200_sections_rep_and_details_export)
+read by ncu 2024.1.1 or ``ncu_report`` names a launch
+``void flashinfer::norm::RMSNormKernel<(unsigned int)8, __nv_bfloat16>(T2 *, T2 *, ...)``; its CSV export by
+ncu 2026.2.1 ``void norm::RMSNormKernel<8, __nv_bfloat16>(T2 *, T2 *, ...)`` (casts and ``flashinfer::``
+dropped); ``--print-kernel-base function`` prints ``RMSNormKernel``; ``--print-kernel-base mangled``
+demangled by the C++ runtime gives ``RMSNormKernel<8u, __nv_bfloat16>(__nv_bfloat16*, ...)``, ``false`` for
+``(bool)0``, ``&(float silu<float>(float const&))`` for ``&silu<float>`` and ``{lambda(int)#1}`` for ncu's
+``[lambda(int) (instance 1)]``. Two names are one kernel when
+their function names (no namespaces, no return type) are equal and, where both print template
+arguments, those are equal once written one way (:func:`kernel_key`). Parameter lists are not compared:
+ncu prints the template's own parameter types (``T2 *``), the C++ runtime the instantiated ones.
 """
 
 from __future__ import annotations
@@ -108,6 +121,80 @@ def has_mangled(names: object) -> bool:
     if getattr(names, "dtype", None) != pd.StringDtype():
         return True
     return bool(pc.any(pc.starts_with(pa.array(names), "_Z")).as_py())
+
+
+#: A C-style cast before a number, as ncu 2024 prints template arguments: ``(unsigned int)8``, ``(bool)0``,
+#: ``(cutlass::arch::OpClass)1``.
+_CAST = re.compile(r"\([A-Za-z_][\w:]*(?: +[A-Za-z_][\w:]*)*\) ?(?=[-+]?\d)")
+#: An integer literal's suffix, as the C++ runtime's demangler prints them (``8u``, ``1ul``).
+_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
+_BOOL = re.compile(r"\b(?:(true)|false)\b")
+#: A function given as a template argument, as the C++ runtime writes it: ``&(float silu<float>(float const&))``.
+_FUNCTION_ARGUMENT = re.compile(r"&\((?:[^()&]*\s)?([\w:]+(?:<[^()]*>)?)\([^()]*\)\)")
+#: ncu's lambda, ``[lambda(int) (instance 1)]``, and the C++ runtime's, ``{lambda(int)#1}``.
+_NCU_LAMBDA = re.compile(r"\[lambda\((.*?)\) \(instance (\d+)\)\]")
+_NAMESPACES = re.compile(r"(?:\(anonymous namespace\)::|\b[A-Za-z_]\w*::)+")
+_SPACE = re.compile(r"\s+")
+_SPACE_BESIDE_SIGN = re.compile(r" ?([^\w ]) ?")
+_PAIRS = {")": "(", ">": "<", "]": "[", "}": "{"}
+
+
+def _written_one_way(text: str) -> str:
+    """A demangled name with what ncu versions and demanglers write differently written one way."""
+    text = _FUNCTION_ARGUMENT.sub(r"&\1", text)
+    text = _NCU_LAMBDA.sub(r"{lambda(\1)#\2}", text)
+    text = _CAST.sub("", text)
+    text = _SUFFIX.sub(r"\1", text)
+    text = _BOOL.sub(lambda m: "1" if m.group(1) else "0", text)
+    text = _NAMESPACES.sub("", text)
+    return _SPACE_BESIDE_SIGN.sub(r"\1", _SPACE.sub(" ", text).strip())
+
+
+def _opening(text: str, end: int) -> int | None:
+    """Where the bracket group that closes at ``text[end]`` opens; None when unbalanced."""
+    stack: list[str] = []
+    for i in range(end, -1, -1):
+        ch = text[i]
+        if ch in _PAIRS:
+            stack.append(_PAIRS[ch])
+        elif ch in _PAIRS.values():
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return i
+    return None
+
+
+def kernel_key(name: str) -> tuple[str, str | None]:
+    """What tells a kernel's name from another's, whatever form it is printed in (module docstring):
+    ``(function name, template arguments)``, both written one way, the arguments None where the name
+    prints none (a plain C function, ``--print-kernel-base function``). A name this cannot take apart
+    (unbalanced brackets) is its own key, written one way."""
+    text = _written_one_way(name)
+    if text.endswith(("const", "volatile")):  # a qualifier after a parameter list
+        text = text.rsplit(" ", 1)[0] if " " in text else text
+    if text.endswith(")"):
+        start = _opening(text, len(text) - 1)
+        if start is None:
+            return text, None
+        if start > 0:  # a function's parameter list, not a name in parentheses
+            text = text[:start]
+    arguments = None
+    if text.endswith(">"):
+        start = _opening(text, len(text) - 1)
+        if start is None:
+            return text, None
+        text, arguments = text[:start], text[start + 1:-1]
+    return text.rsplit(" ", 1)[-1], arguments
+
+
+def same_kernel(a: str, b: str) -> bool:
+    """Two printed names name one kernel: equal function names, and equal template arguments where
+    both print them (:func:`kernel_key`)."""
+    if a == b:
+        return True
+    (name_a, args_a), (name_b, args_b) = kernel_key(a), kernel_key(b)
+    return name_a == name_b and (args_a is None or args_b is None or args_a == args_b)
 
 
 def innermost_range(stack: str | None) -> str | None:
