@@ -33,6 +33,8 @@ TIME_AND_FLOP_METRICS = (TIME_METRIC, "sm__sass_thread_inst_executed_op_ffma_pre
 ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traffic"
 #: Categories of the memory-access panel: no global or shared loads/stores; their counts unknown.
 NO_LDST, NO_ACCESSES = "no-ldst", "no-accesses"
+#: ... and the kernels whose only memory instructions' traffic cannot be paired with them (TMA).
+UNPAIRED = "unpaired"
 
 #: Per work: the phrase after "N kernels" for kernels that do none of it, and the reason in full.
 _ZERO = {
@@ -59,7 +61,7 @@ class UndrawnKernel:
     ``kernel``: its full name; ``phase``: its phase (None when by name or unknown); ``time_s``:
     seconds (NaN unknown); ``time_share``: fraction of the analysis's total time (NaN unknown);
     ``reason``: why, in words, with what would place it; ``category``: one of ZERO, UNCOUNTED,
-    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES (the access-pattern panel).
+    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES, UNPAIRED (the access-pattern panel).
     """
 
     kernel: str
@@ -195,11 +197,15 @@ def pattern_rows(analysis: Analysis) -> ChartRows:
     gi = frame["global_inst"].to_numpy(dtype=float) if "global_inst" in frame else np.full(len(frame), np.nan)
     si = frame["shared_inst"].to_numpy(dtype=float) if "shared_inst" in frame else np.full(len(frame), np.nan)
     none = (gi == 0) & (si == 0)
-    category = np.select([no_time, known, none], [NO_TIME, "", NO_LDST], default=NO_ACCESSES)
+    tma = frame["tma_inst"].to_numpy(dtype=float) if "tma_inst" in frame else np.full(len(frame), np.nan)
+    unpaired = (tma > 0) & (gi == 0)  # a shared figure withheld (analysis.patterns), and no global one
+    category = np.select([no_time, known, none, unpaired], [NO_TIME, "", NO_LDST, UNPAIRED], default=NO_ACCESSES)
     reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_LDST: "no global or shared loads/stores",
                NO_ACCESSES: "load/store instructions or transactions not counted (collect "
                "smsp__inst_executed_op_{global,local,shared}_{ld,st}.sum, "
-               f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})"}
+               f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})",
+               UNPAIRED: "TMA traffic off the walls (TMA moves shared memory without LD/ST instructions, so the shared "
+                         "wavefronts are not those of the LD/ST instructions alone)"}
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
@@ -277,7 +283,7 @@ def not_shown_note(rows: ChartRows, names: Sequence[str] | None = None) -> str:
     labels = list(names) if names is not None else short_names(list(f["kernel_name"].astype(str)))
     times = f["time_s"].to_numpy(dtype=float)
     parts = []
-    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES):
+    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES, UNPAIRED):
         idx = np.flatnonzero((f["category"] == category).to_numpy())
         if not idx.size:
             continue
