@@ -37,18 +37,25 @@ S = "smsp__sass_inst_executed_op_"
 W = "l1tex__data_pipe_lsu_wavefronts_mem_shared"
 SEC = "l1tex__t_sectors_pipe_lsu_mem_"
 
+#: The instruction classes beyond LD/ST, with the traffic they are paired with (the SASS counts first).
+LDGSTS, WF_LDGSTS = f"{S}ldgsts.sum", "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum"
+
 #: column -> (weight, the preferred alternative's total) pairs: column = sum of weight x total.
 PREFERRED = {
     "int_ops": [(1, "sm__sass_thread_inst_executed_op_integer_pred_on.sum")],
     "conversion_ops": [(1, "sm__sass_thread_inst_executed_op_conversion_pred_on.sum")],
     "sfu_ops": [(1, "smsp__thread_inst_executed_pipe_xu_pred_on.sum")],
     "warp_inst": [(1, "smsp__inst_executed.sum")],
-    "global_inst": [(1, f"{S}global_ld.sum"), (1, f"{S}global_st.sum"), (1, f"{S}local_ld.sum"), (1, f"{S}local_st.sum")],
-    "shared_inst": [(1, f"{S}shared_ld.sum"), (1, f"{S}shared_st.sum")],
+    "global_inst": [(1, f"{S}global_ld.sum"), (1, f"{S}global_st.sum"), (1, f"{S}local_ld.sum"), (1, f"{S}local_st.sum"),
+                    (1, LDGSTS), (1, f"{S}global_atom.sum"), (1, f"{S}global_red.sum")],
+    "shared_inst": [(1, f"{S}shared_ld.sum"), (1, f"{S}shared_st.sum"), (1, f"{S}ldsm.sum"), (1, f"{S}shared_stsm.sum"),
+                    (1, f"{S}shared_atom.sum"), (1, LDGSTS)],
     "l1_transactions": [(1, f"{SEC}global_op_ld.sum"), (1, f"{SEC}global_op_st.sum"), (1, f"{SEC}local_op_ld.sum"),
-                        (1, f"{SEC}local_op_st.sum")],
-    "shared_transactions": [(1, f"{W}_op_ld.sum"), (1, f"{W}_op_st.sum")],
+                        (1, f"{SEC}local_op_st.sum"), (1, f"{SEC}global_op_atom.sum"), (1, f"{SEC}global_op_red.sum")],
+    "shared_transactions": [(1, f"{W}_op_ld.sum"), (1, f"{W}_op_st.sum"), (1, f"{W}_op_atom.sum"), (1, WF_LDGSTS)],
     "shared_bytes": [(128, "sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum")],
+    "tma_inst": [(1, f"{S}tma.sum")],
+    "gmma_inst": [(1, f"{S}shared_gmma.sum")],
     "l2_transactions": [(1, "lts__t_sectors.sum")],
     "dram_transactions": [(1, "dram__sectors_read.sum"), (1, "dram__sectors_write.sum")],
 }
@@ -88,8 +95,8 @@ def test_every_formula_in_every_form(column, form):
             metrics[f"{_unit(name)}__cycles_elapsed.avg"] = cycles
         else:
             metrics[f"{name}.per_second"] = counts / time
-    out = _count(metrics)
-    # e.g. global_inst: 1000 + 2000 + 3000 + 4000 = 10,000 and 3 x that = 30,000
+    out = _count(metrics, cc="9.0")  # Hopper: every instruction class of the table exists there
+    # e.g. warp_inst: 1000 and 3000; dram_transactions: 1000 + 2000 = 3000 and 3 x that = 9000
     np.testing.assert_allclose(out.columns[column], expected, rtol=1e-12)
     assert column not in out.missing_hints and column not in out.lower_bounds
 
@@ -113,24 +120,32 @@ def test_fallbacks_in_order():
         "l1tex__t_requests_pipe_lsu_mem_local_op_st.sum": [99.0, 1.0],
         "smsp__inst_executed_op_shared_ld.sum": [7.0, 8.0], "smsp__inst_executed_op_shared_st.sum": [1.0, 0.0],
         f"{W}_op_ld.sum": [4.0, np.nan], f"{W}_op_st.sum": [2.0, np.nan], f"{W}_op_atom.sum": [1.0, np.nan],
+        WF_LDGSTS: [3.0, np.nan],
         f"{W}.sum": [999.0, 999.0],  # the data stage's total, Misc wavefronts and all: never read as bytes
         "sm__sass_data_bytes_mem_shared.sum": [1.0, 96.0],
         "lts__t_bytes.sum": [3200.0, 64.0],
         "dram__sectors.sum": [5.0, np.nan], "dram__bytes.sum": [999.0, 320.0],
     }
-    c = _count(m).columns
+    out = _count(m)
+    c = out.columns
+    # LD/ST only: LDGSTS, atomics and reductions not collected, a lower bound (the requests of the second
+    # launch likewise: neither alternative is complete)
     assert c["global_inst"].tolist() == [10 + 1 + 2 + 3, 20 + 5 + 0 + 1]
+    assert out.lower_bounds["global_inst"] == [  # each class named by its preferred (SASS) counter
+        LDGSTS, f"{S}global_atom.sum", f"{S}global_red.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"]
     assert c["shared_inst"].tolist() == [8.0, 8.0]
-    assert c["shared_bytes"].tolist() == [128 * (4 + 2 + 1.0), 96.0]  # wavefronts x 128 B, else the bytes asked for
+    # wavefronts of LDS + STS, atomics and LDGSTS x 128 B (SM 8.0: no warpgroup MMA), else the bytes asked for
+    assert c["shared_bytes"].tolist() == [128 * (4 + 2 + 1 + 3.0), 96.0]
     assert c["l2_transactions"].tolist() == [3200 / 32, 64 / 32]
     assert c["dram_transactions"].tolist() == [5.0, 320 / 32]
     # the SASS count of every shared-memory instruction (LDGSTS and GMMA too) beats the per-operation ones
     m["sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum"] = [0.0, 2.0]
     assert _count(m).columns["shared_bytes"].tolist() == [0.0, 256.0]
-    # without the atomics' wavefronts: LDS + STS, a lower bound where no complete alternative is known
+    # without the atomics' wavefronts: LDS + STS + LDGSTS, a lower bound where no complete alternative is known
     del m["sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum"], m[f"{W}_op_atom.sum"], m["sm__sass_data_bytes_mem_shared.sum"]
     out = _count(m)
-    assert out.columns["shared_bytes"].tolist()[0] == 128 * (4 + 2) and np.isnan(out.columns["shared_bytes"][1])
+    assert out.columns["shared_bytes"].tolist()[0] == 128 * (4 + 2 + 3) and np.isnan(out.columns["shared_bytes"][1])
     assert out.lower_bounds["shared_bytes"] == [f"{W}_op_atom.sum"]
 
 
@@ -141,22 +156,33 @@ def test_local_parts_are_optional_and_make_a_lower_bound():
     out = _count(m)
     assert out.columns["l1_transactions"].tolist() == [12.0, 4.0]
     assert out.columns["global_inst"].tolist() == [2.0, 1.0]
-    assert out.lower_bounds["l1_transactions"] == [f"{SEC}local_op_ld.sum", f"{SEC}local_op_st.sum"]
-    assert out.lower_bounds["global_inst"] == [f"{S}local_ld.sum", f"{S}local_st.sum"]
+    sectors_more = [f"{SEC}global_op_atom.sum", f"{SEC}global_op_red.sum"]
+    assert out.lower_bounds["l1_transactions"] == [f"{SEC}local_op_ld.sum", f"{SEC}local_op_st.sum", *sectors_more]
+    assert out.lower_bounds["global_inst"] == [f"{S}local_ld.sum", f"{S}local_st.sum", LDGSTS, f"{S}global_atom.sum",
+                                               f"{S}global_red.sum"]
     assert out.lower_bound_launches["l1_transactions"] == 2
     assert not any("l1_transactions" in w or "global_inst" in w for w in out.warnings)
+    named = f"{SEC}local_op_ld.sum, {SEC}local_op_st.sum, {', '.join(sectors_more)}"
     assert out.hints_for(["l1_transactions"]) == [
-        f"l1_transactions is a lower bound for 2 launches: {SEC}local_op_ld.sum, {SEC}local_op_st.sum not collected; "
-        f"collect with: ncu --metrics {SEC}local_op_ld.sum,{SEC}local_op_st.sum"]
+        f"l1_transactions is a lower bound for 2 launches: {named} not collected; "
+        f"collect with: ncu --metrics {named.replace(', ', ',')}"]
     # a complete alternative further down the list beats a lower bound of the preferred one
     complete = {**m, **{f"l1tex__t_requests_pipe_lsu_mem_{s}_op_{o}.sum": [1.0, 2.0] for s in ("global", "local")
-                        for o in ("ld", "st")}}
+                        for o in ("ld", "st")},
+                **{f"l1tex__t_requests_pipe_lsu_mem_global_op_{o}.sum": [0.0, 1.0] for o in ("atom", "red")}}
     out = _count(complete)
-    assert out.columns["global_inst"].tolist() == [4.0, 8.0] and "global_inst" not in out.lower_bounds
-    # collected local parts: complete, no note
-    full = {**m, f"{SEC}local_op_ld.sum": [0.0, 2.0], f"{SEC}local_op_st.sum": [0.0, 0.0]}
+    assert out.columns["global_inst"].tolist() == [4.0, 10.0] and "global_inst" not in out.lower_bounds
+    # collected local, atomic and reduction parts: complete, no note
+    full = {**m, f"{SEC}local_op_ld.sum": [0.0, 2.0], f"{SEC}local_op_st.sum": [0.0, 0.0],
+            f"{SEC}global_op_atom.sum": [0.0, 0.0], f"{SEC}global_op_red.sum": [32.0, 0.0]}
     out = _count(full)
-    assert out.columns["l1_transactions"].tolist() == [12.0, 6.0] and not out.lower_bounds.get("l1_transactions")
+    assert out.columns["l1_transactions"].tolist() == [44.0, 6.0] and not out.lower_bounds.get("l1_transactions")
+    # a part known for one launch only: the other launch's sum is the lower bound
+    partial = {**full, f"{SEC}global_op_red.sum": [32.0, np.nan]}
+    out = _count(partial)
+    assert out.columns["l1_transactions"].tolist() == [44.0, 6.0]
+    assert out.lower_bounds["l1_transactions"] == [f"{SEC}global_op_red.sum"]
+    assert out.lower_bound_launches["l1_transactions"] == 1
     assert set(LOCAL_PARTS) >= {f"{SEC}local_op_ld.sum", f"{S}local_st.sum"}
 
 
@@ -181,16 +207,40 @@ def test_a_flop_byte_profile_gets_hints_not_warnings():
     assert out.missing_hints["warp_inst"] == ["smsp__inst_executed.sum"]
     assert out.hints_for(["warp_inst"]) == ["warp_inst unknown: metrics not collected: smsp__inst_executed.sum; "
                                             "collect with: ncu --metrics smsp__inst_executed.sum"]
-    assert out.missing_hints["shared_transactions"] == [f"{W}_op_ld.sum", f"{W}_op_st.sum"]
+    # SM 7.0 has no LDGSTS (nor LDSM, STSM): their counters are not named, their counts are 0 there
+    assert out.missing_hints["shared_transactions"] == [f"{W}_op_ld.sum", f"{W}_op_st.sum", f"{W}_op_atom.sum"]
+    assert out.missing_hints["shared_inst"] == [f"{S}shared_ld.sum", f"{S}shared_st.sum", f"{S}shared_atom.sum"]
+    assert out.columns["tma_inst"].tolist() == [0.0, 0.0] and out.columns["gmma_inst"].tolist() == [0.0, 0.0]
     assert out.hints_for(["l2_transactions"]) == []
 
 
+#: The compute capability from which each instruction class of the table exists (PTX ISA target notes).
+SINCE = {LDGSTS: "8.0", WF_LDGSTS: "8.0", f"{S}ldsm.sum": "7.5", f"{S}shared_stsm.sum": "9.0", f"{S}tma.sum": "9.0",
+         f"{S}shared_gmma.sum": "9.0"}
+
+
 def test_required_metrics_hold_the_preferred_alternatives():
+    """Each SM gets the counters of the instruction classes it has, never those it lacks (ncu refuses them)."""
     for cc in ("7.0", "7.5", "8.0", "8.6", "8.9", "9.0"):
         names = counting.required_metrics(cc)
         for parts in PREFERRED.values():
             for _, name in parts:
-                assert name in names, (cc, name)
+                has = float(cc) >= float(SINCE.get(name, "0"))
+                assert (name in names) == has, (cc, name)
+    assert f"{S}shared_gmma.sum" not in counting.required_metrics("10.0")  # wgmma is SM 9.0's alone
+
+
+def test_instruction_classes_an_sm_lacks_count_0_there():
+    """LDGSTS on SM 7.5 (Turing has no cp.async): 0 whatever the columns say, so LD/ST alone is complete;
+    on SM 8.0 the same profile is a lower bound naming the LDGSTS count."""
+    m = {f"{S}global_ld.sum": [4.0], f"{S}global_st.sum": [1.0], f"{S}local_ld.sum": [0.0], f"{S}local_st.sum": [0.0],
+         f"{S}global_atom.sum": [0.0], f"{S}global_red.sum": [2.0], LDGSTS: [np.nan]}
+    turing = _count(m, n=1, cc="7.5")
+    assert turing.columns["global_inst"].tolist() == [7.0] and "global_inst" not in turing.lower_bounds
+    ampere = _count(m, n=1, cc="8.0")
+    assert ampere.columns["global_inst"].tolist() == [7.0] and ampere.lower_bounds["global_inst"] == [LDGSTS]
+    # an unknown architecture: nothing is 0 by definition
+    assert _count(m, n=1, cc=None).lower_bounds["global_inst"] == [LDGSTS]
 
 
 needs_reader = pytest.mark.skipif(importlib.util.find_spec("ncu_report") is None and shutil.which("ncu") is None,
@@ -290,9 +340,11 @@ def test_gtx_1660_super_shared_memory_reduction_by_hand():
     x 256 threads; counts from the raw page, derivations in PROVENANCE.md."""
     f, _ = _read(DOT)
     assert f["warp_inst"].tolist() == [491_520.0, 3_362_816.0]  # smsp__inst_executed.sum
-    # global: 2 loads per warp (32,768 warps) in both; dot_prod stores once per block; atomics (RED) not counted
-    assert f["global_inst"].tolist() == [65_536.0, 65_536 + 4_096.0]
-    assert f["l1_transactions"].tolist() == [262_144.0, 262_144 + 4_096.0]  # 4 sectors per load, 1 per store
+    # global: 2 loads per warp (32,768 warps) in both; dot_prod stores once per block; dot_prod_naive's
+    # atomicAdd is one RED per warp (smsp__inst_executed_op_global_red.sum 32,768; SM 7.5 has no LDGSTS)
+    assert f["global_inst"].tolist() == [65_536 + 32_768.0, 65_536 + 4_096.0]
+    # 4 sectors per load, 1 per store; the REDs to one address: 32 each (..._global_op_red.sum 1,048,576)
+    assert f["l1_transactions"].tolist() == [262_144 + 1_048_576.0, 262_144 + 4_096.0]
     # shared: LDS 4,096 x 25 = 102,400 + STS 4,096 x 20 = 81,920, one wavefront each: conflict-free
     assert f["shared_inst"].tolist() == [0.0, 102_400 + 81_920.0]
     assert f["shared_transactions"].tolist() == [0.0, 102_400 + 81_920.0]

@@ -81,6 +81,31 @@ def test_every_set_has_what_the_work_beyond_flops_needs(cc: str) -> None:
     assert int_tensor == {f"sm__ops_path_tensor_src_{t}.sum" for t in expected}
 
 
+#: The memory instruction classes beyond LD/ST the instruction roofline pairs with their traffic
+#: (roofline.counting.instructions), each with the first SM that has it (the PTX ISA's target notes).
+MEMORY_CLASSES = {
+    "smsp__sass_inst_executed_op_ldsm.sum": "7.5",
+    "smsp__sass_inst_executed_op_ldgsts.sum": "8.0",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum": "8.0",
+    "smsp__sass_inst_executed_op_shared_stsm.sum": "9.0",
+    "smsp__sass_inst_executed_op_tma.sum": "9.0",
+    "smsp__sass_inst_executed_op_shared_gmma.sum": "9.0",
+    "smsp__sass_inst_executed_op_global_atom.sum": "7.0", "smsp__sass_inst_executed_op_global_red.sum": "7.0",
+    "smsp__sass_inst_executed_op_shared_atom.sum": "7.0",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum": "7.0", "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum": "7.0",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum": "7.0",
+}
+
+
+@pytest.mark.parametrize("cc", ["7.0", "7.5", "8.0", "8.6", "8.9", "9.0"])
+def test_the_instruction_roofline_collects_every_memory_instruction_class_the_sm_has(cc: str) -> None:
+    """cp.async, ldmatrix, stmatrix, TMA, wgmma, atomics and reductions with their traffic, where the SM has
+    them, and never a class it lacks (ncu would refuse the name; test_ncu_knows_every_metric_for_the_chip)."""
+    names = set(metric_set(cc))
+    for name, since in MEMORY_CLASSES.items():
+        assert (name in names) == (float(cc) >= float(since)), (cc, name)
+
+
 def test_tensor_operation_counters_only_from_turing_on() -> None:
     assert not [m for m in metric_set("7.0") if m.startswith("sm__ops_path_tensor")]
     for cc in ("8.0", "8.6", "8.9"):

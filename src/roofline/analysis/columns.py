@@ -54,12 +54,16 @@ INSTRUCTION_COLUMNS: tuple[Column, ...] = (
     Column("ii_shared", "float64", "inst/transaction", "instruction intensity in shared memory: warp_inst / shared_transactions"),
     Column("ii_l2", "float64", "inst/transaction", "instruction intensity at L2: warp_inst / l2_transactions"),
     Column("ii_dram", "float64", "inst/transaction", "instruction intensity at DRAM: warp_inst / dram_transactions"),
-    Column("global_ii", "float64", "inst/transaction", "global and local load/store warp instructions per L1 sector: "
-           "1 on the stride-0 wall, 1/4 on the unit-stride wall (4-byte words), 1/32 on the random wall"),
-    Column("shared_ii", "float64", "inst/transaction", "shared-memory load/store warp instructions per wavefront: "
-           "1 without bank conflicts, 1/n with n-way conflicts"),
+    Column("global_ii", "float64", "inst/transaction", "global and local memory warp instructions (LD/ST, LDGSTS, "
+           "atomics, reductions) per L1 sector of theirs: 1 on the stride-0 wall, 1/4 on the unit-stride wall "
+           "(4-byte words), 1/32 on the random wall"),
+    Column("shared_ii", "float64", "inst/transaction", "shared-memory warp instructions (LDS, STS, LDSM, STSM, "
+           "atomics, LDGSTS) per wavefront of theirs: 1 without bank conflicts, 1/n with n-way conflicts; NaN where "
+           "TMA ran (its shared traffic has no instructions to pair with: pattern_note)"),
     Column("global_pattern", "string", "", "global access pattern from global_ii: 'stride-0', 'unit-stride', "
            "'strided' or 'random'; <NA> when unknown or no global loads/stores"),
     Column("shared_pattern", "string", "", "shared-memory pattern from shared_ii: 'conflict-free' or "
            "'<n>-way conflicts' (n = wavefronts per instruction, rounded); <NA> when unknown or none"),
+    Column("pattern_note", "string", "", "traffic the walls leave out, in words: TMA instructions (no shared-wall "
+           "figure then) and warpgroup MMAs reading shared memory; <NA> when none"),
 )

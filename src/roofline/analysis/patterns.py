@@ -14,6 +14,18 @@ Williams et al.'s follow-ups:
 * shared walls: a warp's shared-memory load or store takes 1 wavefront without bank conflicts and up
   to 32 with 32-way conflicts: ``shared_ii = shared_inst / shared_transactions`` is 1 to 1/32.
 
+Each figure divides like by like (:mod:`roofline.counting.instructions`): ``global_inst`` counts the
+LDG, STG, LDL, STL, LDGSTS (cp.async), atomic and reduction instructions whose L1 sectors
+``l1_transactions`` counts, and ``shared_inst`` the LDS, STS, LDSM, STSM, atomic and LDGSTS
+instructions whose wavefronts ``shared_transactions`` counts. Traffic without such instructions is
+not put on the walls, and each row says so (``pattern_note``): TMA (bulk copies, SM 9.0 on) moves data
+between global and shared memory without any; its global traffic is not among the L1 sectors, but the
+shared data stage's load/store wavefronts then hold traffic no LD/ST instruction asked for (an nvjet
+GEMM of the H200 study in tests/data/ncu/h200_setfull_sglang_moe_fa3: 25 load wavefronts per LDS
+after its bank conflicts, where a 16-byte access needs 4), so a kernel that ran TMA instructions gets
+no shared-wall figure. Warpgroup MMAs (wgmma, SM 9.0) read their operands from shared memory through
+descriptors, in wavefronts of their own (``..._op_gmma``), outside those walls: said, not drawn.
+
 Wider accesses move the unit-stride point: 8-byte words take 8 sectors per instruction and 16-byte
 (float4) words 16, and a conflict-free 16-byte shared access takes 4 wavefronts; the pattern names
 below read the 4-byte walls, and guidance (:mod:`roofline.guidance`) checks against Nsight
@@ -80,6 +92,27 @@ def shared_pattern(wavefronts_per_instruction: np.ndarray) -> np.ndarray:
     return out
 
 
+def _count(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def pattern_notes(tma: np.ndarray, gmma: np.ndarray) -> np.ndarray:
+    """Per row, what the walls leave out (module docstring), or None: the TMA and warpgroup-MMA
+    instructions a kernel ran, whose traffic no LD/ST instruction count pairs with."""
+    out = np.full(len(tma), None, dtype=object)
+    for i in np.flatnonzero((tma > 0) | (gmma > 0)):
+        parts = []
+        if tma[i] > 0:
+            parts.append(f"{_count(tma[i])} TMA instructions move data between global and shared memory without "
+                         "LD/ST instructions: their global traffic is not on the walls, and the shared load/store "
+                         "wavefronts then hold theirs too, so no shared-wall figure")
+        if gmma[i] > 0:
+            parts.append(f"{_count(gmma[i])} warpgroup MMAs (wgmma) read their operands from shared memory, "
+                         "in wavefronts outside the shared walls")
+        out[i] = "; ".join(parts)
+    return out
+
+
 def instruction_arrays(columns: Mapping[str, Any], n: int) -> dict[str, Any]:
     """The :data:`~roofline.analysis.columns.INSTRUCTION_COLUMNS` of a kernel table given as columns
     (name -> array, or a frame) of ``n`` rows: float64 arrays, and string arrays for the patterns."""
@@ -93,10 +126,13 @@ def instruction_arrays(columns: Mapping[str, Any], n: int) -> dict[str, Any]:
             out[f"ii_{lv}"] = np.where(tx > 0, inst / tx, np.nan)
         g_inst, g_tx = _column(columns, "global_inst", n), _column(columns, "l1_transactions", n)
         s_inst, s_tx = _column(columns, "shared_inst", n), _column(columns, "shared_transactions", n)
+        tma, gmma = _column(columns, "tma_inst", n), _column(columns, "gmma_inst", n)
         out["global_ii"] = np.where((g_inst > 0) & (g_tx > 0), g_inst / g_tx, np.nan)
-        out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0), s_inst / s_tx, np.nan)
+        # TMA's shared traffic sits in the wavefronts without instructions of its own: nothing to pair
+        out["shared_ii"] = np.where((s_inst > 0) & (s_tx > 0) & ~(tma > 0), s_inst / s_tx, np.nan)
         out["global_pattern"] = strings(global_pattern(1 / out["global_ii"]))
         out["shared_pattern"] = strings(shared_pattern(1 / out["shared_ii"]))
+    out["pattern_note"] = strings(pattern_notes(tma, gmma))
     return {c.name: out[c.name] for c in INSTRUCTION_COLUMNS}
 
 

@@ -90,8 +90,9 @@ WORK_HINTS = {
 TRAFFIC_HINTS = {
     "l1_bytes": "l1tex__t_bytes.sum", "shared_bytes": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
     "l2_bytes": "lts__t_bytes.sum", "dram_bytes": "dram__bytes.sum",
-    "l1_transactions": "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum",
-    "shared_transactions": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum",
+    "l1_transactions": "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum, ..._global_op_{atom,red}.sum",
+    "shared_transactions": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum, "
+                           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
     "l2_transactions": "lts__t_sectors.sum", "dram_transactions": "dram__sectors_{read,write}.sum",
 }
 

@@ -82,7 +82,7 @@ def required_metrics(compute_capability: str) -> list[str]:
             continue
         if f.column == "tensor_flops" or not applies(f.archs, compute_capability):
             continue
-        names += [c.name for _, c in f.terms]
+        names += [c.name for _, c in f.terms if c.exists_on(compute_capability)]
         if f.column == "fp32_flops" and compute_capability in flops.PACKED_FP32_ARCHS:
             names += [c.name for _, c in flops.PACKED_FP32]
     names.append(PIPE_TENSOR.name)
@@ -168,10 +168,10 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
     """
     if fp16 not in ("ncu", "paper"):
         raise ValueError(f"fp16 must be 'ncu' or 'paper', not {fp16!r}")
-    reader = Reader(metrics)
-    n = reader.n
     # architectures in order of first appearance (<NA> among them), each launch by its code
     cc_codes, distinct = _architectures(compute_capability)
+    reader = Reader(metrics, cc_codes, distinct)
+    n = reader.n
     warnings: list[str] = []
     missing: dict[str, list[str]] = {}
     out = Counted({}, warnings)

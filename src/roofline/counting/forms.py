@@ -15,6 +15,10 @@ form present, launch by launch (:class:`Counter`, :meth:`Reader.read`):
 5. where a counter names them, pipe utilizations (``% of peak``) of exactly 0 prove the count is 0
    (see :mod:`roofline.counting.flops`).
 
+A counter may also be read as the sum of counters that add up to it, in the same form (``--set full``
+holds the LDGSTS count as its LDGSTS.ACCESS and LDGSTS.BYPASS parts), and may exist only from some SM
+on (:attr:`Counter.archs`): on the launches of an earlier SM its total is 0, collected or not.
+
 A :class:`Formula` is ``column = sum(weight x counter)``, from the first alternative whose counters
 are all known; counters it names ``optional`` (local-memory parts of a load/store sum) make the
 alternative without them a lower bound, used only when no complete alternative is known
@@ -23,7 +27,7 @@ alternative without them a lower bound, used only when no complete alternative i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,31 +45,54 @@ TCGEN05 = ("10", "11")
 ALL = ("*",)
 
 
+#: One way to read a counter's total: a metric, or several whose totals add up to it
+#: (``LDGSTS.ACCESS`` + ``LDGSTS.BYPASS``, what ``--set full`` holds of the LDGSTS count).
+Source = str | tuple[str, ...]
+
+
+def _parts(source: Source) -> tuple[str, ...]:
+    return (source,) if isinstance(source, str) else source
+
+
 @dataclass(frozen=True)
 class Counter:
     """One counter total, read from the first form present (see the module docstring).
 
-    ``names``: the totals (``sm__X.sum``, ``smsp__X.sum``), best first.
+    ``names``: the totals (``sm__X.sum``, ``smsp__X.sum``), best first; an entry may be a tuple of
+    totals that add up to this one (every part needed, each in the same form). The first entry is
+    one metric: the name a hint gives.
     ``derived``: (column, factor) of per-cycle derived metrics: column / factor = the per-cycle
     rate of the total, on the unit the column names (``derived__smsp__...`` -> smsp).
+    ``archs``: the compute capabilities (``'7.5'``) or their majors (``'8'``) whose SM has what the
+    counter counts; elsewhere the total is 0 by definition (LDGSTS, cp.async, exists from SM 8.0 on),
+    for the launches whose architecture the reader knows (:class:`Reader`).
     """
 
-    names: tuple[str, ...]
+    names: tuple[Source, ...]
     derived: tuple[tuple[str, float], ...] = ()
     #: Utilization columns (``% of peak``) whose value of exactly 0 proves the total is 0 where no
     #: other form is present (a ``--set full`` export has the tensor pipe's utilization only).
     idle: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ("*",)
 
     @property
     def name(self) -> str:
-        return self.names[0]
+        first = self.names[0]
+        assert isinstance(first, str), "a counter's first name is one metric (the one hints name)"
+        return first
 
     def forms(self) -> list[str]:
         """Every column this counter can be read from."""
         out: list[str] = []
-        for n in self.names:
-            out += [n, f"{n}.per_cycle_elapsed", f"{n}.per_second"]
+        for source in self.names:
+            for n in _parts(source):
+                out += [n, f"{n}.per_cycle_elapsed", f"{n}.per_second"]
         return out + [d for d, _ in self.derived]
+
+    def exists_on(self, cc: str | None) -> bool:
+        """False where the architecture ``cc`` has nothing this counter counts (its total is 0 there);
+        True where it has, and where ``cc`` is unknown."""
+        return cc is None or applies(self.archs, cc)
 
 
 def sm(metric: str, derived: tuple[tuple[str, float], ...] = ()) -> Counter:
@@ -128,9 +155,14 @@ class Reader:
     :data:`KEEP_LAUNCHES` launches); arrays it returns may be read-only.
     """
 
-    def __init__(self, metrics: pd.DataFrame) -> None:
+    def __init__(self, metrics: pd.DataFrame, cc_codes: np.ndarray | None = None,
+                 distinct: Sequence[str | None] = ()) -> None:
         self.metrics = metrics
         self.n = len(metrics)
+        #: per launch, the position in ``distinct`` of its compute capability (None: unknown); counters
+        #: read 0 on the launches of architectures that lack what they count (:attr:`Counter.archs`)
+        self._cc_codes = cc_codes
+        self._distinct = tuple(distinct)
         self._keep = self.n <= KEEP_LAUNCHES
         self._numeric = {name for name, dtype in metrics.dtypes.items() if dtype.kind in "iuf"}
         self._columns: dict[str, np.ndarray | None] = {}
@@ -184,24 +216,37 @@ class Reader:
 
     def read(self, counter: Counter, *, totals_only: bool = False) -> np.ndarray | None:
         """The counter's total per launch, from the first form present (row by row); None if none is.
-        ``totals_only``: the totals themselves, no rate."""
-        key = (counter.names, counter.derived, counter.idle, totals_only)  # plain tuples: hashed in C
+        ``totals_only``: the totals themselves, no rate. 0 on the launches whose architecture lacks
+        what the counter counts (:attr:`Counter.archs`), whatever was collected."""
+        key = (counter.names, counter.derived, counter.idle, counter.archs, totals_only)  # plain tuples: hashed in C
         if key in self._reads:
             return self._reads[key]
-        values = self._read(counter, totals_only)
+        values = self._absent_archs(counter, self._read(counter, totals_only))
         if self._keep or values is None:
             self._reads[key] = values
         return values
 
+    def _absent_archs(self, counter: Counter, values: np.ndarray | None) -> np.ndarray | None:
+        """``values`` with 0 on the launches of architectures without what ``counter`` counts."""
+        if counter.archs == ALL or self._cc_codes is None:
+            return values
+        lacking = [code for code, cc in enumerate(self._distinct) if not counter.exists_on(cc)]
+        if not lacking:
+            return values
+        rows = np.isin(self._cc_codes, lacking)
+        out = np.full(self.n, np.nan) if values is None else values.copy()
+        out[rows] = 0.0
+        return out
+
     def _read(self, counter: Counter, totals_only: bool) -> np.ndarray | None:
         out: np.ndarray | None = None
-        for name in counter.names:
-            out = self._fill(out, name, None, 1.0)
+        for source in counter.names:
+            out = self._fill_source(out, source, "", None)
         if totals_only:
             return out
-        for name in counter.names:
-            for form, per in ((f"{name}.per_cycle_elapsed", "cycle"), (f"{name}.per_second", "second")):
-                out = self._fill(out, form, per, 1.0)
+        for source in counter.names:
+            for suffix, per in ((".per_cycle_elapsed", "cycle"), (".per_second", "second")):
+                out = self._fill_source(out, source, suffix, per)
         for column, factor in counter.derived:
             out = self._fill(out, column, "cycle", factor)
         for column in counter.idle:
@@ -210,6 +255,17 @@ class Reader:
                 zero = np.where(values == 0, 0.0, np.nan)
                 out = zero if out is None else np.where(np.isnan(out), zero, out)
         return out
+
+    def _fill_source(self, out: np.ndarray | None, source: Source, suffix: str, per: str | None) -> np.ndarray | None:
+        """:meth:`_fill` with one source of a counter in one form: a metric, or the sum of its parts
+        (NaN where a part is; nothing where a part was not collected in this form)."""
+        if isinstance(source, str):
+            return self._fill(out, source + suffix, per, 1.0)
+        values = [self._fill(None, part + suffix, per, 1.0) for part in source]
+        if any(v is None for v in values):
+            return out
+        total = np.sum(values, axis=0)
+        return total if out is None else np.where(np.isnan(out), total, out)
 
     def _fill(self, out: np.ndarray | None, column: str, per: str | None, factor: float) -> np.ndarray | None:
         values = self.column(column)
@@ -291,23 +347,53 @@ def _absent(values: np.ndarray | None, rows: np.ndarray) -> bool:
     return values is None or bool(np.isnan(values[rows]).any())
 
 
+def _lower_sum(reader: Reader, alternative: Terms, optional: tuple[str, ...],
+               totals_only: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """An alternative's sum over its required counters (all known: else None; as totals only, or through
+    rates too) and whichever of its optional ones are known in any form, launch by launch; and where an
+    optional one was not (a lower bound there)."""
+    required = tuple(t for t in alternative if t[1].name not in optional)
+    total = _sum(reader, required, totals_only) if required else np.zeros(reader.n)
+    if total is None:
+        return None
+    lacks = np.zeros(reader.n, dtype=bool)
+    for w, c in alternative:
+        if c.name not in optional:
+            continue
+        v = reader.read(c)
+        if v is None:
+            lacks[:] = True
+            continue
+        missing = np.isnan(v)
+        lacks |= missing
+        total = total + np.where(missing, 0.0, v * w)
+    return total, lacks
+
+
 def formula_value(reader: Reader, f: Formula) -> FormulaValue:
     """Per launch, the first complete alternative known as totals, else the first known through rates
     (dram read + write counted beat dram__bytes.sum.per_second x time); then, where none is, the first
-    alternative without its optional counters (a lower bound); NaN where nothing is known."""
+    alternative whose required counters are known, with those of its optional counters that are (a lower
+    bound where one is not); NaN where nothing is known."""
     out: np.ndarray | None = None  # None: every launch still unknown
     lower = np.zeros(reader.n, dtype=bool)
     lacking: list[str] = []
-    reduced = [tuple(t for t in alt if t[1].name not in f.optional) for alt in f.alternatives]
     complete = reader.n == 0  # every launch known (checked once per new value, not per alternative)
-    for is_lower, alternatives in ((False, f.alternatives), (True, reduced)):
+    for is_lower in (False, True):
         for totals_only in (True, False):
-            for full, alternative in zip(f.alternatives, alternatives):
-                if (is_lower and len(alternative) == len(full)) or complete:
+            for full in f.alternatives:
+                has_optional = any(c.name in f.optional for _, c in full)
+                if (is_lower and not has_optional) or complete:
                     continue  # no optional part (tried as a complete alternative), or every launch known
-                total = _sum(reader, alternative, totals_only)
-                if total is None:
-                    continue
+                if is_lower:
+                    found = _lower_sum(reader, full, f.optional, totals_only)
+                    if found is None:
+                        continue
+                    total, lacks = found
+                else:
+                    total, lacks = _sum(reader, full, totals_only), None
+                    if total is None:
+                        continue
                 if out is None:
                     fill = ~np.isnan(total)
                     out = total
@@ -315,9 +401,10 @@ def formula_value(reader: Reader, f: Formula) -> FormulaValue:
                     fill = np.isnan(out) & ~np.isnan(total)
                     out = np.where(fill, total, out)
                 complete = not np.isnan(out).any()
-                if is_lower and fill.any():
-                    lower |= fill
-                    lacking += [c.name for _, c in full if c.name in f.optional and _absent(reader.read(c), fill)]
+                if lacks is not None and (fill & lacks).any():
+                    lower |= fill & lacks
+                    lacking += [c.name for _, c in full if c.name in f.optional
+                                and _absent(reader.read(c), fill & lacks)]
     if out is None:
         out = np.full(reader.n, np.nan)
     missing = [c.name for _, c in f.terms if unknown(reader.read(c))] if np.isnan(out).all() else []

@@ -133,6 +133,9 @@ def _pattern_rows(row: pd.Series, rate: bool = True) -> list[tuple[str, str]]:
     if s > 0:
         rows.append(("shared LD/ST", f"{format_number(1 / s, digits=3)} wavefronts per instruction"
                                      f"{label('shared_pattern')}"))
+    note = row["pattern_note"] if "pattern_note" in row.index else None
+    if isinstance(note, str):
+        rows.append(("off the walls", note))
     return rows
 
 

@@ -106,12 +106,27 @@ def _global_counts(v: RowValues) -> tuple[float, float, float]:
     return inst, sectors, per
 
 
+def _no_global(v: RowValues) -> str:
+    """What a kernel without global LD/ST instructions on the walls does instead, if known."""
+    tma = v.get("tma_inst")
+    if tma > 0:
+        return (f"No global LD/ST instructions on the walls: its {tma:,.0f} TMA instructions move its global data "
+                "without any (analysis.patterns).")
+    return "No global loads or stores."
+
+
+def _tma_note(v: RowValues) -> str:
+    tma = v.get("tma_inst")
+    return (f" The kernel ran {tma:,.0f} TMA instructions, whose shared traffic sits in the same wavefronts without "
+            "LD/ST instructions of its own: the wavefronts per instruction are not its accesses' shape.") if tma > 0 else ""
+
+
 # -- checks ---------------------------------------------------------------------------------------
 def check_broadcast(v: RowValues, r: Rule) -> Finding:
     """Loads and stores on the stride-0 wall: a warp's threads read one address (or few are active)."""
     inst, sectors, per = _global_counts(v)
     if not math.isfinite(per):
-        return r.finding("ok", "No global loads or stores.", values={"global_inst": inst})
+        return r.finding("ok", _no_global(v), values={"global_inst": inst})
     size = access_bytes(v)
     assumed = r.t("assumed_word_bytes")
     unit = size if math.isfinite(size) else assumed
@@ -163,7 +178,7 @@ def check_global_pattern(v: RowValues, r: Rule) -> Finding:
     """Sectors per global LD/ST instruction against the unit-stride point: uncoalesced, strided or random."""
     inst, sectors, per = _global_counts(v)
     if not math.isfinite(per):
-        return r.finding("ok", "No global loads or stores.", values={"global_inst": inst})
+        return r.finding("ok", _no_global(v), values={"global_inst": inst})
     pattern = global_pattern(np.array([per]))[0]
     ratio, excess, basis = _ideal_global(v, inst, sectors)
     waste = 1.0 - 1.0 / ratio if ratio > 0 else math.nan
@@ -213,11 +228,18 @@ def check_shared_conflicts(v: RowValues, r: Rule) -> Finding:
     share = v.get("time_share")
     vals = {"wavefronts_per_instruction": per, "wavefronts_over_ideal": ratio, "time_share": share}
     where = f"{per:.2f} wavefronts per shared LD/ST warp instruction ({inst:,.0f} instructions, {wavefronts:,.0f} wavefronts)"
+    tma = _tma_note(v)
+    if tma:  # the figure is not the accesses' own: only conflict counts (or ncu's ideal) tell
+        where = f"{inst:,.0f} shared-memory instructions, {wavefronts:,.0f} wavefronts"
+        if not math.isfinite(ratio):
+            return r.finding("ok", f"Not evaluated: {where}.{tma} Collect {m.SHARED_LD_BANK_CONFLICTS}, "
+                             f"{m.SHARED_ST_BANK_CONFLICTS} or --section SourceCounters to tell bank conflicts.",
+                             values=vals)
     if math.isfinite(ratio):
         excess = wavefronts * (1.0 - 1.0 / ratio)
         vals |= {"excess_wavefronts": excess, "excess_share": excess / wavefronts}
         if ratio < r.t("over_ideal"):
-            return r.finding("ok", f"No costly bank conflicts: {where}; {basis}.", values=vals)
+            return r.finding("ok", f"No costly bank conflicts: {where}; {basis}.{tma}", values=vals)
         return r.finding("fired", f"Shared-memory bank conflicts, about {ratio:.1f}-way: {where}; {basis}: "
                          f"{excess:,.0f} wavefronts ({excess / wavefronts:.0%}) are serialised "
                          f"replays.{_share(v)} {FIX_BANKS}.",

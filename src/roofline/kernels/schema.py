@@ -67,18 +67,26 @@ COLUMNS: tuple[Column, ...] = (
     Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
     Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x the wavefronts of shared-memory "
            "instructions (sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum, else "
-           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum), else sm__sass_data_bytes_mem_shared.sum"),
+           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom,gmma}.sum + LDGSTS's "
+           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum), else sm__sass_data_bytes_mem_shared.sum"),
     Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
     Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
     Column("warp_inst", "float64", "inst", "warp instructions executed (smsp__inst_executed.sum)"),
-    Column("global_inst", "float64", "inst", "global and local load/store warp instructions "
-           "(smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum)"),
-    Column("shared_inst", "float64", "inst", "shared-memory load/store warp instructions "
-           "(smsp__sass_inst_executed_op_shared_{ld,st}.sum)"),
-    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of global and local loads and stores "
-           "(l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum)"),
-    Column("shared_transactions", "float64", "wavefront", "shared-memory load/store wavefronts (128 B) "
-           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum)"),
+    Column("global_inst", "float64", "inst", "global and local memory warp instructions: LDG, STG, LDL, STL, LDGSTS "
+           "(cp.async), global atomics and reductions (smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum, "
+           "..._ldgsts, ..._global_atom, ..._global_red; roofline.counting.instructions)"),
+    Column("shared_inst", "float64", "inst", "shared-memory warp instructions: LDS, STS, LDSM, STSM, shared atomics and "
+           "LDGSTS's shared side (smsp__sass_inst_executed_op_shared_{ld,st}.sum, ..._ldsm, ..._shared_stsm, "
+           "..._shared_atom, ..._ldgsts)"),
+    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of the global_inst instructions "
+           "(l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum, the loads' with LDGSTS's, + ..._global_op_{atom,red}.sum)"),
+    Column("shared_transactions", "float64", "wavefront", "shared-memory wavefronts (128 B) of the shared_inst instructions "
+           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum + "
+           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum)"),
+    Column("tma_inst", "float64", "inst", "TMA (bulk tensor and bulk copy) warp instructions, which move data between "
+           "global and shared memory without LD/ST instructions (smsp__sass_inst_executed_op_tma.sum; 0 before SM 9.0)"),
+    Column("gmma_inst", "float64", "inst", "warpgroup MMA (wgmma) warp instructions, which read operands from shared "
+           "memory (smsp__sass_inst_executed_op_shared_gmma.sum; SM 9.x, 0 elsewhere)"),
     Column("l2_transactions", "float64", "sector", "L2 sectors (32 B; lts__t_sectors.sum)"),
     Column("dram_transactions", "float64", "sector", "DRAM sectors (32 B; dram__sectors_read.sum + dram__sectors_write.sum)"),
     Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
@@ -96,8 +104,9 @@ BYTE_COLUMNS = {"l1": "l1_bytes", "shared": "shared_bytes", "l2": "l2_bytes", "d
 #: Memory transactions per level (the instruction roofline's traffic): 32 B sectors, 128 B wavefronts.
 TRANSACTION_COLUMNS = {"l1": "l1_transactions", "shared": "shared_transactions", "l2": "l2_transactions",
                        "dram": "dram_transactions"}
-#: Warp instructions: all, and the load/store instructions behind the memory-pattern walls.
-INSTRUCTION_COLUMNS = ("warp_inst", "global_inst", "shared_inst")
+#: Warp instructions: all, the memory instructions behind the memory-pattern walls, and those whose
+#: traffic the walls cannot hold (TMA, warpgroup MMAs).
+INSTRUCTION_COLUMNS = ("warp_inst", "global_inst", "shared_inst", "tma_inst", "gmma_inst")
 #: Columns summed when launches are aggregated (NaN in any launch makes the sum NaN).
 SUMMED = ("launches", "time_s", *FLOP_COLUMNS, "flops", *OP_COLUMNS, "sfu_ops", "ops", *BYTE_COLUMNS.values(),
           *INSTRUCTION_COLUMNS, *TRANSACTION_COLUMNS.values())

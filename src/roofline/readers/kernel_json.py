@@ -27,7 +27,7 @@ SCHEMA = "roofline.kernels/1"
 #: and ``ops_partial`` are then derived from the FLOPs, as a lower bound).
 ADDED_COLUMNS = ("run", "op", "module", "int_ops", "conversion_ops", "sfu_ops", "tensor_int_ops", "ops", "ops_partial", "shared_bytes",
                  "warp_inst", "global_inst", "shared_inst", "l1_transactions", "shared_transactions",
-                 "l2_transactions", "dram_transactions")
+                 "l2_transactions", "dram_transactions", "tma_inst", "gmma_inst")
 
 
 def _plain(value: Any) -> Any:

@@ -35,6 +35,8 @@ ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traff
 NO_LDST, NO_ACCESSES = "no-ldst", "no-accesses"
 #: Undrawn in the pattern panel: its load/store figures break a physical limit (analysis.limits).
 BEYOND_LIMITS = "inconsistent"
+#: ... and the kernels whose only memory instructions' traffic cannot be paired with them (TMA).
+UNPAIRED = "unpaired"
 
 #: Per work: the phrase after "N kernels" for kernels that do none of it, and the reason in full.
 _ZERO = {
@@ -61,7 +63,7 @@ class UndrawnKernel:
     ``kernel``: its full name; ``phase``: its phase (None when by name or unknown); ``time_s``:
     seconds (NaN unknown); ``time_share``: fraction of the analysis's total time (NaN unknown);
     ``reason``: why, in words, with what would place it; ``category``: one of ZERO, UNCOUNTED,
-    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES (the access-pattern panel).
+    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES, UNPAIRED (the access-pattern panel).
     """
 
     kernel: str
@@ -202,13 +204,18 @@ def pattern_rows(analysis: Analysis) -> ChartRows:
     gi = frame["global_inst"].to_numpy(dtype=float) if "global_inst" in frame else np.full(len(frame), np.nan)
     si = frame["shared_inst"].to_numpy(dtype=float) if "shared_inst" in frame else np.full(len(frame), np.nan)
     none = (gi == 0) & (si == 0)
-    category = np.select([no_time, known, measured, none], [NO_TIME, "", BEYOND_LIMITS, NO_LDST], default=NO_ACCESSES)
+    tma = frame["tma_inst"].to_numpy(dtype=float) if "tma_inst" in frame else np.full(len(frame), np.nan)
+    unpaired = (tma > 0) & (gi == 0)  # a shared figure withheld (analysis.patterns), and no global one
+    category = np.select([no_time, known, measured, none, unpaired], [NO_TIME, "", BEYOND_LIMITS, NO_LDST, UNPAIRED],
+                         default=NO_ACCESSES)
     reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_LDST: "no global or shared loads/stores",
                BEYOND_LIMITS: "inconsistent counters: its load/store figures are beyond the walls (see its "
                "'inconsistent' column)",
                NO_ACCESSES: "load/store instructions or transactions not counted (collect "
                "smsp__inst_executed_op_{global,local,shared}_{ld,st}.sum, "
-               f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})"}
+               f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})",
+               UNPAIRED: "TMA traffic off the walls (TMA moves shared memory without LD/ST instructions, so the shared "
+                         "wavefronts are not those of the LD/ST instructions alone)"}
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
@@ -286,7 +293,7 @@ def not_shown_note(rows: ChartRows, names: Sequence[str] | None = None) -> str:
     labels = list(names) if names is not None else short_names(list(f["kernel_name"].astype(str)))
     times = f["time_s"].to_numpy(dtype=float)
     parts = []
-    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES):
+    for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES, UNPAIRED):
         idx = np.flatnonzero((f["category"] == category).to_numpy())
         if not idx.size:
             continue

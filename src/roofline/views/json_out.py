@@ -78,6 +78,9 @@ def _instructions(r: dict[str, Any]) -> dict[str, Any]:
                    "pattern": _clean(r.get("global_pattern"))},
         "shared": {"instructions": _clean(r.get("shared_inst")), "per_transaction": _clean(r.get("shared_ii")),
                    "pattern": _clean(r.get("shared_pattern"))},
+        "tma": _clean(r.get("tma_inst")),
+        "gmma": _clean(r.get("gmma_inst")),
+        "off_the_walls": _clean(r.get("pattern_note")),
     }
 
 
