@@ -127,11 +127,13 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
         global_over = sectors > MAX_PER_INSTRUCTION
         for i in np.flatnonzero(global_over):
             reasons[i].append(f"{sectors[i]:.0f} L1 sectors per global load/store instruction, above the 32 a warp "
-                              "can touch: sectors of instructions that were not counted (cp.async, atomics, TMA)")
+                              "can touch: sectors of instructions that were not counted (cp.async: collect "
+                              "smsp__inst_executed_op_ldgsts.sum; atomics, reductions)")
         wavefronts = 1.0 / _array(rows, "shared_ii", n)
         shared_over = wavefronts > MAX_PER_INSTRUCTION
         for i in np.flatnonzero(shared_over):
             reasons[i].append(f"{wavefronts[i]:.0f} wavefronts per shared load/store instruction, above the 32 of a "
-                              "32-way conflict: wavefronts of instructions that were not counted (ldmatrix, cp.async)")
+                              "32-way conflict: wavefronts of instructions that were not counted (ldmatrix: collect "
+                              "smsp__inst_executed_op_ldsm.sum; cp.async, atomics)")
     return Limits(np.array(["; ".join(r) if r else None for r in reasons], dtype=object), rates, global_over,
                   shared_over)
