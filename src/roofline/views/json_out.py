@@ -160,6 +160,7 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None)
             "time_share": _clean(r["time_share"]),
             "compute_ceiling": _clean(r["compute_ceiling"]),
             "compute_peak": _clean(r["compute_peak"]),
+            "inconsistent": _clean(r.get("inconsistent")),
         })
     depth = getattr(analysis, "depth", None)
     out = {
