@@ -177,12 +177,18 @@ def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_othe
     if isinstance(machine, (list, tuple)) and any(isinstance(m, str) and m == PROFILE for m in machine):
         if len(machine) == 1:
             return resolve(table, PROFILE)
-        own = resolve(table, PROFILE).machine
-        others = [m for m in machine if not (isinstance(m, str) and m == PROFILE)]
-        given, notes = applied_machine(others, table, allow_other_machine=allow_other_machine)
-        parts = [own if isinstance(m, str) and m == PROFILE else None for m in machine]
-        ordered = [p if p is not None else given for p in parts]
-        merged = combine([m for m in dict.fromkeys(ordered) if m is not None])  # the named ones, in their place
+        parts: list[Machine | None] = []
+        notes: list[str] = []
+        for m in machine:  # each in its place: the first that has a ceiling wins
+            if isinstance(m, str) and m == PROFILE:
+                own = resolve(table, PROFILE)
+                parts.append(own.machine)
+                notes += own.notes
+            else:
+                given, said = applied_machine(m, table, allow_other_machine=allow_other_machine)
+                parts.append(given)
+                notes += said
+        merged = combine([p for p in parts if p is not None])
         return Resolved(_with_max_clock(merged, table, None), profile_peaks(table), tuple(notes))
     if isinstance(machine, str) and machine == PROFILE:
         peaks = profile_peaks(table)
