@@ -154,8 +154,8 @@ def launch_time(reader: Reader) -> np.ndarray:
 
 def _per_clock(reader: Reader, cycles: Counter, clock: Counter) -> np.ndarray | None:
     """Elapsed cycles / clock, from the first name of each that the profile has; None without both."""
-    c = next((reader.column(n) for n in cycles.names if reader.has(n)), None)
-    f = next((reader.column(n) for n in clock.names if reader.has(n)), None)
+    c = next((reader.column(n) for n in cycles.metrics if reader.has(n)), None)
+    f = next((reader.column(n) for n in clock.metrics if reader.has(n)), None)
     return c / f if c is not None and f is not None else None
 
 
@@ -170,14 +170,14 @@ def sm_clock(reader: Reader) -> np.ndarray | None:
     1.98 GHz maximum; on the longer GEMMs both read 1.79-1.91. The SM rate is the SM's elapsed cycles
     over the launch's duration, and those counters run a little outside it."""
     out: np.ndarray | None = None
-    for values in (*(reader.column(name) for name in (*GPC_CLOCK.names, *SM_CLOCK.names)), _cycles_per_time(reader)):
+    for values in (*(reader.column(name) for name in (*GPC_CLOCK.metrics, *SM_CLOCK.metrics)), _cycles_per_time(reader)):
         if values is not None:
             out = values if out is None else np.where(np.isnan(out), values, out)
     return out
 
 
 def _cycles_per_time(reader: Reader) -> np.ndarray | None:
-    cycles = next((reader.column(n) for n in SM_CYCLES.names if reader.has(n)), None)
+    cycles = next((reader.column(n) for n in SM_CYCLES.metrics if reader.has(n)), None)
     if cycles is None:
         return None
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -81,6 +81,11 @@ class Counter:
         assert isinstance(first, str), "a counter's first name is one metric (the one hints name)"
         return first
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The names that are one metric each (not a sum of parts), best first."""
+        return tuple(n for n in self.names if isinstance(n, str))
+
     def forms(self) -> list[str]:
         """Every column this counter can be read from."""
         out: list[str] = []
@@ -262,9 +267,10 @@ class Reader:
         if isinstance(source, str):
             return self._fill(out, source + suffix, per, 1.0)
         values = [self._fill(None, part + suffix, per, 1.0) for part in source]
-        if any(v is None for v in values):
+        known = [v for v in values if v is not None]
+        if len(known) < len(values):
             return out
-        total = np.sum(values, axis=0)
+        total = np.sum(known, axis=0)
         return total if out is None else np.where(np.isnan(out), total, out)
 
     def _fill(self, out: np.ndarray | None, column: str, per: str | None, factor: float) -> np.ndarray | None:
@@ -385,15 +391,17 @@ def formula_value(reader: Reader, f: Formula) -> FormulaValue:
                 has_optional = any(c.name in f.optional for _, c in full)
                 if (is_lower and not has_optional) or complete:
                     continue  # no optional part (tried as a complete alternative), or every launch known
+                lacks: np.ndarray | None = None
                 if is_lower:
                     found = _lower_sum(reader, full, f.optional, totals_only)
                     if found is None:
                         continue
                     total, lacks = found
                 else:
-                    total, lacks = _sum(reader, full, totals_only), None
-                    if total is None:
+                    summed = _sum(reader, full, totals_only)
+                    if summed is None:
                         continue
+                    total = summed
                 if out is None:
                     fill = ~np.isnan(total)
                     out = total

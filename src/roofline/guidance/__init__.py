@@ -2,6 +2,8 @@
 
 - :mod:`roofline.guidance.rules`: the rules as data (metrics, thresholds, sources) plus small checks.
 - :mod:`roofline.guidance.metrics`: the ncu metrics they read and how launches combine.
+- :mod:`roofline.guidance.headline`: which fired rule names a kernel's limiter: the claim its own rows
+  support most, contradicted claims set aside.
 - :func:`diagnose` runs the rules on an analysis; :func:`advise` ranks kernels by the
   time they could save; :func:`explain` renders one kernel's full diagnosis.
 """
@@ -21,5 +23,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.guidance.<module>`` after ``import roofline``).
-_SUBMODULES = ("advise", "diagnose", "explain", "metrics", "rules")
+_SUBMODULES = ("advise", "diagnose", "explain", "headline", "metrics", "rules")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

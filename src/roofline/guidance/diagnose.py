@@ -4,6 +4,8 @@
 row's ncu metrics (aggregated like the row, see :mod:`roofline.guidance.metrics`) and
 runs every rule of :data:`roofline.guidance.rules.RULES` whose metrics are present.
 A rule that cannot run for lack of metrics yields a ``"missing"`` finding naming them.
+Of the fired findings' claims, the one the row supports most is the kernel's limiter
+(:mod:`roofline.guidance.headline`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, cast
 import pandas as pd
 
 from roofline.guidance import metrics as m
+from roofline.guidance.headline import Headline, weigh
 from roofline.guidance.memory_patterns import WARP_INST_PEAK
 from roofline.guidance.rules import LIMITER_PRIORITY, LIMITERS, RULES, Finding, Limiter, Rule, RowValues
 from roofline.kernels import KernelTable
@@ -33,6 +36,8 @@ class KernelDiagnosis:
     findings: tuple[Finding, ...]
     limiter: str | None
     bound: str | None = None
+    #: how the limiter was chosen: every claim weighed, with its support (:mod:`roofline.guidance.headline`)
+    headline: Headline | None = None
 
     @property
     def fired(self) -> list[Finding]:
@@ -78,6 +83,8 @@ class KernelDiagnosis:
         """The evidence for the limiter in a few words (the naming finding's brief), or ''."""
         if self.limiter is None:
             return ""
+        if self.headline is not None and self.headline.finding is not None:
+            return self.headline.finding.brief or self.headline.finding.message
         named = [f for f in self.fired if f.limiter == self.limiter]
         richer = [f for f in named if f.rule != "roofline"]
         if not named:
@@ -200,23 +207,17 @@ def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rul
     return out
 
 
-def pick_limiter(findings: Sequence[Finding]) -> str | None:
-    """The limiter to report: by :data:`LIMITER_PRIORITY` among the fired findings.
+def pick_limiter(findings: Sequence[Finding], values: dict[str, Any] | None = None) -> str | None:
+    """The limiter to report: of the fired findings' claims, the one whose own numbers support the most
+    savable time once the claims the kernel's other evidence contradicts are set aside
+    (:func:`roofline.guidance.headline.weigh`); by :data:`LIMITER_PRIORITY` where supports tie or are
+    unknown (``values``, the row the rules read, not given: the priority alone).
 
-    The roofline rule's limiter (from counts alone) is used only when no rule reading
-    richer metrics named one. Uncoalesced access short of severe does not limit a kernel the
-    roofline puts under a compute ceiling.
+    The roofline rule's limiter (from counts alone) is used only when no rule reading richer metrics
+    named one. Uncoalesced access short of severe does not limit a kernel the roofline puts under a
+    compute ceiling.
     """
-    fired = [f for f in findings if f.status == "fired" and f.limiter]
-    compute_bound = any(f.rule == "roofline" and f.limiter == "compute" for f in fired)
-    # A kernel bound by a compute ceiling is not limited by how its memory accesses coalesce, unless
-    # the waste is severe (a cuBLAS SGEMM at 50% of its FP32 roofline with 25% excess L2 sectors).
-    fired = [f for f in fired if not (compute_bound and f.limiter == "uncoalesced" and f.severity != "high")]
-    named = [f.limiter for f in fired if f.rule != "roofline"] or [f.limiter for f in fired]
-    for key in LIMITER_PRIORITY:
-        if key in named:
-            return key
-    return named[0] if named else None
+    return weigh(findings, values, LIMITER_PRIORITY).limiter
 
 
 def as_table(analysis: Any, metrics: KernelTable | pd.DataFrame | None) -> tuple[KernelTable | None, str | None]:
@@ -297,10 +298,11 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
             else:
                 missing_names.setdefault(f.rule, f.missing)
         phase = values.get("phase")
+        head = weigh(findings, values, LIMITER_PRIORITY)
         kernels.append(KernelDiagnosis(
             index=idx, kernel_name=str(values.get("kernel_name")), phase=str(phase) if _has(phase) else None,
-            findings=tuple(findings), limiter=pick_limiter(findings),
-            bound=str(values.get("bound")) if _has(values.get("bound")) else None))
+            findings=tuple(findings), limiter=head.limiter,
+            bound=str(values.get("bound")) if _has(values.get("bound")) else None, headline=head))
     warnings = [problem] if problem else []
     not_run: dict[str, list[Rule]] = {}  # the same metrics would enable several rules: one warning for them
     for r in rules:

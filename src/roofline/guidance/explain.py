@@ -139,6 +139,18 @@ def _pattern_rows(row: pd.Series, rate: bool = True) -> list[tuple[str, str]]:
     return rows
 
 
+def _weighed(diag: KernelDiagnosis) -> str:
+    """How the limiter was chosen among the claims (:mod:`roofline.guidance.headline`): the time it
+    supports, and the other claims with theirs or why they were set aside; '' with one claim."""
+    head = diag.headline
+    if head is None or head.finding is None or len(head.claims) < 2:
+        return ""
+    support = head.support_s
+    first = (f"{diag.limiter_label} supports {format_time(support)} ({head.finding.rule})" if math.isfinite(support)
+             else f"{diag.limiter_label} ({head.finding.rule}; its support is not measured)")
+    return "; ".join([first, *head.notes()])
+
+
 def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any, rate_unit: str = "FLOP/s") -> Any:
     from rich.console import Group
     from rich.panel import Panel
@@ -165,6 +177,9 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any, rate_unit: 
         head.add_row(label, Text(text))
     head.add_row("limited by", Text(diag.limiter_label))
     head.add_row("what helps", Text(diag.sentence))
+    weighed = _weighed(diag)
+    if weighed:
+        head.add_row("weighed", Text(weighed))
 
     rules = Table(show_lines=True, expand=True)
     rules.add_column("rule", no_wrap=True)

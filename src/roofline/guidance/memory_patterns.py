@@ -158,6 +158,22 @@ def check_broadcast(v: RowValues, r: Rule) -> Finding:
                      f"{m.GLOBAL_LD_BYTES_PER_SECTOR_PCT} to tell.)", severity="info", values=vals, brief=brief)
 
 
+#: Sectors a warp's memory instruction can touch at most: 32 threads, one sector each.
+MAX_SECTORS_PER_INSTRUCTION = 32.0
+
+
+def _beyond_the_wall(v: RowValues, per: float, what: str, r: Rule, vals: dict[str, float]) -> Finding | None:
+    """An ``ok`` finding that names what is missing where more traffic per instruction is counted than a warp
+    instruction can move (32 sectors or wavefronts): the instruction count lacks the instructions of some
+    of the traffic (LDGSTS, LDSM, atomics not collected: roofline.counting.instructions); else None."""
+    if not per > MAX_SECTORS_PER_INSTRUCTION:
+        return None
+    return r.finding("ok", f"Not evaluated: {per:.1f} {what} per instruction, more than a warp instruction can "
+                     f"move ({MAX_SECTORS_PER_INSTRUCTION:.0f}): the counts hold traffic of instructions they do "
+                     f"not count (LDGSTS, LDSM, STSM, atomics not collected: see the instruction columns' notes "
+                     f"under --work instructions).", values=vals)
+
+
 def _ideal_global(v: RowValues, inst: float, sectors: float) -> tuple[float, float, str]:
     """(sectors moved over the ideal for the same accesses, excess sectors, what the ideal is from); NaN
     and '' when unknown. Nsight Compute's Source Counters first (they look at every instruction's
@@ -182,8 +198,13 @@ def check_global_pattern(v: RowValues, r: Rule) -> Finding:
     pattern = global_pattern(np.array([per]))[0]
     ratio, excess, basis = _ideal_global(v, inst, sectors)
     waste = 1.0 - 1.0 / ratio if ratio > 0 else math.nan
+    from_ncu = math.isfinite(v.get(m.L2_THEORETICAL_SECTORS_GLOBAL)) and v.get(m.L2_THEORETICAL_SECTORS_GLOBAL_IDEAL) > 0
     vals = {"sectors_per_instruction": per, "sectors_over_ideal": ratio, "excess_sectors": excess,
-            "excess_bytes": excess * SECTOR_BYTES, "excess_share": waste, "time_share": v.get("time_share")}
+            "excess_bytes": excess * SECTOR_BYTES, "excess_share": waste, "time_share": v.get("time_share"),
+            "ncu_ideal": 1.0 if from_ncu else 0.0}
+    beyond = _beyond_the_wall(v, per, "sectors", r, vals)
+    if beyond is not None and not from_ncu:
+        return beyond
     where = (f"{per:.1f} sectors per global LD/ST warp instruction ({inst:,.0f} instructions, {sectors:,.0f} "
              f"sectors; '{pattern}' against the 4-byte walls: unit stride 4, random 32)")
     if math.isfinite(ratio):
@@ -247,6 +268,9 @@ def check_shared_conflicts(v: RowValues, r: Rule) -> Finding:
                          values=vals, brief=f"{ratio:.1f}-way shared bank conflicts")
     if per < CONFLICT_FREE_BELOW:
         return r.finding("ok", f"Conflict-free: {where}.", values=vals)
+    beyond = _beyond_the_wall(v, per, "wavefronts", r, vals)
+    if beyond is not None:
+        return beyond
     hint = (f"collect {m.SHARED_LD_BANK_CONFLICTS}, {m.SHARED_ST_BANK_CONFLICTS} or --section SourceCounters "
             f"({m.L1_WAVEFRONTS_SHARED_IDEAL}) to tell")
     if per > r.t("unexplained_from"):

@@ -12,7 +12,10 @@ are in :mod:`roofline.guidance.memory_patterns` and listed here after the others
 
 To add a rule: write a check function below, add a :class:`Rule` to :data:`RULES`,
 and, if it names a new limiter, add the limiter to :data:`LIMITERS` (with the plain
-sentence of what usually helps) and to :data:`LIMITER_PRIORITY`.
+sentence of what usually helps) and to :data:`LIMITER_PRIORITY`, and say in
+:data:`roofline.guidance.headline.SUPPORT` how much time its numbers support: the headline of a
+kernel is the claim its rows support most (:mod:`roofline.guidance.headline`); the priority
+breaks ties and orders the claims whose support is not measured.
 
 Percentages from ncu are in percent (0..100); fractions from the analysis are 0..1.
 """
@@ -68,7 +71,8 @@ LIMITERS: dict[str, Limiter] = {
                         "put more work in flight and check coalescing; profile scheduler and warp-state statistics to see why warps stall"),
 }
 
-#: When several rules name a limiter, the first in this order is the one reported.
+#: When several rules name a limiter and their supports tie or are not measured, the first in this
+#: order is the one reported (:mod:`roofline.guidance.headline`).
 LIMITER_PRIORITY: tuple[str, ...] = (
     "small-grid", "short-kernel", "local-memory", "uncoalesced", "bank-conflicts", "broadcast", "latency", "fp64", "tensor-cores",
     "memory", "issue", "compute", "poor-use",
@@ -207,16 +211,23 @@ def check_uncoalesced_source(v: RowValues, r: Rule) -> Finding:
 
 
 def check_sector_use(v: RowValues, r: Rule) -> Finding:
-    """Useful bytes per 32-byte sector for global loads and stores."""
+    """Useful bytes per 32-byte sector for global loads and stores; ``waste_share``: the share of their
+    sectors fetched and not used (the sides whose use was counted)."""
     parts, vals, low = [], {}, False
     sides = {"ld": (v.get(m.GLOBAL_LD_SECTORS), v.get(m.GLOBAL_LD_REQUESTS)),
              "st": (v.get(m.GLOBAL_ST_SECTORS), v.get(m.GLOBAL_ST_REQUESTS))}
     all_sectors = sum(sec for sec, _ in sides.values()) if all(math.isfinite(sec) for sec, _ in sides.values()) \
         else math.nan
+    wasted = counted = 0.0
     for what, op in (("loads", "ld"), ("stores", "st")):
         used = used_bytes_per_sector(v, op)
         sectors, requests = sides[op]
         if requests == 0:  # no such accesses: ncu writes a ratio of 0 for them (atomics-only kernels)
+            continue
+        if math.isfinite(used) and (used > m.SECTOR_BYTES or (used == 0 and sectors > 0)):
+            # more than a sector holds, or nothing of sectors that were fetched: the ratio describes other
+            # instructions than these sectors' (ncu's LDG bytes beside LDGSTS sectors, in H200 and H100 exports)
+            parts.append(f"{what} {used:.1f} of 32 B counted (not these sectors' use: not evaluated)")
             continue
         if math.isfinite(used):
             vals[f"{what}_bytes_per_sector"] = used
@@ -224,12 +235,18 @@ def check_sector_use(v: RowValues, r: Rule) -> Finding:
             # a side with a small share of the sectors (one store per block) wastes little, whatever its use
             minor = math.isfinite(all_sectors) and all_sectors > 0 and sectors / all_sectors < r.t("min_sector_share")
             low = low or (used / m.SECTOR_BYTES * 100.0 < r.t("low_pct") and not minor)
+            if math.isfinite(sectors):
+                wasted += sectors * (1.0 - used / m.SECTOR_BYTES)
+                counted += sectors
+    if counted > 0:
+        vals["waste_share"] = wasted / counted
     if not parts:
         return r.finding("ok", "No global loads or stores whose sector use was counted.", values=vals)
     text = "Bytes used per sector: " + ", ".join(parts) + "."
     if low:
+        brief = ", ".join(p for p in parts if "not evaluated" not in p) + " used"
         return r.finding("fired", text + f" Under {r.t('low_pct'):.0f}% of each sector fetched is used.",
-                         severity="medium", limiter="uncoalesced", values=vals, brief=", ".join(parts) + " used")
+                         severity="medium", limiter="uncoalesced", values=vals, brief=brief)
     return r.finding("ok", text, values=vals)
 
 
