@@ -85,3 +85,42 @@ def test_above_the_spec_is_inconsistent():
     r = a.frame.iloc[0]
     assert r["region"] == "inconsistent" and "1.20x the device's spec rate" in r["inconsistent"]
     assert r["compute_use"] == pytest.approx(0.6)
+
+
+RAW_RUN = Path(__file__).parents[1] / "benchmarks" / "results" / "h100-80gb-hbm3-2026-11-27" / "machine" / "machine.json"
+CASCADE = Path(__file__).parent / "data" / "ert" / "cpu_cascadelake_roofline_DP.json"
+
+
+def test_an_inconsistent_kernel_gets_no_diagnosis():
+    """The recorded TF32 GEMM against the run's own measured file (its TF32 ceiling 1.14x low per clock):
+    "What to work on" says inconsistent counters and why, --explain sets every rule's claim aside."""
+    from roofline.guidance import advise, explain_text
+
+    path = DATA / "h100_80gb_hbm3_examples" / "target_gemm_tf32.ncu.csv"
+    table = api.read(path)
+    a = api.analyze(table, RAW_RUN)
+    advice = advise(a, table)
+    top = advice.iloc[0]
+    assert top["limiter"] == "inconsistent" and top["limiter_label"] == "inconsistent counters"
+    assert "1.14x its Tensor TF32 ceiling" in top["helps"] and "measured ceiling" in top["helps"]
+    text = explain_text(a, table, "sm90_xmma", width=200)
+    assert "limited by           inconsistent counters" in text
+    assert "set aside (inconsistent counters)" in text and "fired (" not in text
+
+
+def test_the_ert_scalar_pick_is_not_advice_to_move_fp64():
+    """The issue's CPU ERT case: a 580 GFLOP/s FP64 kernel held to the file's last entry, 'FP64 Scalar
+    GFLOPs' (109 GFLOP/s), was shown at 530 % of its roofline, compute-bound, told to move FP64 to FP32.
+    Picked on purpose now (FILE#ENTRY), it is 5.30x that ceiling: inconsistent, not FP64-bound."""
+    from roofline.guidance import advise
+    from roofline.kernels import KernelTable
+
+    table = KernelTable(frame=from_records([{
+        "kernel_name": "dgemm_like", "time_s": 1.0, "launches": 1, "fp64_flops": 5.8e11, "fp32_flops": 0.0,
+        "fp16_flops": 0.0, "tensor_flops": 0.0, "dram_bytes": 1e9, "source": "stated by hand"}]))
+    a = api.analyze(table, f"{CASCADE}#FP64 Scalar GFLOPs")
+    r = a.frame.iloc[0]
+    assert r["pct_of_roofline"] == pytest.approx(580 / 109.375)
+    assert r["region"] == "inconsistent" and "5.30x its FP64 ceiling" in r["inconsistent"]
+    top = advise(a, table).iloc[0]
+    assert top["limiter"] == "inconsistent" and "FP32" not in top["helps"]

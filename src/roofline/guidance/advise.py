@@ -71,7 +71,8 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     out["limiter_label"] = [k.limiter_label if k is not None else "unknown" for k in kept]
     out["reason"] = [k.reason if k is not None else "" for k in kept]
     infos = [k.limiter_info if k is not None else None for k in kept]
-    out["helps"] = [info.helps if info is not None else "" for info in infos]
+    out["helps"] = [(k.sentence if k is not None and k.limiter == "inconsistent" else info.helps)
+                    if info is not None else "" for k, info in zip(kept, infos)]
     out["advice"] = [k.sentence if k is not None else "" for k in kept]
     out.index.name = "row"
     return out.reset_index()
@@ -107,7 +108,7 @@ def advice_table(advice: pd.DataFrame, *, top: int | None = 10, title: str | Non
         if isinstance(r["phase"], str) and r["phase"]:
             name = f"[{r['phase']}] {name}"
         share = r["time_share"]
-        helps = LIMITERS[r["limiter"]].helps if isinstance(r["limiter"], str) and r["limiter"] in LIMITERS else "-"
+        helps = r["helps"] if isinstance(r["limiter"], str) and r["limiter"] in LIMITERS else "-"
         table.add_row(str(r["rank"]), Text(name), format_time(r["time_s"]),
                       f"{share:.1%}" if np.isfinite(share) else "-", format_time(r["savable_time_s"]),
                       Text(str(r["limiter_label"])), Text(helps))

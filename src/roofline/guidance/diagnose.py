@@ -22,6 +22,7 @@ import pandas as pd
 from roofline.guidance import metrics as m
 from roofline.guidance.headline import Headline, weigh
 from roofline.guidance.memory_patterns import WARP_INST_PEAK
+from roofline.analysis.limits import INCONSISTENT
 from roofline.guidance.rules import LIMITER_PRIORITY, LIMITERS, RULES, Finding, Limiter, Rule, RowValues
 from roofline.kernels import KernelTable
 
@@ -38,6 +39,9 @@ class KernelDiagnosis:
     bound: str | None = None
     #: how the limiter was chosen: every claim weighed, with its support (:mod:`roofline.guidance.headline`)
     headline: Headline | None = None
+    #: the physical limits the row's rates break (analysis ``inconsistent``): then the limiter is
+    #: "inconsistent" and no rule's claim is made
+    inconsistent: str | None = None
 
     @property
     def fired(self) -> list[Finding]:
@@ -73,6 +77,8 @@ class KernelDiagnosis:
         info = self.limiter_info
         if info is None:
             return "Not enough data to say what limits this kernel."
+        if self.limiter == INCONSISTENT:
+            return f"Inconsistent counters, not diagnosed: {self.inconsistent}."
         limits = info.limits
         if self.limiter == "memory" and self.bound and self.limiter_label != info.label:
             limits = f"{self.bound.upper()} bandwidth"
@@ -83,6 +89,8 @@ class KernelDiagnosis:
         """The evidence for the limiter in a few words (the naming finding's brief), or ''."""
         if self.limiter is None:
             return ""
+        if self.limiter == INCONSISTENT:
+            return self.inconsistent or ""
         if self.headline is not None and self.headline.finding is not None:
             return self.headline.finding.brief or self.headline.finding.message
         named = [f for f in self.fired if f.limiter == self.limiter]
@@ -298,11 +306,13 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
             else:
                 missing_names.setdefault(f.rule, f.missing)
         phase = values.get("phase")
-        head = weigh(findings, values, LIMITER_PRIORITY)
+        beyond = values.get("region") == INCONSISTENT  # a rate beyond a physical limit: no claim stands
+        head = None if beyond else weigh(findings, values, LIMITER_PRIORITY)
         kernels.append(KernelDiagnosis(
             index=idx, kernel_name=str(values.get("kernel_name")), phase=str(phase) if _has(phase) else None,
-            findings=tuple(findings), limiter=head.limiter,
-            bound=str(values.get("bound")) if _has(values.get("bound")) else None, headline=head))
+            findings=tuple(findings), limiter=INCONSISTENT if beyond else head.limiter,  # type: ignore[union-attr]
+            bound=str(values.get("bound")) if _has(values.get("bound")) else None, headline=head,
+            inconsistent=str(values["inconsistent"]) if _has(values.get("inconsistent")) else None))
     warnings = [problem] if problem else []
     not_run: dict[str, list[Rule]] = {}  # the same metrics would enable several rules: one warning for them
     for r in rules:

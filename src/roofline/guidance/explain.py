@@ -187,8 +187,10 @@ def _renderable(row: pd.Series, diag: KernelDiagnosis, machine: Any, rate_unit: 
     rules.add_column("finding", overflow="fold")
     style = {"fired": "yellow", "ok": "green", "missing": "dim"}
     order = {"fired": 0, "ok": 1, "missing": 2}
+    beyond = diag.limiter == "inconsistent"  # the rules ran on figures beyond physical limits: nothing stands
     for f in sorted(diag.findings, key=lambda f: order.get(f.status, 3)):
-        status = f.status if f.status != "fired" else f"{f.status} ({f.severity})"
+        status = f.status if f.status != "fired" else (
+            "set aside (inconsistent counters)" if beyond else f"{f.status} ({f.severity})")
         rules.add_row(Text(f.title), Text(status, style=style.get(f.status, "")),
                       Text(f.message + (f"\nsource: {f.source}" if f.source else "")))
     return Group(Panel(head, title="kernel"), rules)

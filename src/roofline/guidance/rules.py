@@ -67,6 +67,11 @@ LIMITERS: dict[str, Limiter] = {
                      "operations (FMA, half2, tensor cores)"),
     "compute": Limiter("compute throughput", "compute throughput near the peak of the units it uses",
                        "do less arithmetic (better algorithm, avoid recomputation) or use faster units (tensor cores, lower precision)"),
+    "inconsistent": Limiter("inconsistent counters", "figures beyond physical limits (achieved above a ceiling or "
+                            "the spec, more sectors or wavefronts per instruction than a warp can take): the "
+                            "counters or the ceilings they are divided by, not the kernel",
+                            "read why (--explain): a ceiling below what the GPU delivers (measure again, or "
+                            "--machine SPEC), the clock, or a counter that was not collected"),
     "poor-use": Limiter("low utilization", "neither compute nor memory bandwidth is used well (below half of both ceilings)",
                         "put more work in flight and check coalescing; profile scheduler and warp-state statistics to see why warps stall"),
 }
