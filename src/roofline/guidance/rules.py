@@ -53,7 +53,7 @@ LIMITERS: dict[str, Limiter] = {
                          "so each instruction moves a sector or less",
                          "hoist loop-invariant loads into registers, keep values every thread reads in constant "
                          "memory, or load them once per block into shared memory (tiling)"),
-    "latency": Limiter("latency", "neither compute nor memory is busy: warps wait on latency",
+    "latency": Limiter("latency", "latency: neither compute nor memory is busy, warps wait",
                        "put more work in flight: more independent instructions per thread, higher occupancy, fewer dependent loads"),
     "memory": Limiter("memory bandwidth", "memory bandwidth",
                       "raise arithmetic intensity: reuse data from cache or shared memory (tiling), fuse kernels that pass data through memory, use smaller data types"),
