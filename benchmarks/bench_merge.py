@@ -151,7 +151,7 @@ def child(variant: str, folder: Path) -> None:
     import pyarrow.parquet  # noqa: F401
 
     import roofline.cli.app  # noqa: F401
-    import roofline.profiling.merge  # noqa: F401
+    import roofline.profiling.rank_tables  # noqa: F401
     import roofline.readers.kernel_parquet  # noqa: F401
 
     t0, c0 = time.perf_counter(), time.process_time()

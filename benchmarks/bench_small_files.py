@@ -46,7 +46,7 @@ import pyarrow
 import roofline
 from roofline import api
 from roofline.readers.dispatch import read_one
-from roofline.readers.merge import merge_profiles, split_runs
+from roofline.readers.ncu.combine import merge_profiles, split_runs
 
 from bench_env import cpu_model, write_report  # noqa: E402  (a sibling script: benchmarks/ is on sys.path)
 

@@ -25,9 +25,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from roofline.machine.cpu_bench import measure_cpu
-from roofline.machine.reliability import assess, usable_cores
-from roofline.machine.sweep import plot_sweep
+from roofline.bench.cpu.measure import measure_cpu
+from roofline.bench.reliability import assess, usable_cores
+from roofline.bench.sweep import plot_sweep
 from roofline.units import format_si
 
 RESULTS = Path(__file__).parent / "results"

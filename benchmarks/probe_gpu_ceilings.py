@@ -150,7 +150,7 @@ class Probe:
 
     # -- L1 ------------------------------------------------------------------------------------------------
     def l1(self) -> None:
-        from roofline.machine.gpu_kernels import BANDWIDTH_SOURCE, bandwidth_blocks
+        from roofline.bench.gpu.kernels import BANDWIDTH_SOURCE, bandwidth_blocks
 
         cp = self.cp
         blocks, threads = bandwidth_blocks(self.sms), 256
@@ -188,7 +188,7 @@ class Probe:
 
     # -- partitioned (L2, HBM) ----------------------------------------------------------------------------------
     def part(self) -> None:
-        from roofline.machine.gpu_kernels import BANDWIDTH_SOURCE, bandwidth_blocks
+        from roofline.bench.gpu.kernels import BANDWIDTH_SOURCE, bandwidth_blocks
 
         cp = self.cp
         out = cp.zeros(4, dtype=cp.int32)
@@ -221,7 +221,7 @@ class Probe:
 
     # -- FP16 / BF16 FMA --------------------------------------------------------------------------------------
     def fp16(self) -> None:
-        import roofline.machine.gpu_kernels as gk
+        import roofline.bench.gpu.kernels as gk
 
         cp = self.cp
         blocks, threads = gk.compute_blocks(self.sms), gk.COMPUTE_THREADS
@@ -310,7 +310,7 @@ def _fma_args(prec: str) -> tuple[str, ...]:
 def bcast_under_ncu() -> None:
     """The broadcast kernel once at 1 MiB (the program ncu profiles: --bcast-once)."""
     import cupy as cp
-    from roofline.machine.gpu_kernels import BANDWIDTH_SOURCE, bandwidth_blocks
+    from roofline.bench.gpu.kernels import BANDWIDTH_SOURCE, bandwidth_blocks
 
     sms = cp.cuda.Device(0).attributes["MultiProcessorCount"]
     buf = cp.arange(MiB // 4, dtype=cp.int32)

@@ -81,7 +81,7 @@ def environment(device: int, fake: Any = None) -> dict[str, Any]:
 
 def _device_environment(device: int, env: dict[str, Any]) -> None:
     try:
-        from roofline.machine.gpu_info import read_device_info
+        from roofline.machine.gpu_device import read_device_info
 
         env["device"] = read_device_info(device).to_dict()
     except Exception as exc:
@@ -111,7 +111,7 @@ def run_cli(device: int, mode: str, outdir: Path) -> dict[str, Any]:
         cmd = [sys.executable, "-m", "roofline", "machine", "--gpu", str(device), "-o", str(machine_json),
                "--png", str(outdir / "sweep.png"), "--force"]
         try:
-            import roofline.machine.ert  # noqa: F401  (the ERT export ships with the CPU work)
+            import roofline.writing.ert_json  # noqa: F401  (the ERT export ships with the CPU work)
 
             cmd += ["--ert-json", str(outdir / "roofline_ert.json")]
         except ImportError:
@@ -215,10 +215,10 @@ def targets(m: Any, refs: dict[str, Any], cli: dict[str, Any], spec: Any,
     """The issue's targets as rows (target, ratio, threshold, pass, verdict, note); ratio None where
     not measurable, never a made-up one.
 
-    ``m``: the in-process :class:`~roofline.machine.measurement.Measurement`; ``refs``: the same
+    ``m``: the in-process :class:`~roofline.bench.evidence.Measurement`; ``refs``: the same
     run's torch references (:func:`torch_references`, or ``{"not_run": why}``); ``cli``: the CLI
     run (:func:`run_cli`, or ``{"not_run": why}``); ``spec``: the GPU's
-    :class:`~roofline.machine.gpu_specs.GpuSpec` (live counts and clocks, vendor datasheet figures
+    :class:`~roofline.machine.specs.GpuSpec` (live counts and clocks, vendor datasheet figures
     when the product is known), or None; ``machine_file``: machine.json as written, or None.
     """
     rows = _Rows()
@@ -272,7 +272,7 @@ def _fma_targets(rows: _Rows, m: Any, spec: Any) -> None:
 
 
 def _tensor_targets(rows: _Rows, m: Any, refs: dict[str, Any], spec: Any) -> None:
-    from roofline.machine.gpu_gemm import gemm_kinds_for
+    from roofline.bench.gpu.gemm import gemm_kinds_for
 
     mach = m.machine
     ds = dict(spec.datasheet) if spec else {}
@@ -350,14 +350,14 @@ def _dry_run_machine(m: Any) -> Any:
 
 
 def _save_sweep_png(m: Any, path: Path) -> None:
-    from roofline.machine.sweep import plot_sweep
+    from roofline.bench.sweep import plot_sweep
 
     fig = plot_sweep(dict(m.sweeps), dict(m.cache_sizes) or None, title=f"{m.machine.name}: bandwidth vs working set")
     fig.savefig(path, dpi=150)
 
 
 def _read_spec(args: argparse.Namespace, fake: Any) -> Any:
-    from roofline.machine.gpu_info import read_device_info
+    from roofline.machine.gpu_device import read_device_info
     from roofline.machine.theoretical import spec_from_device
 
     return spec_from_device(fake.device_info() if fake is not None else read_device_info(args.device))
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             summary["errors"]["cli"] = f"{type(exc).__name__}: {exc}"
             summary["cli"] = {}
 
-    from roofline.machine.gpu_bench import measure_gpu
+    from roofline.bench.gpu.measure import measure_gpu
 
     def progress(label: str, f: float) -> None:
         print(f"  [{f:5.1%}] {label}", file=sys.stderr, flush=True)

@@ -10,8 +10,8 @@ shared-memory ceiling, in one command.
    32 consecutive words (``wall_shared_free``: 1 wavefront) and of one bank for the whole warp
    (``wall_shared_conflict``: 32). Each must land on its wall: ``global_ii`` (or ``shared_ii``) of the
    kernel table within 5 % of 1, 1/4, 1/32, 1 and 1/32. The same run profiles the ``roofline machine``
-   shared-memory and INT32 kernels, whose counts (:class:`~roofline.machine.gpu_kernels.SharedConfig`,
-   :class:`~roofline.machine.gpu_kernels.IntConfig`) ncu must reproduce.
+   shared-memory and INT32 kernels, whose counts (:class:`~roofline.bench.gpu.kernels.SharedConfig`,
+   :class:`~roofline.bench.gpu.kernels.IntConfig`) ncu must reproduce.
 2. ``machine``: the default ``roofline machine`` characterization in this process (``measure_gpu``):
    the measured shared-memory and INT32 ceilings against the spec at the clock seen while they ran, and
    the whole default run under 60 s.
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "src") not in sys.path:
     sys.path.insert(0, str(ROOT / "src"))
 
-from roofline.machine.gpu_kernels import (  # noqa: E402
+from roofline.bench.gpu.kernels import (  # noqa: E402
     INT_SOURCE,
     SHARED_KERNEL,
     SHARED_SOURCES,
@@ -312,7 +312,7 @@ def part_walls(out: Path, summary: dict[str, Any], args: argparse.Namespace) -> 
 
 def run_machine(mode: str) -> Any:
     """The ``roofline machine`` characterization of GPU 0 (tests replace this with a fake GPU)."""
-    from roofline.machine.gpu_bench import measure_gpu
+    from roofline.bench.gpu.measure import measure_gpu
 
     return measure_gpu(mode=mode)  # type: ignore[arg-type]
 

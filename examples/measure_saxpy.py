@@ -30,7 +30,7 @@ def main() -> None:
     if args.machine:
         machine = roofline.load_machine(args.machine)
     else:
-        from roofline.machine.cpu_bench import measure_cpu
+        from roofline.bench.cpu.measure import measure_cpu
 
         machine = measure_cpu(mode="quick").machine
     x = np.ones(args.n, dtype=np.float32)

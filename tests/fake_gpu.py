@@ -12,9 +12,9 @@ from unittest import mock
 
 import numpy as np
 
-from roofline.machine.gpu_gemm import gemm_flops
-from roofline.machine.gpu_info import DeviceInfo
-from roofline.machine.gpu_kernels import BandwidthConfig, ComputeConfig, IntConfig, SharedConfig
+from roofline.bench.gpu.gemm import gemm_flops
+from roofline.machine.gpu_device import DeviceInfo
+from roofline.bench.gpu.kernels import BandwidthConfig, ComputeConfig, IntConfig, SharedConfig
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -113,7 +113,7 @@ def simulated_clock(gpu: FakeGpu) -> Iterator[None]:
     """``measure_gpu``'s wall-clock loops (its warm-up) timed on the fake GPU's own launches: the number
     of launches, and so the noise every later measurement draws from the seeded generator, no longer
     depends on how fast this machine is (a test's result is then the same on every run)."""
-    from roofline.machine import gpu_bench
+    from roofline.bench.gpu import measure as gpu_bench
 
     with mock.patch.object(gpu_bench, "time", SimpleNamespace(perf_counter=lambda: gpu.elapsed)):
         yield

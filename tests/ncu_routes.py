@@ -11,8 +11,8 @@ import pytest
 
 import needs
 
-from roofline.readers import ncu_rep
-from roofline.readers.build import build_table
+from roofline.readers.ncu import rep as ncu_rep
+from roofline.readers.ncu.count import build_table
 
 IDENTITY = ["launch_id", "kernel_name", "device", "compute_capability", "grid", "block", "stream", "launches",
             "tensor_precision", "flops_partial", "estimated", "run", "source"]

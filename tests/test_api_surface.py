@@ -44,7 +44,7 @@ def test_resolving_the_analysis_api_loads_no_plotting_gpu_or_torch_library() -> 
         "import sys, roofline\n"
         "for name in ('read', 'analyze', 'load_machine', 'compare', 'phase', 'measure', 'Machine'):\n"
         "    getattr(roofline, name)\n"
-        "roofline.machine.theoretical; roofline.machine.measure_cpu; roofline.machine.measure_gpu\n"
+        "roofline.machine.theoretical; roofline.bench.measure_cpu; roofline.bench.measure_gpu\n"
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
     )
     assert _python(code).strip() == "[]"
@@ -114,7 +114,7 @@ def test_dir_lists_the_public_api_for_completion() -> None:
         assert name in listed
     for name in roofline.__all__:
         assert getattr(roofline, name) is not None
-    assert "theoretical" in dir(roofline.machine) and "measure_gpu" in dir(roofline.machine)
+    assert "theoretical" in dir(roofline.machine) and "measure_gpu" in dir(roofline.bench)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         roofline.nonexistent  # noqa: B018
 

@@ -24,7 +24,7 @@ from roofline.analysis import analyze
 from roofline.kernels import KernelTable, aggregate, from_records, group_keys
 from roofline.machine.model import Machine
 from roofline.views.json_out import analysis_to_dict
-from roofline.views.names import short_names
+from roofline.kernels.labels import short_names
 from roofline.views.terminal import kernel_table_renderable
 
 

@@ -1,4 +1,4 @@
-"""Which ceilings a profile is held to with no --machine (roofline.resolve), the clock they are scaled
+"""Which ceilings a profile is held to with no --machine (roofline.machine.resolve), the clock they are scaled
 to, and the shipped H100 machine file: truths worked out by hand from the real files' own cells.
 
 Files: tests/data/ncu/h100_80gb_hbm3_examples (our H100 80GB HBM3 run, PROVENANCE.md there) and

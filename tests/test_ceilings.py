@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from roofline.analysis.ceilings import machine_from_profile
+from roofline.readers.ncu.peaks import machine_from_profile
 from roofline.readers import read_profile
 
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -151,7 +151,7 @@ def test_sm_count_constants_only_beside_the_profiles_peaks():
 
 
 def test_peak_metrics_ask_for_the_new_peaks():
-    from roofline.analysis.ceilings import peak_metrics
+    from roofline.readers.ncu.peaks import peak_metrics
 
     for cc in ("7.0", "8.0", "9.0"):
         names = peak_metrics(cc)
@@ -166,7 +166,7 @@ def test_blackwell_dense_peaks_of_the_tcgen05_kinds_and_datapaths():
     """SM 10.0: the tcgen05 kinds' dense peaks, FP4 (OMMA) twice the 8-bit datapath's: B200, 148 SMs x
     32768 FP4 and 16384 8-bit FLOP/clk/SM (9 and 4.5 PFLOP/s dense at 1856 MHz); the Hopper names are
     not asked for there; on Hopper the Blackwell names are not read."""
-    from roofline.analysis.ceilings import peak_metrics
+    from roofline.readers.ncu.peaks import peak_metrics
 
     k = "sm__ops_path_tensor_op_"
     peaks = {f"{k}utcomma_src_fp4_dst_fp32_sparsity_off.sum.peak_sustained": 148 * 32768.0,

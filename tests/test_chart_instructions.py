@@ -22,13 +22,13 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
 from roofline.readers import read_profile
-from roofline.views.chart_instructions import GID_WALL, instruction_figure, walls
-from roofline.views.chart_instructions_interactive import instruction_html, instruction_plotly
-from roofline.views.chart_interactive import roofline_plotly
-from roofline.views.chart_layout import shapes_overlap, text_outline
-from roofline.views.chart_rows import undrawn_kernels
-from roofline.views.chart_static import GID_LABEL, GID_POINTS, roofline_figure
-from roofline.views.figure_io import figure_bytes
+from roofline.views.chart.instructions import GID_WALL, instruction_figure, walls
+from roofline.views.chart.instructions_interactive import instruction_html, instruction_plotly
+from roofline.views.chart.interactive import roofline_plotly
+from roofline.views.chart.layout import shapes_overlap, text_outline
+from roofline.views.chart.rows import undrawn_kernels
+from roofline.views.chart.static import GID_LABEL, GID_POINTS, roofline_figure
+from roofline.writing.figures import figure_bytes
 
 NCU = Path(__file__).parent / "data" / "ncu"
 WIDTHS = (3.5, 7.0)

@@ -22,10 +22,10 @@ from roofline.errors import InputError
 from roofline.kernels import from_records
 from roofline.machine.model import Machine
 from roofline.readers import read_machine
-from roofline.views.chart_layout import chart_limits, number_label
-from roofline.views.chart_static import GID_LABEL, GID_POINTS, roofline_figure
-from roofline.views.figure_io import figure_bytes
-from roofline.views.style import ceiling_source, chart_compute_ceilings, merge_equal_ceilings
+from roofline.views.chart.layout import chart_limits, number_label
+from roofline.views.chart.static import GID_LABEL, GID_POINTS, roofline_figure
+from roofline.writing.figures import figure_bytes
+from roofline.views.chart.style import ceiling_source, chart_compute_ceilings, merge_equal_ceilings
 
 DATA = Path(__file__).parent / "data"
 A100_SGEMM = DATA / "ncu" / "a100_naive_sgemm" / "a100_details_smsp_printfp_naive_sgemm.csv"
@@ -281,7 +281,7 @@ def test_compare_chart_before_hollow_after_filled_same_style():
     from report_data import deepcam_analysis
 
     from roofline.comparison import compare
-    from roofline.views.compare_chart import comparison_figure
+    from roofline.views.chart.compare import comparison_figure
 
     b = deepcam_analysis(extra_hostile=False)
     for width in WIDTHS:

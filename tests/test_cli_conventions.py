@@ -402,7 +402,7 @@ def test_launch_id_mismatch_names_plain_integers(tmp_path):
     """Error messages print launch IDs as 3, never np.int64(3)."""
     from roofline.errors import InputError
     from roofline.readers.dispatch import read_one
-    from roofline.readers.merge import merge_profiles
+    from roofline.readers.ncu.combine import merge_profiles
 
     cut = tmp_path / "out.dram__bytes.sum"
     lines = (EXAMPLE / "out.dram__bytes.sum").read_text().splitlines(keepends=True)

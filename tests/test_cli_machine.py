@@ -12,8 +12,8 @@ import pytest
 
 from roofline.cli.app import main
 from roofline.machine import Machine
-from roofline.machine.gpu_specs import list_specs
-from roofline.machine.measurement import Measurement
+from roofline.machine.specs import list_specs
+from roofline.bench.evidence import Measurement
 
 
 def test_list_specs_names_them_all(capsys):
@@ -79,7 +79,7 @@ def test_bad_spec_and_bad_combinations_exit_2(capsys):
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    from roofline.machine import gpu_info
+    from roofline.machine import gpu_device as gpu_info
 
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 0)
     monkeypatch.setattr(gpu_info, "undetected_gpu_reason", lambda: None)
@@ -105,7 +105,7 @@ def fake_cpu_measurement(metadata: dict | None = None) -> Measurement:
 @pytest.fixture
 def fake_cpu_bench(monkeypatch):
     calls = []
-    mod = types.ModuleType("roofline.machine.cpu_bench")
+    mod = types.ModuleType("roofline.bench.cpu.measure")
     mod.metadata = {}  # what the next fake measurement records (repeat ratios, CPU share)
 
     def measure_cpu(*, mode="default", progress=None):
@@ -115,7 +115,7 @@ def fake_cpu_bench(monkeypatch):
         return fake_cpu_measurement(mod.metadata)
 
     mod.measure_cpu = measure_cpu
-    monkeypatch.setitem(sys.modules, "roofline.machine.cpu_bench", mod)
+    monkeypatch.setitem(sys.modules, "roofline.bench.cpu.measure", mod)
     return calls
 
 
@@ -133,7 +133,7 @@ def test_plain_machine_without_gpu_measures_the_cpu_and_prints_its_checks(no_gpu
 
 
 def test_cpu_flag_forces_the_cpu_even_with_a_gpu(monkeypatch, fake_cpu_bench, capsys):
-    from roofline.machine import gpu_info
+    from roofline.machine import gpu_device as gpu_info
 
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
     assert main(["machine", "--cpu", "--thorough"]) == 0
@@ -159,7 +159,8 @@ def _on_fake_gpu(measure_gpu, progress):  # type: ignore[no-untyped-def]
 
 
 def test_gpu_measurement_table_with_theoretical_ratio(monkeypatch, tmp_path, capsys):
-    from roofline.machine import gpu_bench, gpu_info
+    from roofline.bench.gpu import measure as gpu_bench
+    from roofline.machine import gpu_device as gpu_info
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
     monkeypatch.setattr(gpu_bench, "measure_gpu",
@@ -201,7 +202,7 @@ def test_ert_export(tmp_path, capsys):
 
 
 def test_a_gpu_that_cuda_cannot_use_is_not_silently_replaced_by_the_cpu(monkeypatch, fake_cpu_bench, capsys):
-    from roofline.machine import gpu_info
+    from roofline.machine import gpu_device as gpu_info
 
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 0)
     monkeypatch.setattr(gpu_info, "undetected_gpu_reason",
@@ -225,7 +226,7 @@ def test_spec_files_and_names_feed_analyze(tmp_path):
 @pytest.fixture
 def load(monkeypatch):
     """Set the load per core `roofline machine` reads before measuring."""
-    from roofline.machine import reliability
+    from roofline.bench import reliability
 
     def set_load(value):
         monkeypatch.setattr(reliability, "load_per_core", lambda: value)
@@ -239,7 +240,7 @@ def warnings_in(err: str) -> list[str]:
 
 
 def test_unsteady_repeats_warn_once_on_stderr_and_are_recorded(no_gpu, fake_cpu_bench, load, tmp_path, capsys):
-    sys.modules["roofline.machine.cpu_bench"].metadata = {
+    sys.modules["roofline.bench.cpu.measure"].metadata = {
         "repeat_ratio": {"fp64": 80.8 / 51.8, "fp32": 1.05, "l1": 1.31, "dram": 1.02}, "cpu_share": 0.97}
     path = tmp_path / "cpu.json"
     assert main(["machine", "--cpu", "--quick", "-o", str(path)]) == 0
@@ -253,7 +254,7 @@ def test_unsteady_repeats_warn_once_on_stderr_and_are_recorded(no_gpu, fake_cpu_
 
 
 def test_steady_repeats_on_an_idle_machine_do_not_warn(no_gpu, fake_cpu_bench, load, tmp_path, capsys):
-    sys.modules["roofline.machine.cpu_bench"].metadata = {"repeat_ratio": {"fp64": 1.03, "dram": 1.1},
+    sys.modules["roofline.bench.cpu.measure"].metadata = {"repeat_ratio": {"fp64": 1.03, "dram": 1.1},
                                                           "cpu_share": 0.99}
     path = tmp_path / "cpu.json"
     assert main(["machine", "--cpu", "-o", str(path)]) == 0
@@ -262,7 +263,7 @@ def test_steady_repeats_on_an_idle_machine_do_not_warn(no_gpu, fake_cpu_bench, l
 
 
 def test_a_busy_machine_warns_before_the_spread_shows_and_quiet_silences_it(no_gpu, fake_cpu_bench, load, capsys):
-    sys.modules["roofline.machine.cpu_bench"].metadata = {"repeat_ratio": {"fp64": 1.03}, "cpu_share": 0.5}
+    sys.modules["roofline.bench.cpu.measure"].metadata = {"repeat_ratio": {"fp64": 1.03}, "cpu_share": 0.5}
     load(1.4)
     assert main(["machine", "--cpu"]) == 0
     [warning] = warnings_in(capsys.readouterr().err)
@@ -272,7 +273,8 @@ def test_a_busy_machine_warns_before_the_spread_shows_and_quiet_silences_it(no_g
 
 
 def test_gpu_measurement_records_repeat_ratios_and_warns_under_load(monkeypatch, load, tmp_path, capsys):
-    from roofline.machine import gpu_bench, gpu_info
+    from roofline.bench.gpu import measure as gpu_bench
+    from roofline.machine import gpu_device as gpu_info
     real = gpu_bench.measure_gpu
     monkeypatch.setattr(gpu_info, "gpu_count", lambda: 1)
     monkeypatch.setattr(gpu_bench, "measure_gpu",

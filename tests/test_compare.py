@@ -19,7 +19,7 @@ from report_data import V100, deepcam_analysis
 from roofline.comparison import compare, comparison_to_dict
 from roofline.errors import InputError
 from roofline.machine.model import Machine
-from roofline.views.compare_chart import comparison_figure, comparison_plotly
+from roofline.views.chart.compare import comparison_figure, comparison_plotly
 
 A100 = Machine(name="A100 (datasheet)", source="theoretical", memory={"l1": 19.5e12, "l2": 5.1e12, "dram": 1.555e12},
                compute={"fp32": 19.5e12})
@@ -158,7 +158,7 @@ def test_plot_takes_paths_and_kernel_tables_as_analyze_does():
     """``roofline.plot(path)`` raised AttributeError ('str' object has no attribute 'levels')."""
     import roofline
 
-    from roofline.outputs import figure_bytes
+    from roofline.writing.analysis_files import figure_bytes
 
     expected = figure_bytes(roofline.plot(roofline.analyze(V100_SIDE)), ".png")  # PNG: no date or random ids
     for data in (str(V100_SIDE), roofline.read(V100_SIDE)):

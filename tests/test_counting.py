@@ -485,7 +485,7 @@ def test_an_fp4_gemm_is_held_to_the_fp4_ceiling_not_the_fp8_one():
     it would read 153 %."""
     from roofline.analysis import analyze
     from roofline.kernels import from_records
-    from roofline.machine.gpu_specs import get_spec
+    from roofline.machine.specs import get_spec
     from roofline.machine.theoretical import theoretical_from_spec
 
     m = pd.DataFrame({f"{KIND}utcomma_src_fp4_dst_fp32.sum": [float(B300_GEMM_FLOPS)], "sm__inst_executed_pipe_tc.sum": [1.0]})

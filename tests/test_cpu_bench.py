@@ -11,12 +11,12 @@ import pytest
 
 numba = pytest.importorskip("numba", reason="measuring a CPU needs numba")
 
-from roofline.machine.cpu_bench import measure_cpu  # noqa: E402
-from roofline.machine.cpu_system import cpu_key  # noqa: E402
-from roofline.machine.ert import to_ert_json  # noqa: E402
-from roofline.machine.sweep import binary_size, plot_sweep  # noqa: E402
+from roofline.bench.cpu.measure import measure_cpu  # noqa: E402
+from roofline.machine.cpu_host import cpu_key  # noqa: E402
+from roofline.writing.ert_json import to_ert_json  # noqa: E402
+from roofline.bench.sweep import binary_size, plot_sweep  # noqa: E402
 from roofline.measuring import Collector, measured  # noqa: E402
-from roofline.readers.ert import from_ert_dict  # noqa: E402
+from roofline.readers.machines.ert import from_ert_dict  # noqa: E402
 
 
 @numba.njit(parallel=True, fastmath=True)
@@ -231,7 +231,7 @@ def test_theoretical_ceilings_are_not_below_the_measured_ones(run):
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"),
                     reason="the clock kernel's assembly is for x86-64 and Arm64")
 def test_clock_and_fma_latency_kernels_compute_what_they_time():
-    from roofline.machine.cpu_kernels import ADDS, clock_kernel, fma_latency_kernel
+    from roofline.bench.cpu.kernels import ADDS, clock_kernel, fma_latency_kernel
 
     assert clock_kernel()(5, 3, 10) == 5 + ADDS * 10 * 3
     assert clock_kernel()(0, 1, 0) == 0
@@ -240,7 +240,7 @@ def test_clock_and_fma_latency_kernels_compute_what_they_time():
 
 
 def test_rmw_kernel_updates_the_first_n_elements_in_place():
-    from roofline.machine.cpu_kernels import rmw_kernel
+    from roofline.bench.cpu.kernels import rmw_kernel
 
     row = np.arange(10, dtype=np.float64)
     rmw_kernel()(row, 6, 2, 0.5, 1.0)  # x -> (x / 2 + 1) / 2 + 1 on the first 6
@@ -253,7 +253,7 @@ def test_rmw_kernel_updates_the_first_n_elements_in_place():
 
 
 def test_sweep_buffers_are_aligned_to_cache_lines():
-    from roofline.machine.cpu_bench import _aligned
+    from roofline.bench.cpu.measure import _aligned
 
     for n in (1, 1000, 1 << 20):
         a = _aligned(n)
@@ -267,10 +267,10 @@ def test_threads_sharing_their_cores_are_seen_and_warned_about():
     import sys
     import time
 
-    from roofline.machine import cpu_kernels as K
-    from roofline.machine.cpu_bench import SETTINGS, _Run
-    from roofline.machine.cpu_system import describe_cpu
-    from roofline.machine.reliability import assess
+    from roofline.bench.cpu import kernels as K
+    from roofline.bench.cpu.measure import SETTINGS, _Run
+    from roofline.machine.cpu_host import describe_cpu
+    from roofline.bench.reliability import assess
 
     cpu = describe_cpu()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in cpu.cpus]

@@ -1,4 +1,4 @@
-"""This CPU's measured machine, cached per host and CPU (roofline.machine.cpu_cache): hit, miss, a
+"""This CPU's measured machine, cached per host and CPU (roofline.bench.cpu.cache): hit, miss, a
 changed CPU measured again, files that cannot be used replaced, and the sentence saying where the
 ceilings came from. The measurement itself is replaced here by the machine a real quick run on the
 CI's 2-core EPYC VM measured (benchmarks/results/cpu_vm_default.json); the real measurement is
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import roofline.machine.cpu_bench as cpu_bench
-from roofline.machine import cpu_cache
-from roofline.machine.cpu_cache import cache_file, cache_root, cached_cpu_machine
-from roofline.machine.cpu_system import cpu_identity, cpu_key
-from roofline.machine.measurement import Measurement
+import roofline.bench.cpu.measure as cpu_bench
+from roofline.bench.cpu import cache as cpu_cache
+from roofline.bench.cpu.cache import cache_file, cache_root, cached_cpu_machine
+from roofline.machine.cpu_host import cpu_identity, cpu_key
+from roofline.bench.evidence import Measurement
 from roofline.machine.model import Machine
 
 RECORDED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "cpu_vm_default.json"
@@ -34,7 +34,7 @@ def measured(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return Measurement(machine=machine, elapsed_s=recorded["elapsed_s"])
 
     monkeypatch.setattr(cpu_bench, "measure_cpu", measure_cpu)
-    import roofline.machine.reliability as reliability
+    import roofline.bench.reliability as reliability
 
     monkeypatch.setattr(reliability, "load_per_core", lambda: 0.0)  # an idle machine (this one may be busy)
     return calls
@@ -124,7 +124,7 @@ def test_an_unusable_cached_file_is_measured_again_and_replaced(tmp_path: Path, 
 
 def test_a_busy_measurement_says_so_where_it_is_used(tmp_path: Path, measured: list[str],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import roofline.machine.reliability as reliability
+    import roofline.bench.reliability as reliability
 
     monkeypatch.setattr(reliability, "load_per_core", lambda: 1.3)  # the load the recorded run saw
     _, said = cached_cpu_machine(cache_dir=tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roofline.errors import MachineError
-from roofline.machine.cpu_system import CacheLevel, CpuDescription, parse_cpu_list, parse_size, read_caches
+from roofline.machine.cpu_host import CacheLevel, CpuDescription, parse_cpu_list, parse_size, read_caches
 from roofline.machine.cpu_theory import theoretical_cpu
 
 

@@ -1,4 +1,4 @@
-"""The raw page read by pyarrow in slabs (roofline.readers.csv_arrow, roofline.readers.ncu_raw).
+"""The raw page read by pyarrow in slabs (roofline.readers.csv_arrow, roofline.readers.ncu.raw).
 
 A slab ends at a line end, and pyarrow infers each slab's column types on its own: these tests
 make slabs a few hundred bytes long so that one file crosses many, and put in later slabs what
@@ -19,7 +19,7 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.readers import csv_arrow, read_profile
-from roofline.readers.ncu_csv import read_ncu_csv
+from roofline.readers.ncu.csv_export import read_ncu_csv
 
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC",' \
          '"gpu__time_duration.sum","dram__bytes.sum","lts__t_bytes.sum","sm__cycles_elapsed.avg","launch__note"\n'

@@ -8,10 +8,10 @@ import pytest
 
 from roofline.errors import MachineError
 from roofline.machine import Machine
-from roofline.machine.ert import to_ert_json
-from roofline.machine.plot import plot_machine
+from roofline.writing.ert_json import to_ert_json
+from roofline.views.chart.machine import plot_machine
 from roofline.readers import read_machine
-from roofline.readers.ert import compute_name, level_name
+from roofline.readers.machines.ert import compute_name, level_name
 
 G = 1e9
 

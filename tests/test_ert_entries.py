@@ -20,9 +20,9 @@ from roofline.cli.app import main
 from roofline.errors import MachineError
 from roofline.kernels import KernelTable, from_records
 from roofline.machine import Machine
-from roofline.processor import machine_processor, table_processor
+from roofline.machine.processor import machine_processor, table_processor
 from roofline.readers import read_machine
-from roofline.views.style import chart_compute_ceilings
+from roofline.views.chart.style import chart_compute_ceilings
 
 G = 1e9
 DATA = Path(__file__).parent / "data"
@@ -54,7 +54,7 @@ def test_every_fp64_entry_is_kept_with_its_name_and_the_ceiling_is_the_fma_vecto
 
 
 def test_export_keeps_every_entry_and_its_name(tmp_path):
-    from roofline.machine.ert import to_ert_json
+    from roofline.writing.ert_json import to_ert_json
 
     d = to_ert_json(read_machine(CASCADE))
     assert dict(d["empirical"]["gflops"]["data"]) == pytest.approx(

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from roofline.analysis import analyze
-from roofline.analysis.ceilings import machine_from_profile
+from roofline.readers.ncu.peaks import machine_from_profile
 from roofline.cli.app import main
 from roofline.errors import MissingMetricsError
 from roofline.readers import read_profile
-from roofline.views.chart_rows import NOTHING_RECORDED, undrawn_kernels
+from roofline.views.chart.rows import NOTHING_RECORDED, undrawn_kernels
 
 H800 = Path(__file__).parent / "data" / "ncu" / "h800_sglang_failed_launch" / "sglang_h800_raw.csv"
 

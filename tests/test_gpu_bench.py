@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from roofline.errors import MachineError
-from roofline.machine.gpu_bench import BenchSettings, calibrate, measure_gpu, robust_stats
-from roofline.machine.gpu_gemm import gemm_flops, gemm_kinds_for
-from roofline.machine.gpu_info import DeviceInfo
-from roofline.machine.gpu_kernels import (
+from roofline.bench.gpu.measure import BenchSettings, calibrate, measure_gpu, robust_stats
+from roofline.bench.gpu.gemm import gemm_flops, gemm_kinds_for
+from roofline.machine.gpu_device import DeviceInfo
+from roofline.bench.gpu.kernels import (
     CHAINS,
     COMPUTE_SOURCES,
     INT_SOURCE,
@@ -180,8 +180,8 @@ def test_settings_per_mode_fit_the_gpu():
 
 @pytest.fixture
 def plateau_finder():
-    """The shared plateau finder (roofline.machine.sweep), once it is on this branch."""
-    from roofline.machine import sweep
+    """The shared plateau finder (roofline.bench.sweep), once it is on this branch."""
+    from roofline.bench import sweep
     return sweep
 
 
@@ -287,7 +287,7 @@ def test_the_h100_l2_ceiling_comes_from_the_partitioned_points_only():
     showed to be 41 % L1 hits, and the partitioned ones (5.66 to 45.25 MiB) 6.71 to 7.32 TB/s. One run named the
     first L2 (12.04 TB/s), the next the second (7.14): both plateaus have 7 points. L2 is now the partitioned
     plateau's median, 7.14 TB/s by hand (6.71, 6.93, 7.04, 7.14, 7.19, 7.23, 7.32), whichever has more points."""
-    from roofline.machine.gpu_bench import _memory_ceilings
+    from roofline.bench.gpu.measure import _memory_ceilings
 
     df = pd.read_csv(H100_SWEEPS)
     sweeps = {name: g.drop(columns="sweep").reset_index(drop=True) for name, g in df.groupby("sweep")}

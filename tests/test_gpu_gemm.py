@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roofline.machine.gpu_gemm import GemmRunner, gemm_flops
+from roofline.bench.gpu.gemm import GemmRunner, gemm_flops
 
 
 class FakeTensor:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.machine.gpu_kernels import (
+from roofline.bench.gpu.kernels import (
     BANDWIDTH_SOURCE,
     CHAINS,
     COMPUTE_SOURCES,

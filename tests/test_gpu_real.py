@@ -10,7 +10,7 @@ pytestmark = pytest.mark.gpu
 
 def test_device_info_and_live_theoretical():
     from roofline.machine import theoretical
-    from roofline.machine.gpu_info import gpu_count, read_device_info
+    from roofline.machine.gpu_device import gpu_count, read_device_info
 
     assert gpu_count() >= 1
     info = read_device_info(0)
@@ -21,10 +21,10 @@ def test_device_info_and_live_theoretical():
 
 
 def test_every_kernel_compiles_and_counts_match_a_short_run():
-    from roofline.machine.gpu_bench import BenchSettings
-    from roofline.machine.gpu_cupy import CupyBackend
-    from roofline.machine.gpu_info import read_device_info
-    from roofline.machine.gpu_kernels import BandwidthConfig, ComputeConfig, compute_blocks
+    from roofline.bench.gpu.measure import BenchSettings
+    from roofline.bench.gpu.cupy_timer import CupyBackend
+    from roofline.machine.gpu_device import read_device_info
+    from roofline.bench.gpu.kernels import BandwidthConfig, ComputeConfig, compute_blocks
 
     info = read_device_info(0)
     s = BenchSettings.for_mode("quick", total_memory_bytes=info.total_memory_bytes, l2_bytes=info.l2_bytes)
@@ -45,7 +45,7 @@ def test_every_kernel_compiles_and_counts_match_a_short_run():
 
 
 def test_quick_measurement_is_within_physical_bounds():
-    from roofline.machine.gpu_bench import measure_gpu
+    from roofline.bench.gpu.measure import measure_gpu
     from roofline.machine.theoretical import theoretical
 
     m = measure_gpu(device=0, mode="quick")

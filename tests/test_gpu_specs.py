@@ -12,8 +12,8 @@ import pytest
 
 from roofline.errors import MachineError
 from roofline.machine import theoretical
-from roofline.machine.gpu_info import DeviceInfo
-from roofline.machine.gpu_specs import (
+from roofline.machine.gpu_device import DeviceInfo
+from roofline.machine.specs import (
     ARCHS,
     SCALAR_KEYS,
     TENSOR_KEYS,

@@ -20,7 +20,7 @@ import needs
 
 from roofline.errors import InputError
 from roofline.readers import read_profile
-from roofline.readers.ncu_numbers import MixedNumbers, c_numbers, decimal_comma, plain
+from roofline.readers.ncu.numbers import MixedNumbers, c_numbers, decimal_comma, plain
 
 DATA = Path(__file__).parent / "data" / "ncu"
 LOCALES = DATA / "t4_setfull_locales"
@@ -51,7 +51,7 @@ def test_every_value_of_a_details_page_both_ways(tmp_path, locale):
     (a pandas array), equals the C page's value in the same place."""
     import csv
 
-    from roofline.readers.ncu_details import _numbers
+    from roofline.readers.ncu.details import _numbers
 
     def values(loc: str) -> list[str]:
         rows = list(csv.reader(_csv(tmp_path, loc, "details").read_text().splitlines()))
@@ -85,7 +85,7 @@ def test_de_de_raw_page_written_two_ways_at_once_by_hand(tmp_path):
 def test_de_de_base_units_by_hand_and_the_ceilings_from_it(tmp_path):
     """Every number the locale's way: ``52.576`` ns is 52,576 ns; the report's own peaks give the T4's
     DRAM ceiling: 64 B/cycle x ``4.640.292.148,51`` cycle/s."""
-    from roofline.analysis.ceilings import machine_from_profile
+    from roofline.readers.ncu.peaks import machine_from_profile
 
     t = read_profile(_csv(tmp_path, "de_DE", "rawbase"))
     assert t.frame.loc[0, "time_s"] == pytest.approx(52_576e-9, rel=1e-12)
@@ -154,7 +154,7 @@ def german(tmp_path, monkeypatch):
 def test_a_report_read_through_ncu_in_a_german_shell(german, monkeypatch):
     """``roofline analyze X.ncu-rep`` without the ncu_report module runs ``ncu --import``: in a
     de_DE shell the real ncu writes ``5.001.000``; roofline's call gets the C file."""
-    from roofline.readers import ncu_rep
+    from roofline.readers.ncu import rep as ncu_rep
 
     ncu = needs.ncu()
     plainly = subprocess.run([ncu, "--import", str(T4), "--csv", "--page", "raw"], capture_output=True, text=True)
@@ -204,7 +204,7 @@ def test_values_only_de_de_writes_with_nothing_else_to_tell_are_read_as_decimals
     """Cut to ``30.730`` elapsed cycles, ``632.520`` instructions and the like, nothing shows the decimal
     mark: ``30.730`` is read the point way, and the user is told that ncu would have meant 30,730
     and how to export the file again. With ``1.016.064`` threads kept, the page says it itself."""
-    from roofline.readers.ncu_csv import read_ncu_csv
+    from roofline.readers.ncu.csv_export import read_ncu_csv
 
     profile = read_ncu_csv(_whole_number_rows(tmp_path, 1))
     assert profile.metrics.loc[0, "gpc__cycles_elapsed.max"] == 30.73  # "Elapsed Cycles" "30.730"

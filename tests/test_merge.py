@@ -11,7 +11,7 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.readers import read_profile
-from roofline.readers.ncu_csv import read_ncu_csv
+from roofline.readers.ncu.csv_export import read_ncu_csv
 
 DATA = Path(__file__).parent / "data" / "ncu"
 DEEPCAM = DATA / "v100_deepcam_lamb"

@@ -121,7 +121,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
 
-    from roofline.io import _umask, write_text
+    from roofline.writing.safe import _umask, write_text
 
     p = write_text(tmp_path / "out.json", "{}")
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o666 & ~_umask()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from ncu_routes import same_table_both_ways
 
-from roofline.analysis.ceilings import machine_from_profile
+from roofline.readers.ncu.peaks import machine_from_profile
 from roofline.errors import MissingMetricsError
 from roofline.readers import read_profile
 

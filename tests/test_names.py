@@ -7,7 +7,7 @@ import pytest
 
 from needs import needs_ncu
 
-from roofline.readers import names
+from roofline.readers.ncu import names
 from roofline.readers import read_profile
 
 
@@ -140,7 +140,7 @@ def test_ranges_without_domain_beside_a_domain_column():
     ("Kernel Name", None), ("gpu__time_duration.sum", None),
 ])
 def test_nvtx_column_kinds(column, kind):
-    from roofline.readers.ncu_csv import is_nvtx_column
+    from roofline.readers.ncu.csv_export import is_nvtx_column
 
     assert names.nvtx_column_kind(column) == kind
     assert is_nvtx_column(column) is (kind is not None)

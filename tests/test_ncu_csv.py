@@ -9,7 +9,7 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.readers import read_profile
-from roofline.readers.ncu_csv import read_ncu_csv
+from roofline.readers.ncu.csv_export import read_ncu_csv
 
 DATA = Path(__file__).parent / "data" / "ncu"
 V100_GEMM = DATA / "v100_cutlass_gemm" / "v100pcie_details_cutlass_gemm_ncu2022.csv"

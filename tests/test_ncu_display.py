@@ -11,7 +11,7 @@ import pytest
 
 from needs import needs_ncu
 
-from roofline.readers.ncu_display import CHART_SECTIONS, SECTIONS, UNAMBIGUOUS, metric_for
+from roofline.readers.ncu.display import CHART_SECTIONS, SECTIONS, UNAMBIGUOUS, metric_for
 
 
 def _section_files() -> dict[str, dict[str, str]]:

@@ -17,7 +17,7 @@ import pytest
 
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.readers import read_profile
-from roofline.readers import ncu_rep
+from roofline.readers.ncu import rep as ncu_rep
 
 DATA = Path(__file__).parent / "data" / "ncu"
 B200 = DATA / "b200_sdpa_flash" / "b200_raw_units_torch_sdpa_flash.csv"

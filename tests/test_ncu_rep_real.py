@@ -91,7 +91,7 @@ def test_same_flops_and_intensity_as_nsight_computes_roofline_section(report):
 def test_ceilings_from_the_reports_own_peaks():
     """--set full holds the L2 peak per slice only (lts__t_sectors.avg.peak_sustained) and no L2 clock:
     L2 = 32 B x per-slice peak x slices (lts__cycles_elapsed.sum / .avg) x lts cycles / duration."""
-    from roofline.analysis.ceilings import machine_from_profile
+    from roofline.readers.ncu.peaks import machine_from_profile
 
     t4 = machine_from_profile(read_profile(T4).metrics, compute_capability="7.5")
     assert t4.name == "Tesla T4" and t4.source == "from-profile"
@@ -128,7 +128,7 @@ def test_shared_and_instruction_ceilings_on_turing():
     wavefronts run at 0.04 % of peak, under the 1 % an implied peak is read from, so the shared ceiling is
     1 wavefront (128 B) per SM per cycle x its 22 SMs (device__attribute_multiprocessor_count) x the
     l1tex clock, l1tex__cycles_elapsed.avg / gpu__time_duration.sum (the report has no l1tex clock)."""
-    from roofline.analysis.ceilings import machine_from_profile
+    from roofline.readers.ncu.peaks import machine_from_profile
 
     assert 63_504 / 28_419.6 / 0.05586286 == pytest.approx(40, rel=1e-6)
     assert 632_520 / 28_419.6 / 0.13910294 == pytest.approx(160, rel=1e-6)
@@ -151,7 +151,7 @@ def test_shared_ceiling_of_a_shared_memory_kernel():
     """GTX 1660 SUPER dot_prod (a shared-memory reduction): its data stage ran at 34.934886 % of peak,
     892,928 wavefronts / 116,180.82 l1tex cycles / 0.34934886 = 22.0 per cycle = 1 per SM; the naive
     launch (0.04 %) is not read. Shared ceiling = 128 B x 22 x the l1tex clock (cycles / duration, median)."""
-    from roofline.analysis.ceilings import machine_from_profile
+    from roofline.readers.ncu.peaks import machine_from_profile
 
     assert 892_928 / 116_180.818182 / 0.34934886 == pytest.approx(22, rel=1e-6)
     metrics = read_profile(DATA / "gtx1660s_dot_product_shared_rep" / "dot_product_gtx1660super.ncu-rep").metrics

@@ -34,8 +34,8 @@ import pytest
 from roofline import api
 from roofline.cli.app import main
 from roofline.units import format_time
-from roofline.views.names import short_names
-from roofline.views.projection_views import (
+from roofline.kernels.labels import short_names
+from roofline.views.projection import (
     phase_table,
     projection_figure,
     projection_html,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from roofline import api
-from roofline.machine.gpu_specs import get_spec, list_specs
+from roofline.machine.specs import get_spec, list_specs
 from roofline.projection import project
 
 ROOT = Path(__file__).resolve().parents[1]

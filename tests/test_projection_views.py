@@ -35,9 +35,9 @@ from roofline.comparison import compare
 from roofline.errors import InputError
 from roofline.projection import NOTE_CODES, TOTAL_KEYS, project
 from roofline.units import format_time
-from roofline.views.compare_chart import comparison_figure, comparison_plotly
-from roofline.views.projection_table import coverage_text, speedup_range_text, speedup_text, time_range_text
-from roofline.views.projection_views import (
+from roofline.views.chart.compare import comparison_figure, comparison_plotly
+from roofline.views.projection.table import coverage_text, speedup_range_text, speedup_text, time_range_text
+from roofline.views.projection import (
     phase_table,
     projection_figure,
     projection_html,

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from roofline.machine import reliability
-from roofline.machine.reliability import assess, repeat_ratio
+from roofline.bench import reliability
+from roofline.bench.reliability import assess, repeat_ratio
 
 
 def test_repeat_ratio_is_fastest_over_slowest_of_the_usable_repeats():

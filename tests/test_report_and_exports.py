@@ -17,9 +17,10 @@ import pytest
 import needs
 from ncu_routes import same_table_both_ways
 
-from roofline.readers import ncu_rep, read_profile
-from roofline.readers.build import build_table
-from roofline.readers.printed import agree_as_printed, agree_printed, last_digit
+from roofline.readers import read_profile
+from roofline.readers.ncu import rep as ncu_rep
+from roofline.readers.ncu.count import build_table
+from roofline.readers.ncu.printed import agree_as_printed, agree_printed, last_digit
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python")
 

@@ -6,7 +6,7 @@ decode, 20 launches of 6 kernels, sections SpeedOfLight, Occupancy and LaunchSta
 counters), ``ncu.ncu-rep`` and its details page ``ncu_raw.csv`` exported by ncu 2026.2.1. The export
 names launch 0 ``void norm::RMSNormKernel<8, __nv_bfloat16>(...)``; the report, read by ``ncu_report``
 or by ncu 2024.1.1, ``void flashinfer::norm::RMSNormKernel<(unsigned int)8, __nv_bfloat16>(...)``.
-Before kernels were compared as kernels (:func:`roofline.readers.names.same_kernel`) and not as text,
+Before kernels were compared as kernels (:func:`roofline.readers.ncu.names.same_kernel`) and not as text,
 the folder gave 40 launches of 12 kernels and 309 us, each launch twice under two names.
 Truths: the CSV's own cells (worked below) and the report read alone.
 """
@@ -23,8 +23,9 @@ import pytest
 from ncu_routes import same_table_both_ways
 
 import roofline
-from roofline.readers import ncu_rep, read_profile
-from roofline.readers.names import kernel_key, same_kernel
+from roofline.readers import read_profile
+from roofline.readers.ncu import rep as ncu_rep
+from roofline.readers.ncu.names import kernel_key, same_kernel
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python (pip install ncu-report)")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from report_data import HOSTILE, deepcam_analysis, minimal_figure
-from roofline.views.report_html import report_html
+from roofline.views.report.html import report_html
 
 CHROMIUM = os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -18,8 +18,8 @@ from report_data import HOSTILE
 from roofline.analysis import analyze
 from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
-from roofline.views.report_drilldown import OUTSIDE, UNKNOWN_OP, build_tree, drilldown_html, module_analysis
-from roofline.views.report_html import report_html
+from roofline.views.report.drilldown import OUTSIDE, UNKNOWN_OP, build_tree, drilldown_html, module_analysis
+from roofline.views.report.html import report_html
 
 TOY = Machine(name="toy", source="measured", memory={"dram": 1e12}, compute={"fp32": 10e12})
 

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from report_data import HOSTILE, deepcam_analysis, minimal_figure as make_figure
-from roofline.views.report_html import report_html, script_json
+from roofline.views.report.html import report_html, script_json
 
 
 def _report() -> str:
@@ -85,7 +85,7 @@ def _h100_set_full():
     from roofline import api
     from roofline.analysis import analyze
     from roofline.readers import read_profile
-    from roofline.readers.ncu_rep import _import_ncu_report
+    from roofline.readers.ncu.rep import _import_ncu_report
 
     if _import_ncu_report() is None and shutil.which("ncu") is None:
         pytest.skip("reading a .ncu-rep needs the ncu-report module or ncu on PATH")

@@ -20,7 +20,8 @@ import pandas as pd
 import pytest
 
 import roofline
-from roofline.readers import ncu_rep, read_profile
+from roofline.readers import read_profile
+from roofline.readers.ncu import rep as ncu_rep
 
 pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python (pip install ncu-report)")
 

@@ -20,8 +20,8 @@ from roofline.errors import InputError
 from roofline.guidance.advise import advise
 from roofline.kernels import aggregate
 from roofline.readers import kernel_json, read_profile
-from roofline.readers.merge import run_labels, split_runs
-from roofline.readers.ncu_csv import read_ncu_csv
+from roofline.readers.ncu.combine import run_labels, split_runs
+from roofline.readers.ncu.csv_export import read_ncu_csv
 from roofline.views.json_out import analysis_to_dict
 from roofline.views.terminal import kernel_table_renderable
 
@@ -243,7 +243,7 @@ def test_kernel_table_files_are_runs_too_and_older_files_read(tmp_path, two_prog
 
 def test_html_report_and_explain_name_the_run(two_programs):
     from roofline.guidance.explain import explain_text
-    from roofline.views.report_html import report_html
+    from roofline.views.report.html import report_html
 
     t = read_profile(two_programs)
     a = analyze(t, by="name")

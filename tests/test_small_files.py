@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 from roofline.errors import InputError
-from roofline.readers.merge import merge_profiles, split_runs
-from roofline.readers.ncu_csv import read_ncu_csv
-from roofline.readers.ncu_details import NA_TEXT, read_details
-from roofline.readers.ncu_layout import plain_rows, sniff
+from roofline.readers.ncu.combine import merge_profiles, split_runs
+from roofline.readers.ncu.csv_export import read_ncu_csv
+from roofline.readers.ncu.details import NA_TEXT, read_details
+from roofline.readers.ncu.layout import plain_rows, sniff
 
 DATA = Path(__file__).parent / "data" / "ncu"
 DEEPCAM = DATA / "v100_deepcam_lamb"

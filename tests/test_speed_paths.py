@@ -22,7 +22,7 @@ from roofline.counting.forms import Counter, Reader
 from roofline.guidance import advise, diagnose
 from roofline.guidance import metrics as m
 from roofline.kernels import aggregate, frame_of, from_records, known_sum, total_ops
-from roofline.readers.build import build_table
+from roofline.readers.ncu.count import build_table
 from roofline.readers.dispatch import read_one
 
 NCU = Path(__file__).parent / "data" / "ncu"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from roofline.machine.sweep import Plateau, binary_size, find_plateaus, name_plateaus, plot_sweep
+from roofline.bench.sweep import Plateau, binary_size, find_plateaus, name_plateaus, plot_sweep
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 

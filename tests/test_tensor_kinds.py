@@ -16,9 +16,9 @@ import pytest
 
 from roofline import counting
 from roofline.analysis import analyze
-from roofline.analysis.ceilings import machine_from_profile
+from roofline.readers.ncu.peaks import machine_from_profile
 from roofline.readers import read_profile
-from roofline.views.chart_rows import not_shown_note, select_rows, undrawn_kernels
+from roofline.views.chart.rows import not_shown_note, select_rows, undrawn_kernels
 
 DATA = Path(__file__).parent / "data" / "ncu" / "a40_julia_tensor_kinds"
 IMMA = DATA / "a40_bb_imma_raw.csv"

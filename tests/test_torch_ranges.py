@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from roofline.readers import ncu_rep, read_profile
+from roofline.readers import read_profile
+from roofline.readers.ncu import rep as ncu_rep
 from roofline.readers.torch_ranges import DEFAULT_DOMAIN, attribute, read_stack, start_end_phase
 
 PUSH_POP = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_gpu import FakeGpu, simulated_clock
 
-from roofline.machine.gpu_bench import measure_gpu
+from roofline.bench.gpu.measure import measure_gpu
 from roofline.machine.theoretical import spec_from_device
 
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "validate_gpu_machine.py"

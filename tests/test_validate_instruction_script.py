@@ -95,7 +95,7 @@ def test_through_roofline_profile_with_the_fake_ncu_and_gpu(script, tmp_path: Pa
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from fake_gpu import FakeGpu, simulated_clock
 
-    from roofline.machine.gpu_bench import measure_gpu
+    from roofline.bench.gpu.measure import measure_gpu
 
     # The recorded report: a perfect GPU's, but the random gather touches 16 sectors per load (strided).
     report = script.ideal_report(tmp_path / "ideal.csv")

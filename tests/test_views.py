@@ -14,8 +14,8 @@ from rich.console import Console
 from deepcam_data import authors_csv, deepcam_table, v100_machine
 from roofline.analysis import analyze
 from roofline.kernels import concat, from_records
-from roofline.views.chart_interactive import roofline_html, roofline_plotly
-from roofline.views.chart_static import (
+from roofline.views.chart.interactive import roofline_html, roofline_plotly
+from roofline.views.chart.static import (
     GID_COMPUTE,
     GID_LABEL,
     GID_MEMORY,
@@ -25,7 +25,8 @@ from roofline.views.chart_static import (
     roofline_figures_by_phase,
 )
 from roofline.views.json_out import SCHEMA, analysis_to_dict
-from roofline.views.names import short_name, short_names
+from roofline.views.notebook import analysis_html
+from roofline.kernels.labels import short_name, short_names
 from roofline.views.terminal import kernel_table_renderable, summary_renderable
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -380,7 +381,7 @@ def test_notebook_display_escapes_names_and_lists_the_ranked_kernels():
         dict(kernel_name="small", time_s=1e-3, fp32_flops=1e6, fp64_flops=0.0, fp16_flops=0.0,
              tensor_flops=0.0, l1_bytes=1e6, l2_bytes=1e6, dram_bytes=1e6),
     ])
-    out = analyze(t, m)._repr_html_()
+    out = analysis_html(analyze(t, m))
     assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
     assert "m&lt;1&gt;" in out
     assert out.index("&lt;img") < out.index(">small<")  # ranked by time
@@ -434,16 +435,45 @@ def test_json_instructions_and_ops_by_hand():
 def test_notebook_display_names_the_work_and_its_units():
     from report_data import H100_LIKE, instruction_table
 
-    out = analyze(instruction_table(), H100_LIKE, work="instructions")._repr_html_()
+    out = analysis_html(analyze(instruction_table(), H100_LIKE, work="instructions"))
     assert "<b>Instruction roofline</b>" in out
     assert "work: warp instructions (warp inst/s against inst/transaction)" in out
     assert "<th>warp inst/s</th><th>II L1</th><th>II Shared</th><th>II L2</th><th>II DRAM</th>" in out
     # gather: 3e6 inst / 4 ms = 750 M/s; 3e6 / 4e5 shared wavefronts = 7.5
     assert "<td>750 Minst/s</td><td>0.938</td><td>7.5</td>" in out
     assert "<li>legacy_copy 6.7%: no instruction counts (collect smsp__inst_executed.sum)</li>" in out
-    ops = analyze(instruction_table(), H100_LIKE, work="ops")._repr_html_()
+    ops = analysis_html(analyze(instruction_table(), H100_LIKE, work="ops"))
     assert "work: OPs (OP/s against OP/B)" in ops and "<th>OP/s</th><th>AI L1</th>" in ops
     assert "legacy_copy*" in ops and "* OPs are a lower bound" in ops  # its integer counts were not collected
-    flops = analyze(instruction_table(), H100_LIKE)._repr_html_()
+    flops = analysis_html(analyze(instruction_table(), H100_LIKE))
     assert "<b>FLOP roofline</b>" in flops and "work: FLOPs (FLOP/s against FLOP/B)" in flops
     assert "Not on the FLOP roofline: 3 kernels" in flops  # gather, broadcast, legacy_copy: 0 FLOPs
+
+
+def test_notebook_display_registered_by_api_inside_ipython(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside IPython, roofline.analyze registers the notebook view for Analysis with the shell's HTML
+    formatter (analysis imports no view); outside IPython it registers nothing."""
+    import sys
+    import types
+
+    from roofline import api
+    from roofline.machine import Machine
+
+    registered: list[tuple[str, str, object]] = []
+
+    class Formatter:
+        def for_type_by_name(self, module: str, name: str, func: object) -> None:
+            registered.append((module, name, func))
+
+    shell = types.SimpleNamespace(display_formatter=types.SimpleNamespace(formatters={"text/html": Formatter()}))
+    from roofline.kernels import KernelTable
+
+    table = KernelTable(from_records([dict(kernel_name="k", time_s=1e-3, fp32_flops=1e9, dram_bytes=1e8)]))
+    machine = Machine(name="m", source="theoretical", memory={"dram": 1e12}, compute={"fp32": 1e13})
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    api.analyze(table, machine)
+    assert registered == []
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    result = api.analyze(table, machine)
+    assert registered == [("roofline.analysis.result", "Analysis", analysis_html)]
+    assert type(result).__module__ == "roofline.analysis.result" and type(result).__name__ == "Analysis"

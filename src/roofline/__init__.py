@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from roofline._lazy import attach
 
-__version__ = "0.1.0"
+from roofline._version import __version__
 
 #: Public functions and classes -> the module that defines them.
 _NAMES = {
@@ -52,9 +52,8 @@ _NAMES = {
 
 #: Subpackages and modules reachable as attributes after ``import roofline``.
 _SUBMODULES = (
-    "analysis", "api", "attribution", "cli", "comparison", "counting", "errors", "guidance", "io", "kernels",
-    "machine", "measuring", "outputs", "phases", "processor", "profiling", "projection", "readers", "torch", "units",
-    "views",
+    "analysis", "api", "attribution", "bench", "cli", "comparison", "counting", "errors", "guidance", "kernels",
+    "machine", "measuring", "phases", "profiling", "projection", "readers", "torch", "units", "views", "writing",
 )
 
 __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES, eager=("__version__",))

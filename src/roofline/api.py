@@ -33,8 +33,8 @@ def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTabl
 
 def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machine:
     """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name, or several
-    combined (:func:`roofline.resolve.load_machine`)."""
-    from roofline.resolve import load_machine as _load
+    combined (:func:`roofline.machine.resolve.load_machine`)."""
+    from roofline.machine.resolve import load_machine as _load
 
     return _load(spec)
 
@@ -60,12 +60,12 @@ def analyze(
     integer tensor operations) or ``"instructions"`` (the instruction roofline); a table that holds
     none of that work raises :class:`~roofline.errors.MissingMetricsError` naming the ncu metrics.
 
-    Without ``machine``, each ceiling comes from roofline's rule (:mod:`roofline.resolve`): a measured
+    Without ``machine``, each ceiling comes from roofline's rule (:mod:`roofline.machine.resolve`): a measured
     machine file of the same GPU shipped with roofline, else the GPU's spec, else the profile's own
     peak metrics; ``machine="profile"`` holds the kernels to the profile's peak metrics. The profile's
     peaks are kept beside the chosen ceilings (``result.peaks``). A CPU's machine for a GPU profile, or
     the reverse, raises :class:`~roofline.errors.MachineError` unless ``allow_other_machine``
-    (:func:`roofline.resolve.applied_machine`).
+    (:func:`roofline.machine.resolve.applied_machine`).
     ``kernels``: only kernels whose name matches this regular expression (``re.search``);
     ``nvtx``: only launches in this NVTX range (the ``phase``: exact name, else regex).
     Both select before the analysis (totals and shares are of the selection); a selection
@@ -80,12 +80,15 @@ def analyze(
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
     require_work(table.frame, work)
-    from roofline.resolve import resolve
+    from roofline.machine.resolve import resolve
 
     chosen = resolve(table, machine, allow_other_machine=allow_other_machine)
     if chosen.notes:
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
+    from roofline.views.notebook import register_if_interactive
+
+    register_if_interactive()  # in Jupyter or IPython, an Analysis displays as the notebook view
     return dataclasses.replace(result, peaks=chosen.peaks)
 
 
@@ -152,15 +155,15 @@ def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequen
 
 
 def _gpus(table: KernelTable) -> list[str]:
-    from roofline.resolve import gpus
+    from roofline.machine.resolve import gpus
 
     return gpus(table)
 
 
 def machine_for(table: KernelTable) -> Machine | None:
-    """The ceilings roofline's rule chooses for ``table`` with no machine named (:func:`roofline.resolve.resolve`),
+    """The ceilings roofline's rule chooses for ``table`` with no machine named (:func:`roofline.machine.resolve.resolve`),
     or None (also when it names several GPUs)."""
-    from roofline.resolve import resolve
+    from roofline.machine.resolve import resolve
 
     return resolve(table).machine
 
@@ -168,8 +171,8 @@ def machine_for(table: KernelTable) -> Machine | None:
 def cpu_machine_for(table: KernelTable, *, cache_dir: PathArg | None = None, measure: bool = True,
                     announce: Callable[[str], None] | None = None) -> tuple[Machine | None, str]:
     """This CPU's measured ceilings for a table of CPU work that ran on this host's CPU, and a sentence
-    saying where they came from (:func:`roofline.resolve.cpu_machine_for`)."""
-    from roofline.resolve import cpu_machine_for as _cpu
+    saying where they came from (:func:`roofline.machine.resolve.cpu_machine_for`)."""
+    from roofline.machine.resolve import cpu_machine_for as _cpu
 
     return _cpu(table, cache_dir=cache_dir, measure=measure, announce=announce)
 
@@ -191,12 +194,12 @@ def project(
     ``to``: the target's ceilings (a GPU spec name such as ``"h200"``, a machine file, or several
     combined). ``source``: the ceilings of the machine the profile was measured on (``--from``);
     default: like with like, the spec of the GPU the profile names when the target is a spec, else
-    the ceilings :func:`roofline.resolve.resolve` chooses (measured file, spec, profile peaks; a note says
+    the ceilings :func:`roofline.machine.resolve.resolve` chooses (measured file, spec, profile peaks; a note says
     which); ``"profile"``: its peak metrics (completed by the spec) whatever the target. ``by``:
     ``"name"``, ``"phase"`` (totals per phase too) or ``"auto"`` (phase when the profile has phases).
     ``kernels`` / ``nvtx`` select as in :func:`analyze`. ``target_clock_hz``: the SM clock the target
     runs at (default: its machine's own). ``allow_other_machine``: accept a CPU's ceilings (target or
-    source) for a GPU profile, or the reverse (:func:`roofline.resolve.applied_machine`; refused by
+    source) for a GPU profile, or the reverse (:func:`roofline.machine.resolve.applied_machine`; refused by
     default). Returns a :class:`roofline.projection.Projection`.
     """
     from roofline.analysis.select import select
@@ -204,7 +207,7 @@ def project(
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
-    from roofline.resolve import PROFILE, applied_machine, named_spec, resolve
+    from roofline.machine.resolve import PROFILE, applied_machine, named_spec, resolve
 
     target, said = applied_machine(to, table, allow_other_machine=allow_other_machine, what="the target")
 
@@ -251,17 +254,17 @@ def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: 
         analysis = analyze(analysis)
     if getattr(analysis, "work", "flops") == "instructions":
         if interactive:
-            from roofline.views.chart_instructions_interactive import instruction_plotly
+            from roofline.views.chart.instructions_interactive import instruction_plotly
 
             return instruction_plotly(analysis)
-        from roofline.views.chart_instructions import instruction_figure
+        from roofline.views.chart.instructions import instruction_figure
 
         return instruction_figure(analysis, top=top, ceilings=ceilings)
     if interactive:
-        from roofline.views.chart_interactive import roofline_plotly
+        from roofline.views.chart.interactive import roofline_plotly
 
         return roofline_plotly(analysis, ceilings=ceilings)
-    from roofline.views.chart_static import roofline_figure
+    from roofline.views.chart.static import roofline_figure
 
     return roofline_figure(analysis, top=top, phase=phase, ceilings=ceilings)
 

@@ -185,7 +185,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time")
     from rich.table import Table
     from rich.text import Text
 
-    from roofline.views.names import short_names
+    from roofline.kernels.labels import short_names
     from roofline.units import format_si, format_time
 
     tot = comp.totals

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from roofline.cli.app import main
-from roofline.machine.cpu_cache import cache_file
-from roofline.machine.cpu_system import cpu_identity, cpu_key
+from roofline.bench.cpu.cache import cache_file
+from roofline.machine.cpu_host import cpu_identity, cpu_key
 from roofline.machine.model import Machine
 
 pytest.importorskip("torch")
@@ -85,7 +85,7 @@ def test_the_kernel_table_records_the_host_and_cpu_it_ran_on(first_run: dict[str
 
 def test_analyze_reuses_the_cached_machine_and_says_where_it_came_from(first_run: dict[str, Any], tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    import roofline.machine.cpu_bench as cpu_bench
+    import roofline.bench.cpu.measure as cpu_bench
 
     def no_measuring(**kwargs: Any) -> None:
         raise AssertionError("measured again")

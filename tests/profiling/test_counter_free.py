@@ -389,7 +389,7 @@ def test_gpu_low_precision_products_are_held_to_their_tensor_ceiling() -> None:
     operations; an FP8 element-wise op (PyTorch computes in FP32) stays FP32 work. An FP8 GEMM of
     8192^3 at an assumed 1 ms on the H100 SXM spec: 1.0995 PFLOP/s, 55.6 % of its 1979 TFLOP/s FP8."""
     from roofline.analysis import analyze
-    from roofline.machine.gpu_specs import get_spec
+    from roofline.machine.specs import get_spec
     from roofline.machine.theoretical import theoretical_from_spec
     from roofline.profiling.counter_free.recorder import flop_columns
 

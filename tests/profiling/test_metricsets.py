@@ -54,7 +54,7 @@ def test_every_set_has_the_roofline_and_guidance_metrics(cc: str) -> None:
 
 
 #: What the instruction roofline, the operations and the shared level read (roofline.counting.instructions),
-#: and their ceilings' peaks (roofline.analysis.ceilings): one run collects them with the FLOP roofline's.
+#: and their ceilings' peaks (roofline.readers.ncu.peaks): one run collects them with the FLOP roofline's.
 BEYOND_FLOPS = (
     "sm__sass_thread_inst_executed_op_integer_pred_on.sum", "sm__sass_thread_inst_executed_op_conversion_pred_on.sum",
     "smsp__thread_inst_executed_pipe_xu_pred_on.sum", "smsp__inst_executed.sum",

@@ -11,7 +11,7 @@ from roofline import kernels
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
-from roofline.profiling.merge import merge_tables, rank_of
+from roofline.profiling.rank_tables import merge_tables, rank_of
 from roofline.profiling.ranks import rank_from_env, ranked
 from roofline.profiling.settings import ProfileSettings
 
@@ -153,7 +153,7 @@ def _rank_files(tmp_path: Path, source: Path = V100_GEMM, ranks: int = 3, fmt: s
 
 def test_streaming_merge_of_three_real_ranks(tmp_path: Path) -> None:
     from roofline import api
-    from roofline.profiling.merge import merge_to_parquet
+    from roofline.profiling.rank_tables import merge_to_parquet
     from roofline.readers import read_profile
 
     paths = _rank_files(tmp_path)
@@ -181,7 +181,7 @@ def test_streaming_merge_of_three_real_ranks(tmp_path: Path) -> None:
 
 
 def test_streaming_merge_reads_kernel_json_and_mixed_metric_sets(tmp_path: Path) -> None:
-    from roofline.profiling.merge import merge_to_parquet
+    from roofline.profiling.rank_tables import merge_to_parquet
     from roofline.readers import read_profile
 
     (tmp_path / "p").mkdir()
@@ -204,7 +204,7 @@ def test_streaming_merge_reads_kernel_json_and_mixed_metric_sets(tmp_path: Path)
 
 def test_streaming_merge_refuses_mixed_fp16_conventions_before_writing(tmp_path: Path) -> None:
     from roofline import api
-    from roofline.profiling.merge import merge_to_parquet
+    from roofline.profiling.rank_tables import merge_to_parquet
     from roofline.readers import kernel_parquet
 
     ncu = _rank_files(tmp_path, ranks=1)[0]

@@ -90,12 +90,6 @@ class Analysis:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def _repr_html_(self) -> str:
-        """Notebook display (the view lives in roofline.views.notebook)."""
-        from roofline.views.notebook import analysis_html
-
-        return analysis_html(self)
-
     @property
     def total_time_s(self) -> float:
         """Sum of the known kernel times, seconds (0 for an empty table)."""

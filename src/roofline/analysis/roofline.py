@@ -36,7 +36,7 @@ from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import TENSOR, Work, work_for
 from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
-from roofline.machine.gpu_specs import spec_for_device_name
+from roofline.machine.specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.machine.theoretical import theoretical_from_spec
 from roofline.units import counted, format_si

@@ -11,7 +11,7 @@ import typer
 from roofline.cli.console import Messages, messages_for, results_console
 from roofline.cli.options import (AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, MACHINE_HELP, NvtxOpt, Quiet,
                                   Sort, SortOpt, Work, WorkOpt)
-from roofline.outputs import OutputRequest, check_targets, save_outputs
+from roofline.writing.analysis_files import OutputRequest, check_targets, save_outputs
 
 
 class By(str, Enum):
@@ -90,7 +90,7 @@ def print_comparison(comparison: Any, *, by: str, top: int, to_stderr: bool = Fa
         comparison_renderable(comparison, by="module" if by == "module" else "op", top=top))
 
 
-#: The file in `roofline demo`'s folder that lists what it wrote (:mod:`roofline.output_record`).
+#: The file in `roofline demo`'s folder that lists what it wrote (:mod:`roofline.writing.record`).
 DEMO_RECORD = ".roofline-demo.sha256"
 
 
@@ -131,11 +131,11 @@ def print_analysis(analysis: Any, *, top: int, explain: str | None = None, metri
 def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple[Path, ...]:
     """Every file read (profiles, inside folders too, and machine files): never to be written over.
     ``-`` stays: the file standard input reads, when it is one, is an input too
-    (:func:`roofline.io.check_not_input`)."""
+    (:func:`roofline.writing.safe.check_not_input`)."""
     from roofline.readers.dispatch import PROFILE_PATTERNS
     from roofline.readers.stream import is_stdio
 
-    from roofline.readers.machine_files import split_pick
+    from roofline.readers.machines.files import split_pick
 
     out: list[Path] = []
     for f in [*files, *(split_pick(m)[0] for m in machine or ())]:
@@ -190,7 +190,7 @@ def register(app: typer.Typer) -> None:
         analysis = analyze_by(table, machine, by.value, depth, work.value, allow_other_machine)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
-            from roofline.outputs import check_drawable
+            from roofline.writing.analysis_files import check_drawable
 
             check_drawable(analysis)  # before printing or writing anything
         print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
@@ -221,8 +221,8 @@ def register(app: typer.Typer) -> None:
         with their SHA-256); any other file of those names is kept unless --force.
         """
         from roofline import api
-        from roofline.io import check_writable, write_text
-        from roofline.output_record import check_replaceable, record_text
+        from roofline.writing.safe import check_writable, write_text
+        from roofline.writing.record import check_replaceable, record_text
 
         messages = messages_for(ctx, quiet)
         profiles, machine_file = api.example_files()

@@ -52,7 +52,7 @@ def build_app() -> typer.Typer:
     @app.command()
     def version() -> None:
         """Print the version."""
-        from roofline import __version__
+        from roofline._version import __version__
 
         typer.echo(__version__)
 
@@ -61,7 +61,7 @@ def build_app() -> typer.Typer:
 
 def _print_version(value: bool) -> None:
     if value:
-        from roofline import __version__
+        from roofline._version import __version__
 
         typer.echo(__version__)
         raise typer.Exit(0)

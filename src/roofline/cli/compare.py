@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from roofline import api
         from roofline.comparison import EXIT_SLOWER, changes_table, comparison_to_dict
         from roofline.errors import InputError
-        from roofline.outputs import check_drawable, check_files, figure_bytes, write_all
+        from roofline.writing.analysis_files import check_drawable, check_files, figure_bytes, write_all
         from roofline.readers.stream import is_stdio
 
         messages = messages_for(ctx, quiet)
@@ -80,12 +80,12 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             outputs.append((json_out, lambda: json.dumps(comparison_to_dict(comp), indent=2, allow_nan=False) + "\n"))
         if png_out is not None:
-            from roofline.views.compare_chart import comparison_figure
+            from roofline.views.chart.compare import comparison_figure
 
             outputs.append((png_out, lambda: figure_bytes(comparison_figure(comp, top=top, ceilings=ceilings.value),
                                                           png_out.suffix)))
         if html_out is not None:
-            from roofline.views.compare_chart import comparison_plotly
+            from roofline.views.chart.compare import comparison_plotly
 
             outputs.append((html_out, lambda: comparison_plotly(comp, top=top, ceilings=ceilings.value).to_html(
                 full_html=True, include_plotlyjs=True, config={"displaylogo": False})))

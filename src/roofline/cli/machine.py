@@ -7,7 +7,7 @@
 
 With no ``--gpu`` and no ``--cpu`` it measures GPU 0 when there is one, else the CPU. The
 ceilings go to stdout; notes, "wrote FILE" and the warning when the figures look unreliable (the
-load average before measuring, the spread of repeats: :mod:`roofline.machine.reliability`) go to
+load average before measuring, the spread of repeats: :mod:`roofline.bench.reliability`) go to
 stderr, once each (``--quiet`` silences them).
 """
 
@@ -88,7 +88,7 @@ def ceilings_table(measured: Any | None, theory: Any | None, clock_hz: dict[str,
 def _specs_table() -> Any:
     from rich.table import Table
 
-    from roofline.machine.gpu_specs import SPECS, list_specs
+    from roofline.machine.specs import SPECS, list_specs
     from roofline.machine.theoretical import theoretical_from_spec
 
     table = Table(header_style="bold")
@@ -113,7 +113,7 @@ def _absent_notes(absent: dict[str, str]) -> list[tuple[list[str], str]]:
 
 
 def _check_outputs(paths: list[Optional[Path]], force: bool) -> None:
-    from roofline.io import check_writable
+    from roofline.writing.safe import check_writable
 
     for p in paths:
         if p is not None:
@@ -122,14 +122,14 @@ def _check_outputs(paths: list[Optional[Path]], force: bool) -> None:
 
 def _ert_exporter() -> Any:
     try:
-        from roofline.machine.ert import to_ert_json
+        from roofline.writing.ert_json import to_ert_json
     except ImportError as exc:
         raise ToolNotFoundError(f"ERT export is not available in this build ({exc})") from None
     return to_ert_json
 
 
 def _measure(gpu: Optional[int], cpu: bool, mode: Literal["quick", "default", "thorough"], quiet: bool = False) -> Any:
-    from roofline.machine import gpu_info
+    from roofline.machine import gpu_device as gpu_info
 
     if cpu and gpu is not None:
         raise InputError("--cpu and --gpu exclude each other")
@@ -144,11 +144,11 @@ def _measure(gpu: Optional[int], cpu: bool, mode: Literal["quick", "default", "t
             if reason:
                 raise ToolNotFoundError(f"{reason}; install CuPy for your CUDA, or pass --cpu to measure the CPU")
         if n > 0:
-            from roofline.machine.gpu_bench import measure_gpu
+            from roofline.bench.gpu.measure import measure_gpu
 
             return _with_progress(lambda progress: measure_gpu(device=gpu or 0, mode=mode, progress=progress), quiet)
     try:
-        from roofline.machine.cpu_bench import measure_cpu
+        from roofline.bench.cpu.measure import measure_cpu
     except ImportError as exc:
         raise ToolNotFoundError(f"no GPU found and the CPU characterization is not available ({exc})") from None
     return _with_progress(lambda progress: measure_cpu(mode=mode, progress=progress), quiet)
@@ -193,8 +193,8 @@ def print_measurement(measurement: Any, console: Any, messages: Messages | None 
 
 
 def _save_png(measurement: Any, path: Path, force: bool) -> Path:
-    from roofline.io import write_bytes
-    from roofline.machine.sweep import plot_sweep
+    from roofline.writing.safe import write_bytes
+    from roofline.bench.sweep import plot_sweep
 
     if not measurement.sweeps:
         raise InputError("this measurement has no working-set sweep to plot", path=path)
@@ -216,9 +216,9 @@ def _clock_mhz(value: Optional[float]) -> Optional[float]:
 
 def reliability_warning(measurement: Any, load_per_core: float | None) -> str | None:
     """The warning for a measurement whose figures look unreliable, else None (see
-    :func:`roofline.machine.reliability.assess`): ``metadata['repeat_ratio']`` per ceiling, the
+    :func:`roofline.bench.reliability.assess`): ``metadata['repeat_ratio']`` per ceiling, the
     CPU benchmark's ``metadata['cpu_share']``, and the load per core read before measuring."""
-    from roofline.machine.reliability import assess
+    from roofline.bench.reliability import assess
 
     meta = measurement.machine.metadata
     return assess(dict(meta.get("repeat_ratio") or {}), load_per_core, meta.get("cpu_share")).warning
@@ -268,7 +268,7 @@ def register(app: typer.Typer) -> None:
         if ert_json is not None:
             _ert_exporter()  # fail before measuring, not after
         mode: Literal["quick", "default", "thorough"] = "quick" if quick else "thorough" if thorough else "default"
-        from roofline.machine.reliability import load_per_core
+        from roofline.bench.reliability import load_per_core
 
         load = load_per_core()  # before measuring: our own threads would count otherwise
         measurement = _measure(gpu, cpu, mode, quiet)
@@ -292,7 +292,7 @@ def _write(machine: Any, measurement: Any, output: Optional[Path], ert_json: Opt
     if output is not None:
         messages.wrote(machine.save(output, force=force))
     if ert_json is not None:
-        from roofline.io import write_text
+        from roofline.writing.safe import write_text
 
         doc = _ert_exporter()(_flops_only(machine), measurement and replace(
             measurement, machine=_flops_only(measurement.machine),

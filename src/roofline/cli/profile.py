@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
         3 the program failed (what was profiled is analyzed); 4 no permission for the GPU counters
         and --no-fallback; 130 interrupted (what was profiled is analyzed).
         """
-        from roofline.outputs import OutputRequest, check_targets
+        from roofline.writing.analysis_files import OutputRequest, check_targets
         from roofline.profiling.ranks import rank_from_env
         from roofline.profiling.session import profile as run_profile
         from roofline.profiling.settings import ProfileSettings
@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         rank = rank_from_env(os.environ)
         inputs = _command_files(command)
         for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json"):  # what the profile writes next to PREFIX
-            from roofline.io import check_not_input
+            from roofline.writing.safe import check_not_input
 
             check_not_input(Path(f"{output}{suffix}"), inputs)
         settings = ProfileSettings(
@@ -117,8 +117,8 @@ def register(app: typer.Typer) -> None:
         quiet: Quiet = False,
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
-        from roofline.outputs import check_files, write_all
-        from roofline.profiling.merge import merge_tables, merge_to_parquet
+        from roofline.writing.analysis_files import check_files, write_all
+        from roofline.profiling.rank_tables import merge_tables, merge_to_parquet
         from roofline.readers import kernel_json as table_file
 
         messages = messages_for(ctx, quiet)
@@ -161,7 +161,7 @@ def _report(launches, machine, by: str, top: int, request, messages: Messages,  
     from roofline import api
     from roofline.cli.analyze import (analyze_by, at_depth, comparison_for, print_analysis, print_comparison,
                                       with_cpu_ceilings)
-    from roofline.outputs import save_outputs
+    from roofline.writing.analysis_files import save_outputs
 
     table, machine = with_cpu_ceilings(at_depth(launches, depth), machine, messages, measure=measure_cpu)
     analysis = analyze_by(table, machine, by, depth, work, allow_other_machine)

@@ -60,10 +60,10 @@ def register(app: typer.Typer) -> None:
         import json
 
         from roofline import api
-        from roofline.outputs import check_files, figure_bytes, write_all
+        from roofline.writing.analysis_files import check_files, figure_bytes, write_all
         from roofline.readers.stream import is_stdio
-        from roofline.views.projection_json import projection_to_dict
-        from roofline.views.projection_views import phase_table, projection_table
+        from roofline.views.projection.json_out import projection_to_dict
+        from roofline.views.projection import phase_table, projection_table
 
         messages = messages_for(ctx, quiet)
         machines = [*to, *(m for m in source or [] if m != "profile")]
@@ -85,12 +85,12 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             outputs.append((json_out, lambda: json.dumps(projection_to_dict(proj), indent=2, allow_nan=False) + "\n"))
         if png_out is not None:
-            from roofline.views.projection_views import projection_figure
+            from roofline.views.projection import projection_figure
 
             outputs.append((png_out, lambda: figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
                                                           png_out.suffix)))
         if html_out is not None:
-            from roofline.views.projection_views import projection_html
+            from roofline.views.projection import projection_html
 
             outputs.append((html_out, lambda: projection_html(proj, top=max(top, 30))))
         for path in write_all(outputs, force=force, inputs=inputs):

@@ -15,7 +15,7 @@
   ``..._hmul_pred_on_x2``, ``..._hfma_pred_on_x4``, and the peak ``derived__sm__..._hfma_pred_on_x4``);
   ``fp16="paper"`` = hadd + hmul + 2 hfma, as Yang et al. (arXiv 2009.05257) and Nsight Compute
   2024.1's Half roofline section (``..._hfma_pred_on_x2`` for achieved and peak alike).
-  The profile's own FP16 ceiling (:mod:`roofline.analysis.ceilings`) follows the same convention.
+  The profile's own FP16 ceiling (:mod:`roofline.readers.ncu.peaks`) follows the same convention.
   Half instructions run on the fp16 pipe where there is one (SM 7.x, 8.0): a utilization of exactly
   0 % of that pipe (``sm__inst_executed_pipe_fp16.sum.pct_of_peak_sustained_active``, what
   ``--set full`` holds where it has no Half roofline section) proves the half counts are 0. (A CSV

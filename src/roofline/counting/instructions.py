@@ -85,7 +85,7 @@ reports in tests/data they are 1 to 3 per warp in kernels without any shared-mem
 (H100 silu: 524,288 for 524,288 warps; T4 matrix addition: 63,504 for 31,752 warps) and 3.8 times the
 LDS/STS wavefronts in a shared-memory reduction (GTX 1660 SUPER dot_prod: 892,928 in all, 102,400 +
 81,920 of them LDS and STS): as bytes they would be wrong by that much. (Its peak and "% of peak"
-still give the data stage's rate, the shared ceiling: :mod:`roofline.analysis.ceilings`.)
+still give the data stage's rate, the shared ceiling: :mod:`roofline.readers.ncu.peaks`.)
 
 These columns are wanted only for ``--work ops`` or ``--work instructions`` (and the shared level):
 a FLOP/byte export that lacks them is not warned about; :attr:`roofline.counting.Counted.missing_hints`

@@ -14,7 +14,7 @@ import pandas as pd
 from roofline.guidance.diagnose import Diagnoses, diagnose
 from roofline.kernels import KernelTable, has_runs
 from roofline.units import format_time
-from roofline.views.names import short_names
+from roofline.kernels.labels import short_names
 
 #: Columns of the frame :func:`advise` returns.
 ADVICE_COLUMNS = (

@@ -72,5 +72,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.kernels.<module>`` after ``import roofline``).
-_SUBMODULES = ("arrays", "grouping", "schema")
+_SUBMODULES = ("arrays", "grouping", "labels", "schema")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -1,13 +1,12 @@
-"""Machine ceilings: the :class:`Machine` model, reading machine files, and measuring machines.
+"""The machine model: :class:`Machine` (a named set of ceilings), GPU specs, theoretical ceilings, and
+:func:`~roofline.machine.resolve.resolve`, the one place a profile's ceilings are chosen.
 
-Measurement and theoretical tables live in their own modules and import their
-optional dependencies (CuPy, NVML, numba) only when called.
+Measuring a machine lives in :mod:`roofline.bench` (GPU and CPU micro-benchmarks); reading machine
+files in :mod:`roofline.readers.machines`; drawing a machine's roofs in :mod:`roofline.views.chart.machine`.
 
 - :func:`theoretical` (``roofline.machine.theoretical``): vendor ceilings of a named GPU or of the
   GPU in this machine. Bound here eagerly: its module imports no GPU library, and binding the
   function keeps the name from being shadowed by the submodule of the same name.
-- :func:`measure_gpu`: measured GPU ceilings (CuPy, NVML; resolved lazily).
-- :func:`measure_cpu`: measured CPU ceilings (numba; resolved lazily).
 """
 
 from roofline._lazy import attach
@@ -15,19 +14,15 @@ from roofline.machine.model import COMPUTE_KEYS, MEMORY_LEVELS, SCHEMA, SOURCES,
 from roofline.machine.theoretical import theoretical
 
 _LAZY = {
-    "measure_gpu": "roofline.machine.gpu_bench",
-    "measure_cpu": "roofline.machine.cpu_bench",
-    "list_specs": "roofline.machine.gpu_specs",
-    "get_spec": "roofline.machine.gpu_specs",
+    "list_specs": "roofline.machine.specs",
+    "get_spec": "roofline.machine.specs",
 }
 
 
-#: Modules reachable as attributes (``roofline.machine.cpu_bench`` after ``import roofline``).
-_SUBMODULES = ("cpu_bench", "cpu_cache", "cpu_kernels", "cpu_system", "cpu_theory", "ert", "gpu_bench", "gpu_cupy", "gpu_gemm",
-               "gpu_info", "gpu_kernels", "gpu_specs", "measurement", "model", "plot", "sweep")
+#: Modules reachable as attributes (``roofline.machine.specs`` after ``import roofline``).
+_SUBMODULES = ("cpu_host", "cpu_theory", "gpu_device", "model", "processor", "resolve", "shipped", "specs")
 
 
-__all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs",
-           "measure_cpu", "measure_gpu", "theoretical"]
+__all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs", "theoretical"]
 
 __getattr__, __dir__ = attach(__name__, _LAZY, _SUBMODULES, eager=[n for n in __all__ if n not in _LAZY])

@@ -10,7 +10,7 @@ The clock is the one thing the system does not tell reliably: cores run above th
 (nominal) clock whenever turbo/boost allows, and a virtual machine sees only the advertised one
 (a 2-core AMD EPYC VM: 2.6 GHz in /proc/cpuinfo, 3.6-3.7 GHz running, so a theoretical FP64 peak
 of 83 GFLOP/s against 117 measured). ``measure_cpu`` therefore counts the clock while its FMA
-kernels run (:func:`roofline.machine.cpu_kernels.clock_kernel`) and passes it here. Without a
+kernels run (:func:`roofline.bench.cpu.kernels.clock_kernel`) and passes it here. Without a
 measured clock: cpufreq's ``cpuinfo_max_freq`` (the boost clock, except under the acpi-cpufreq
 driver, whose maximum is the nominal clock), else the advertised clock; a clock that turbo may
 exceed makes the figures a floor, which ``metadata['floor']`` says in words.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.errors import MachineError
-from roofline.machine.cpu_system import CpuDescription, describe_cpu
+from roofline.machine.cpu_host import CpuDescription, describe_cpu
 from roofline.machine.model import Machine
 
 

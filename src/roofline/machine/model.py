@@ -304,7 +304,7 @@ class Machine:
 
     def save(self, path: str | Path, *, force: bool = False) -> Path:
         """Write the JSON; refuses to overwrite an existing file unless ``force``."""
-        from roofline.io import write_text
+        from roofline.writing.safe import write_text
 
         return write_text(path, self.to_json() + "\n", force=force)
 

@@ -3,7 +3,7 @@
 Each is a whole ``roofline machine`` run on one GPU we had at hand, corrected where a ceiling was
 later found wrong (its ``metadata.ceiling_sources`` and ``metadata.corrections`` say how). The
 analysis takes one, with no ``--machine``, for a profile of the same product: same spec key
-(:func:`roofline.machine.gpu_specs.spec_for_device_name`) or the same device name. Files are read
+(:func:`roofline.machine.specs.spec_for_device_name`) or the same device name. Files are read
 when asked for, never at import.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from roofline.machine.gpu_specs import spec_for_device_name
+from roofline.machine.specs import spec_for_device_name
 from roofline.machine.model import Machine
 
 

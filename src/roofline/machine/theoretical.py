@@ -1,6 +1,6 @@
 """Theoretical ceilings of an NVIDIA GPU: SMs x per-SM rate x clock, bus width x data rate.
 
-- compute ceiling (FLOP/s) = SMs x FLOP/clk/SM (:mod:`roofline.machine.gpu_specs`) x SM clock (Hz);
+- compute ceiling (FLOP/s) = SMs x FLOP/clk/SM (:mod:`roofline.machine.specs`) x SM clock (Hz);
 - DRAM (B/s) = bus width (bits) / 8 x data rate (bit/s per pin; for DDR memories twice the
   memory clock);
 - L1 (B/s) = B/clk/SM x SMs x SM clock, where the architecture row has a sourced figure;
@@ -9,11 +9,11 @@
   GA100 figure over, an estimate). ``metadata['derived']['l2']`` names the source and the clock;
   elsewhere the L2 is absent and ``metadata['absent']`` says why: measure it.
 - shared memory (B/s) = 32 banks x 4 B per clock per SM x SMs x SM clock
-  (:data:`~roofline.machine.gpu_specs.SHARED_NOTE`);
+  (:data:`~roofline.machine.specs.SHARED_NOTE`);
 - ``int32``, ``conversion``, ``sfu`` (OP/s) = SMs x thread operations per clock per SM (the CUDA C++
-  Programming Guide's throughput table, :data:`~roofline.machine.gpu_specs.GUIDE_THROUGHPUT`) x SM clock;
+  Programming Guide's throughput table, :data:`~roofline.machine.specs.GUIDE_THROUGHPUT`) x SM clock;
 - ``warp_inst`` (warp instructions/s) = SMs x 4 schedulers x 1 warp instruction per clock x SM clock
-  (:data:`~roofline.machine.gpu_specs.SCHEDULER_NOTE`; Ding and Williams, PMBS 2019).
+  (:data:`~roofline.machine.specs.SCHEDULER_NOTE`; Ding and Williams, PMBS 2019).
 
 Each of the last three names its formula and source in ``metadata['derived']``; where the
 architecture row has no sourced figure the ceiling is absent and ``metadata['absent']`` says why.
@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from roofline.errors import MachineError
-from roofline.machine.gpu_specs import (
+from roofline.machine.specs import (
     LOW_PRECISION_TENSOR_KEYS,
     SHARED_NOTE,
     GpuSpec,
@@ -38,11 +38,11 @@ from roofline.machine.gpu_specs import (
     get_spec,
     spec_for_device_name,
 )
-from roofline.machine.gpu_specs import list_specs as list_specs
+from roofline.machine.specs import list_specs as list_specs
 from roofline.machine.model import Machine
 
 if TYPE_CHECKING:  # pragma: no cover
-    from roofline.machine.gpu_info import DeviceInfo
+    from roofline.machine.gpu_device import DeviceInfo
 
 __all__ = ["dram_bandwidth", "list_specs", "live_spec", "spec_from_device", "theoretical", "theoretical_from_spec"]
 
@@ -139,13 +139,13 @@ def theoretical_from_spec(spec: GpuSpec, *, sm_clock_hz: float | None = None) ->
 
 def live_spec(device: int = 0) -> GpuSpec:
     """A :class:`GpuSpec` read from the GPU in this machine (CUDA attributes and NVML)."""
-    from roofline.machine.gpu_info import read_device_info
+    from roofline.machine.gpu_device import read_device_info
 
     return spec_from_device(read_device_info(device))
 
 
 def spec_from_device(info: DeviceInfo) -> GpuSpec:
-    """A :class:`GpuSpec` for a GPU described by :class:`~roofline.machine.gpu_info.DeviceInfo`.
+    """A :class:`GpuSpec` for a GPU described by :class:`~roofline.machine.gpu_device.DeviceInfo`.
 
     Counts and clocks are the device's; a recognised product adds its vendor facts (rate
     overrides, the low-precision tensor clock, datasheet figures). MachineError when we have no

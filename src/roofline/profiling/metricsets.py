@@ -12,7 +12,7 @@ guidance need, collected in ONE ncu run, derived from the tables that use them:
 - peaks (``*.peak_sustained`` per cycle, ``*__cycles_elapsed.avg.per_second``) for the
   ceilings taken from the profile itself, dense (sparsity-off) tensor peaks included, and the
   warp-instruction, shared-wavefront, integer, conversion and XU peaks, with the SM count
-  (:func:`roofline.analysis.ceilings.peak_metrics`);
+  (:func:`roofline.readers.ncu.peaks.peak_metrics`);
 - Speed-of-Light and memory-workload metrics for guidance (throughput percentages,
   waves, global load/store sectors and requests, L1 and L2 hit rates, launch shape),
   from the rules' own list (:data:`roofline.guidance.metrics.ALL_METRICS`).
@@ -112,9 +112,9 @@ def architecture(compute_capability: str | float | tuple[int, int]) -> Architect
 def metric_set(compute_capability: str | float | tuple[int, int]) -> list[str]:
     """Every metric ``roofline profile`` collects on this architecture, without duplicates, in a stable order:
     what the formula table counts (:func:`roofline.counting.required_metrics`), the peaks the
-    profile's own ceilings read (:func:`roofline.analysis.ceilings.peak_metrics`), the guidance
+    profile's own ceilings read (:func:`roofline.readers.ncu.peaks.peak_metrics`), the guidance
     rules' metrics and the GPU's name."""
-    from roofline.analysis.ceilings import peak_metrics
+    from roofline.readers.ncu.peaks import peak_metrics
     from roofline.counting import required_metrics
 
     cc = architecture(compute_capability).compute_capability

@@ -21,7 +21,7 @@ from pathlib import Path
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.profiling.ncu_output import NcuProgress
 from roofline.profiling.settings import ProfileSettings
-from roofline.readers.ncu_numbers import c_numbers
+from roofline.readers.ncu.numbers import c_numbers
 
 log = logging.getLogger(__name__)
 
@@ -252,8 +252,8 @@ def listed_metrics(ncu: str, names: Sequence[str], *, env: Mapping[str, str] | N
 
 def export_raw_csv(ncu: str, report: Path, csv_path: Path, *, force: bool = False) -> Path:
     """Write ncu's raw page of ``report`` (one row per launch, every metric) as CSV, its numbers
-    written the C way whatever the user's locale (:func:`roofline.readers.ncu_numbers.c_numbers`)."""
-    from roofline.io import write_text
+    written the C way whatever the user's locale (:func:`roofline.readers.ncu.numbers.c_numbers`)."""
+    from roofline.writing.safe import write_text
 
     out = subprocess.run([ncu, "--import", str(report), "--csv", "--page", "raw"],
                          capture_output=True, text=True, errors="replace", env=c_numbers())

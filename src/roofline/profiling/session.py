@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from roofline.errors import InputError, RooflineError
-from roofline.io import check_writable, write_text
+from roofline.writing.safe import check_writable, write_text
 from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
 from roofline.profiling.ncu_output import PERMISSION_HELP, NcuProgress

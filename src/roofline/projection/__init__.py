@@ -24,18 +24,18 @@ Both rooflines use the memory levels that both machines have ceilings for, so th
 the roofline means the same on both sides. The source machine is scaled to the kernels' clock (as in
 every analysis); the target is taken at its own clock, or at ``target_clock_hz``.
 
-Modules: :mod:`~roofline.projection.engine` (:func:`project`), :mod:`~roofline.projection.ceilings` (the
+Modules: :mod:`~roofline.projection.engine` (:func:`project`), :mod:`~roofline.projection.machines` (the
 two machines made comparable, per-row roofline terms), :mod:`~roofline.projection.notes` (the notes and
-how each widens a range), :mod:`~roofline.projection.result` (:class:`Projection`). Pure: no I/O, no
-plotting; views take a :class:`Projection` (:mod:`roofline.views.projection_views`).
+how each widens a range), :mod:`~roofline.projection.model` (:class:`Projection`). Pure: no I/O, no
+plotting; views take a :class:`Projection` (:mod:`roofline.views.projection`).
 """
 
 from __future__ import annotations
 
-from roofline.projection.ceilings import SUBSTITUTES, l2_size, profile_l2_bytes
+from roofline.projection.machines import SUBSTITUTES, l2_size, profile_l2_bytes
 from roofline.projection.engine import project
 from roofline.projection.notes import FLOP_COUNTERS, L2_REUSE, NOTE_CODES, SHORT_LAUNCH_S
-from roofline.projection.result import SCHEMA, TOTAL_KEYS, Projection
+from roofline.projection.model import SCHEMA, TOTAL_KEYS, Projection
 
 __all__ = ["FLOP_COUNTERS", "L2_REUSE", "NOTE_CODES", "SCHEMA", "SHORT_LAUNCH_S", "SUBSTITUTES", "TOTAL_KEYS",
            "Projection", "l2_size", "profile_l2_bytes", "project"]

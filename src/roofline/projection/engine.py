@@ -12,9 +12,9 @@ from roofline.analysis.roofline import analyze
 from roofline.errors import InputError
 from roofline.kernels import KernelTable, validate
 from roofline.machine.model import Machine
-from roofline.projection.ceilings import l2_size, memory_roof, roof, substituted, used_keys, with_levels
+from roofline.projection.machines import l2_size, memory_roof, roof, substituted, used_keys, with_levels
 from roofline.projection.notes import Terms, judge, l2_capacity
-from roofline.projection.result import Projection
+from roofline.projection.model import Projection
 from roofline.units import format_si
 
 

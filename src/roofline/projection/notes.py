@@ -18,7 +18,7 @@ import pandas as pd
 
 from roofline.analysis.roofline import LOCALITY_GAP
 from roofline.machine.model import Machine
-from roofline.projection.ceilings import substitution, unknown_flop_keys, used_keys
+from roofline.projection.machines import substitution, unknown_flop_keys, used_keys
 from roofline.units import format_si, format_time
 
 #: Launches shorter than this (mean per launch) are set by launch overhead and latency more than by

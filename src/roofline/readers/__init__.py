@@ -40,13 +40,13 @@ def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> Ke
 def read_machine(path: PathArg, *, pick: Sequence[str] = ()) -> Machine:
     """Read ceilings from our JSON, an ERT ``roofline.json``, an ERT ``sum`` file or NERSC plotting input;
     ``pick``: compute entries of an ERT file to use instead of each precision's highest
-    (:func:`roofline.readers.ert.choose_compute`)."""
-    from roofline.readers.machine_files import read_machine as _read
+    (:func:`roofline.readers.machines.ert.choose_compute`)."""
+    from roofline.readers.machines.files import read_machine as _read
 
     return _read(path, pick=tuple(pick))
 
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.readers.<module>`` after ``import roofline``).
-_SUBMODULES = ("build", "csv_arrow", "dispatch", "ert", "kernel_json", "kernel_parquet", "machine_files", "merge", "names", "ncu_columns", "ncu_csv", "ncu_details", "ncu_display", "ncu_layout", "ncu_raw", "ncu_rep", "profile", "torch_ranges")
+_SUBMODULES = ("csv_arrow", "dispatch", "kernel_json", "kernel_parquet", "machines", "ncu", "stream", "torch_ranges")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=("PathArg", "ProfileReader", "read_machine", "read_profile"))

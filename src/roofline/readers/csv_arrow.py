@@ -12,7 +12,7 @@ ncu never writes a line break inside a value, which is what cutting at line ends
 
 Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (digit groups
 ``"1,234,567"``, ``"1 234"``, a decimal comma ``"1.234,5"``) is converted here with Arrow compute
-(:func:`roofline.readers.ncu_numbers.plain_arrow`, then cast), per column, never per value in
+(:func:`roofline.readers.ncu.numbers.plain_arrow`, then cast), per column, never per value in
 Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
 decimal, so the caller asks for such columns as text.
 """
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from roofline.readers.ncu_numbers import plain_arrow
+from roofline.readers.ncu.numbers import plain_arrow
 
 #: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy, small
 #: enough that the raw text never dominates memory.
@@ -282,7 +282,7 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
 
 def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
     """A column as numbers: int64 or float64 as pyarrow read them, or text made plain
-    (:func:`~roofline.readers.ncu_numbers.plain_arrow`) and cast; None when some value is not a
+    (:func:`~roofline.readers.ncu.numbers.plain_arrow`) and cast; None when some value is not a
     number. All-empty columns become float64 (NaN)."""
     kind = values.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):

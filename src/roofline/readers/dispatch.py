@@ -8,7 +8,7 @@ kernel-table files (``*.kernels.json``, or Parquet: the ``PAR1`` magic, then the
 (:mod:`roofline.readers.stream`); a folder stands for the profiles in it
 (:func:`profile_files`), skipping, with one warning, files in it that are not readable profiles.
 Several files of one run are merged by launch, files of separate runs are kept apart
-as runs (:mod:`roofline.readers.merge`); each run is counted with the formula table
+as runs (:mod:`roofline.readers.ncu.combine`); each run is counted with the formula table
 (:mod:`roofline.counting`).
 """
 
@@ -25,10 +25,10 @@ import pandas as pd
 
 from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import FP16_CONVENTIONS, KernelTable
-from roofline.readers.build import build_table
-from roofline.readers.merge import merge_profiles, run_labels, split_runs
-from roofline.readers.ncu_csv import read_ncu_csv
-from roofline.readers.profile import RawProfile
+from roofline.readers.ncu.count import build_table
+from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
+from roofline.readers.ncu.csv_export import read_ncu_csv
+from roofline.readers.ncu.raw_profile import RawProfile
 from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
@@ -105,7 +105,7 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
     if compressed:  # a gzip-compressed CSV: decompressed into memory, as a pipe's bytes are
         return read_ncu_csv(p, data=_gunzipped(p))
     if p.name.lower().endswith(REPORT_SUFFIXES):
-        from roofline.readers.ncu_rep import read_ncu_rep
+        from roofline.readers.ncu.rep import read_ncu_rep
 
         return read_ncu_rep(p)
     if _table_kind(p) is not None:
@@ -117,9 +117,9 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
 def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, fp16: str = "ncu") -> KernelTable:
     """Read one or more profiler outputs into one kernel table (see :func:`roofline.readers.read_profile`).
 
-    Profiler files of one run are merged by launch; separate runs (:func:`~roofline.readers.merge.split_runs`),
+    Profiler files of one run are merged by launch; separate runs (:func:`~roofline.readers.ncu.combine.split_runs`),
     and each kernel-table file, are stacked side by side, each row's ``run`` column naming its run
-    (:func:`~roofline.readers.merge.run_labels`). A table of one run has ``run`` <NA>.
+    (:func:`~roofline.readers.ncu.combine.run_labels`). A table of one run has ``run`` <NA>.
     """
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r}; choose one of {', '.join(FP16_CONVENTIONS)}")

@@ -32,7 +32,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from roofline import __version__, kernels
+from roofline import kernels
+from roofline._version import __version__
 from roofline.errors import InputError, RooflineError
 from roofline.kernels import COLUMNS, KernelTable
 from roofline.readers.kernel_json import SCHEMA

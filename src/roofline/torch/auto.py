@@ -27,8 +27,8 @@ from typing import Any
 import torch
 
 from roofline import attribution
-from roofline.profiling.counter_free.hook import ENV_TORCH
 from roofline.torch import modules, optim
+from roofline.torch.env import ENV_TORCH
 
 logger = logging.getLogger(__name__)
 

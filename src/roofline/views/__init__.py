@@ -1,15 +1,15 @@
 """Views of an :class:`~roofline.analysis.Analysis`: they take data and return data.
 
-- :mod:`roofline.views.chart_static`: ``roofline_figure`` -> matplotlib Figure
-- :mod:`roofline.views.chart_interactive`: ``roofline_plotly`` -> plotly Figure, ``roofline_html`` -> str
-- :mod:`roofline.views.chart_instructions`: ``instruction_figure`` -> matplotlib Figure (the instruction
+- :mod:`roofline.views.chart.static`: ``roofline_figure`` -> matplotlib Figure
+- :mod:`roofline.views.chart.interactive`: ``roofline_plotly`` -> plotly Figure, ``roofline_html`` -> str
+- :mod:`roofline.views.chart.instructions`: ``instruction_figure`` -> matplotlib Figure (the instruction
   roofline and the memory-pattern walls)
-- :mod:`roofline.views.chart_instructions_interactive`: ``instruction_plotly`` -> plotly Figure,
+- :mod:`roofline.views.chart.instructions_interactive`: ``instruction_plotly`` -> plotly Figure,
   ``instruction_html`` -> str
-- :mod:`roofline.views.chart_rows`: ``undrawn_kernels`` -> the kernels a chart cannot place, with why
+- :mod:`roofline.views.chart.rows`: ``undrawn_kernels`` -> the kernels a chart cannot place, with why
 - :mod:`roofline.views.terminal`: ``kernel_table_renderable``, ``summary_renderable`` -> rich renderables
 - :mod:`roofline.views.json_out`: ``analysis_to_dict`` -> dict (schema ``roofline.analysis/1``)
-- :mod:`roofline.views.names`: ``short_name``, ``short_names`` for C++ kernel names
+- :mod:`roofline.kernels.labels`: ``short_name``, ``short_names`` for C++ kernel names
 
 Import the module you need: importing this package imports neither matplotlib nor plotly.
 """
@@ -17,5 +17,5 @@ Import the module you need: importing this package imports neither matplotlib no
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
-_SUBMODULES = ("chart_instructions", "chart_instructions_interactive", "chart_interactive", "chart_rows", "chart_static", "compare_chart", "json_out", "names", "notebook", "projection_chart", "projection_html", "projection_json", "projection_table", "projection_views", "report_assets", "report_html", "style", "terminal")
+_SUBMODULES = ("chart", "json_out", "notebook", "projection", "report", "terminal")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())

@@ -17,7 +17,7 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
-from roofline.views.chart_rows import undrawn_kernels
+from roofline.views.chart.rows import undrawn_kernels
 
 SCHEMA = "roofline.analysis/1"
 #: Levels always present (as keys, null when unknown) in "bytes" and "ai".
@@ -94,7 +94,7 @@ def work_units(analysis: Analysis) -> dict[str, str]:
 
 def undrawn(analysis: Analysis) -> list[dict[str, Any]]:
     """The kernels the analysis' roofline chart cannot place, longest first: ``name``, ``phase``,
-    ``time_s``, ``time_share``, ``reason`` and ``category`` (:func:`roofline.views.chart_rows.undrawn_kernels`)."""
+    ``time_s``, ``time_share``, ``reason`` and ``category`` (:func:`roofline.views.chart.rows.undrawn_kernels`)."""
     return [{"name": u.kernel, "phase": u.phase, "time_s": _clean(u.time_s), "time_share": _clean(u.time_share),
              "reason": u.reason, "category": u.category} for u in undrawn_kernels(analysis)]
 

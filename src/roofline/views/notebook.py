@@ -1,4 +1,8 @@
-"""Notebook display: a compact HTML summary of an Analysis (Jupyter calls ``_repr_html_``).
+"""Notebook display: a compact HTML summary of an Analysis.
+
+The analysis knows no view: this module registers :func:`analysis_html` with IPython's HTML formatter
+for :class:`~roofline.analysis.result.Analysis` (:func:`register`). :func:`roofline.analyze` does so when
+it runs inside IPython or Jupyter; ``%load_ext roofline.views.notebook`` does it by hand.
 
 The headers carry the analysis' work and its units (FLOP/s and FLOP/B, OP/s and OP/B, or warp
 instructions/s and instructions per transaction). Every kernel name and note is escaped: C++
@@ -9,13 +13,40 @@ from __future__ import annotations
 
 import html
 import math
+import sys
+from typing import Any
 
 import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.units import counted, format_number, format_si
-from roofline.views.names import short_names, work_labels
-from roofline.views.style import level_label
+from roofline.kernels.labels import short_names, work_labels
+from roofline.views.chart.style import level_label
+
+#: The HTML formatter's MIME type in IPython.
+HTML_MIME = "text/html"
+
+
+def register(shell: Any) -> None:
+    """Show every :class:`~roofline.analysis.result.Analysis` in ``shell`` (an IPython shell) as
+    :func:`analysis_html`; registering again is harmless."""
+    formatter = shell.display_formatter.formatters[HTML_MIME]
+    formatter.for_type_by_name("roofline.analysis.result", "Analysis", analysis_html)
+
+
+def register_if_interactive() -> None:
+    """:func:`register` with the running IPython shell, if this process runs one (Jupyter, IPython);
+    nothing otherwise, and IPython is never imported here."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and getattr(shell, "display_formatter", None) is not None:
+        register(shell)
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext roofline.views.notebook``."""
+    register(shell)
+
 
 #: Kernels the chart cannot place that the display names (the rest are counted).
 UNDRAWN_NAMED = 5
@@ -45,7 +76,7 @@ def _text(value: object) -> str:
 
 def _undrawn(analysis: Analysis, roofline: str) -> str:
     """'<p>Not on the FLOP roofline: cleanup 0.4% (0 FLOPs: ...)</p>', or '' when every kernel is placed."""
-    from roofline.views.chart_rows import undrawn_kernels
+    from roofline.views.chart.rows import undrawn_kernels
 
     undrawn = undrawn_kernels(analysis)
     if not undrawn:

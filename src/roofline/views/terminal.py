@@ -14,8 +14,8 @@ from roofline.analysis.result import Analysis
 from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
-from roofline.views.names import WorkLabels, short_names, work_labels
-from roofline.views.style import ceilings_caption, level_label
+from roofline.kernels.labels import WorkLabels, short_names, work_labels
+from roofline.views.chart.style import ceilings_caption, level_label
 
 UNKNOWN = "-"
 
@@ -190,8 +190,8 @@ UNDRAWN_LISTED = 10
 
 def undrawn_lines(analysis: Analysis, limit: int = UNDRAWN_LISTED) -> list[Text]:
     """The kernels the analysis' chart cannot place, longest first, each with its share of the time
-    and the reason (:func:`roofline.views.chart_rows.undrawn_kernels`); none when every kernel is placed."""
-    from roofline.views.chart_rows import undrawn_kernels
+    and the reason (:func:`roofline.views.chart.rows.undrawn_kernels`); none when every kernel is placed."""
+    from roofline.views.chart.rows import undrawn_kernels
 
     undrawn = undrawn_kernels(analysis)
     if not undrawn:

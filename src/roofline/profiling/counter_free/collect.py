@@ -16,7 +16,7 @@ from roofline.kernels import KernelTable
 
 #: Keys of a recorded row that are not kernel-table columns; kept in ``KernelTable.metrics``.
 EXTRA_KEYS = ("overload", "shapes", "dtype", "device_type")
-#: ``metrics`` columns naming where each process ran (:func:`roofline.machine.cpu_system.cpu_identity`):
+#: ``metrics`` columns naming where each process ran (:func:`roofline.machine.cpu_host.cpu_identity`):
 #: host name, CPU model name, CPUID. A table whose rows all ran on this host's CPU is held to its ceilings.
 HOST_COLUMNS = ("host", "cpu", "cpuid")
 

@@ -4,7 +4,7 @@ The generated ``sitecustomize.py`` (see :mod:`.launch`) calls :func:`activate_fr
 at interpreter startup. When ``ROOFLINE_COUNTER_FREE_DIR`` names a folder, it starts a
 :class:`~.recorder.Recorder` and, at interpreter exit (normal end, ``sys.exit``, an
 uncaught exception or Ctrl-C), writes ``ops.<pid>.json`` there, with the host and CPU it ran on
-(:func:`roofline.machine.cpu_system.cpu_identity`). Processes started by
+(:func:`roofline.machine.cpu_host.cpu_identity`). Processes started by
 ``multiprocessing`` (data-loader workers) write nothing. If PyTorch cannot be
 imported, ``error.<pid>.json`` says why, for the ``roofline`` process to report.
 
@@ -27,8 +27,6 @@ from typing import Any
 ENV_DIR = "ROOFLINE_COUNTER_FREE_DIR"
 #: "0": record without the PyTorch profiler (times NaN); anything else, or unset: timed.
 ENV_TIMED = "ROOFLINE_COUNTER_FREE_TIMED"
-#: "1": open the module, operator and phase ranges of ``roofline profile --torch`` (roofline.torch.auto).
-ENV_TORCH = "ROOFLINE_TORCH"
 
 
 def timed_from_env(environ: Mapping[str, str]) -> bool:
@@ -50,7 +48,7 @@ def _finish(recorder: Any, folder: Path) -> None:
         return
     rows = recorder.rows()
     if rows:
-        from roofline.machine.cpu_system import cpu_identity
+        from roofline.machine.cpu_host import cpu_identity
         from roofline.profiling.ranks import rank_from_env
 
         _write(folder, f"ops.{os.getpid()}.json",

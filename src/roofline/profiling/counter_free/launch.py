@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import roofline
-from roofline.profiling.counter_free.hook import ENV_DIR, ENV_TIMED, ENV_TORCH
+from roofline.profiling.counter_free.hook import ENV_DIR, ENV_TIMED
+from roofline.torch.env import ENV_TORCH
 
 # Runs at startup of every Python process that has our folder first on PYTHONPATH.
 SITECUSTOMIZE = '''\

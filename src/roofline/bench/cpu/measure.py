@@ -1,0 +1,539 @@
+"""Measure a CPU's ceilings with numba micro-kernels on all cores: ``measure_cpu(mode=...)``.
+
+- compute: FP64 and FP32 FMA chains (:mod:`roofline.bench.cpu.kernels`) at each vector width
+  the CPU has (512 and 256 bit on AVX-512 parts, whose 512-bit units are not always faster);
+  the faster width is the ceiling, and the assembly is checked for FMAs on those registers.
+- memory: a read (sum) sweep with one private buffer per thread from a few KiB to far beyond
+  the last-level cache; plateaus are found by :mod:`roofline.bench.sweep` and named after the
+  cache levels sysfs reports (l1, l2, l3 where present) and dram. At the sizes beyond 4x the
+  last-level cache an in-place read-modify-write kernel runs too (16 B per element: 8 read, 8
+  written back; no write-allocate traffic, since the line written is the line read), in the same
+  passes. The DRAM ceiling is the faster of the two (read-only streams leave DRAM bandwidth
+  unused on some CPUs: on Zen 4 the read plateau is ~0.6x what read+write code reaches);
+  ``metadata['dram_by_kernel']`` keeps both and ``sweeps['rmw']`` the read-modify-write points.
+- checks in the same run: FP64 ceiling / FLOP/s of a numpy (BLAS) matrix product, and DRAM
+  ceiling / bandwidth of a large numpy copy (bytes read + written).
+
+Each ceiling is the median of the faster half of its repeats (other processes on the cores only
+ever slow a run down); its spread is half the range of those repeats over the median (for memory
+levels: the plateau's robust spread over its sweep points). Compute and cache rates are timed on
+each thread's CPU time (the time it was on a core: other processes sharing the cores do not
+lengthen it, and a core's ceiling is what it does while it runs); DRAM, shared by all cores, on
+the wall time of all threads together. ``metadata['repeat_ratio']`` keeps each ceiling's
+fastest over slowest repeat, ``metadata['cpu_share']`` the share of the wall time the measuring
+threads were on a core (1.0 on an idle machine), for :mod:`roofline.bench.reliability`. Sweep sizes are measured in turn,
+pass after pass, so a burst of load hits one pass of many sizes rather than every repeat of one.
+Sweep sizes are the working set of all threads together, and so are the returned
+``Measurement.cache_sizes`` (the capacity the measuring threads have together: a per-core cache
+counts once per thread, a shared one once); sysfs's per-instance sizes are in
+``metadata['cache_sizes_per_instance']``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import MachineError
+from roofline.bench.cpu import dram as D
+from roofline.bench.cpu import kernels as K
+from roofline.machine.cpu_host import CpuDescription, cpu_key, describe_cpu
+from roofline.bench.evidence import Measurement, Mode, Progress
+from roofline.machine.model import Machine
+from roofline.bench.reliability import repeat_ratio
+from roofline.bench.sweep import Plateau, find_plateaus, name_plateaus
+
+log = logging.getLogger(__name__)
+
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class CpuBenchSettings:
+    """How long and how finely to measure.
+
+    ``repeats``: timed runs per ceiling and per sweep point; ``target_s``: length of one timed run
+    (s); ``points_per_octave``: sweep points per doubling of the working set; ``min_bytes``:
+    smallest working set per thread (B); ``llc_factor``/``min_max_bytes``: the sweep ends at the
+    larger of ``llc_factor`` x the last-level cache and ``min_max_bytes`` (all threads, B);
+    ``gemm_n``: order of the numpy matrix product; ``copy_bytes``: size of the numpy copy (B).
+    """
+
+    repeats: int
+    target_s: float
+    points_per_octave: int
+    min_bytes: int = 4096
+    llc_factor: int = 8
+    min_max_bytes: int = 256 * MiB
+    gemm_n: int = 2048
+    copy_bytes: int = 256 * MiB
+
+
+SETTINGS: dict[str, CpuBenchSettings] = {
+    "quick": CpuBenchSettings(repeats=3, target_s=0.01, points_per_octave=2, gemm_n=1536, copy_bytes=128 * MiB),
+    "default": CpuBenchSettings(repeats=5, target_s=0.02, points_per_octave=4),
+    "thorough": CpuBenchSettings(repeats=9, target_s=0.05, points_per_octave=6, llc_factor=16,
+                                 min_max_bytes=1024 * MiB, gemm_n=3072, copy_bytes=512 * MiB),
+}
+
+
+def _median_spread(values: list[float]) -> tuple[float, float]:
+    """Median and spread of the faster half of the repeats (rates: higher is faster).
+
+    Other processes on the same cores can only slow a run down, never speed it up, so the slower
+    half of the repeats measures them rather than the machine and is left out. The spread is
+    half the range of the kept repeats over their median.
+    """
+    kept = sorted(values, reverse=True)[: max(1, (len(values) + 1) // 2)]
+    med = float(np.median(kept))
+    return med, (max(kept) - min(kept)) / (2 * med) if med > 0 else float("nan")
+
+
+def _rates(work_per_thread: float, wall: float, cpu: list[float] | None) -> tuple[float, float]:
+    """(rate on the threads' CPU time, rate on wall time) of a team run doing ``work_per_thread`` each.
+
+    Each thread's CPU time is capped at the wall time, so the first is never below the second;
+    without a fine thread clock both are the wall-time rate.
+    """
+    threads = len(cpu) if cpu else 1
+    wall_rate = work_per_thread * threads / wall
+    if not cpu or min(cpu) <= 0:
+        return wall_rate, wall_rate
+    return sum(work_per_thread / min(c, wall) for c in cpu), wall_rate
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _aligned(n: int, align: int = 64) -> np.ndarray:
+    """An FP64 array of ``n`` elements starting on an ``align``-byte boundary.
+
+    Large numpy arrays start 16 bytes into a page; a vector load from such an array straddles two
+    cache lines every other time, which costs a third of the L1 bandwidth on Zen 4.
+    """
+    raw = np.empty(n + align // 8)
+    offset = (-raw.ctypes.data % align) // 8
+    return raw[offset: offset + n]
+
+
+def _calibrate(run: Callable[[int], float], count: int, target_s: float) -> int:
+    """Smallest count (doubling from ``count``) whose run takes at least ``target_s``.
+
+    ``run(count)`` returns the seconds the run took (on the threads' CPU time where the caller
+    measures that: waiting for a core under load made wall-time calibration stop at runs of a few
+    microseconds, timed 4x slow). Each count is timed twice and the faster run counts, so that
+    one scheduling delay does not stop the doubling early.
+    """
+    while min(run(count), run(count)) < target_s and count < 1 << 40:
+        count *= 2
+    return count
+
+
+class _Run:
+    """One characterization: settings, progress reporting, the CPU description."""
+
+    def __init__(self, settings: CpuBenchSettings, progress: Progress | None, cpu: CpuDescription,
+                 team: K.ThreadTeam):
+        self.s = settings
+        self.progress = progress
+        self.cpu = cpu
+        self.team = team
+        self.threads = len(team.cpus)
+        self.notes: list[str] = []
+        self.cpu_share: list[float] = []  # wall-time rate / CPU-time rate of every timed run
+        self.clock: Callable[[], float] | None = None  # one timed run of the clock kernel (Hz), once set up
+        self.clocks: list[float] = []  # the clock of every round of the FMA kernels (Hz)
+
+    def report(self, what: str, fraction: float) -> None:
+        if self.progress is not None:
+            self.progress(what, min(max(fraction, 0.0), 1.0))
+
+    # -- compute ---------------------------------------------------------------------------
+    def busy_time(self, fn: Any, args: list[tuple[Any, ...]]) -> float:
+        """Seconds one team run of ``fn`` keeps its slowest thread on a core (its wall time without a
+        fine thread clock): what calibration sizes runs by, so that waiting for a core under load
+        does not stop the doubling at a run too short to time."""
+        wall, cpu, _ = self.team.run_timed(fn, args)
+        return min(max(cpu), wall) if cpu and min(cpu) > 0 else wall
+
+    def timed_rate(self, fn: Any, args: list[tuple[Any, ...]], work_per_thread: float) -> tuple[float, list[Any]]:
+        """One team run of ``fn``: its rate on the threads' CPU time, and the results."""
+        wall, cpu, results = self.team.run_timed(fn, args)
+        on_cpu, on_wall = _rates(work_per_thread, wall, cpu)
+        self.cpu_share.append(on_wall / on_cpu)
+        return on_cpu, results
+
+    def fma_rate(self, dtype: str, lanes: int) -> tuple[list[float], dict[str, Any]]:
+        """Three times the repeats of the FMA kernel's rate (FLOP/s, on CPU time), and its assembly's FMAs."""
+        rate, check, isa = self.fma_runner(dtype, lanes)
+        rates = [rate() for _ in range(3 * self.s.repeats)]
+        check()
+        return rates, isa
+
+    def fma_runner(self, dtype: str, lanes: int) -> tuple[Callable[[], float], Callable[[], None], dict[str, Any]]:
+        """The calibrated FMA kernel: a function timing one run (FLOP/s on CPU time), one checking
+        its results, and the FMAs found in its assembly."""
+        kernel = K.fma_kernel(dtype, lanes)
+        accs = [np.ones(K.CHAINS * lanes, dtype=dtype) for _ in range(self.threads)]
+        kernel(accs[0], 0.999, 0.001, 16)  # compile
+        isa = K.vector_isa(kernel)
+        flops_per_iter = 2.0 * K.CHAINS * lanes
+
+        def timed(iters: int) -> float:
+            return self.busy_time(kernel, [(acc, 0.999, 0.001, iters) for acc in accs])
+
+        def rate(iters: int) -> float:
+            return self.timed_rate(kernel, [(acc, 0.999, 0.001, iters) for acc in accs], flops_per_iter * iters)[0]
+
+        iters = _calibrate(timed, 1024, self.s.target_s)
+
+        def check() -> None:
+            if not all(np.isfinite(acc).all() for acc in accs):
+                raise MachineError("the FMA kernel produced non-finite values; the measurement is invalid")
+
+        return lambda: rate(iters), check, isa
+
+    def compute(self, key: str, start: float, span: float) -> tuple[float, float, dict[str, Any]]:
+        """The ``key`` ('fp64' or 'fp32') FMA ceiling (FLOP/s), its spread and details by vector width.
+
+        Every vector width up to the widest is measured (two at most); the fastest is the ceiling.
+        Compute runs are short and cheap: three times the repeats, for a steadier faster half. The
+        widths' repeats alternate, so that a slow spell of the machine hits every width alike rather
+        than making the narrower one look fastest (which would halve the ceiling).
+        """
+        dtype, size = {"fp64": ("float64", 8), "fp32": ("float32", 4)}[key]
+        widths = [w for w in (64, 32, 16) if w <= K.host_vector_bytes()][:2]
+        details: dict[str, Any] = {}
+        best: tuple[float, float, int, dict[str, Any]] | None = None
+        ratio_of: dict[int, float] = {}
+        runners = {}
+        for step, width in enumerate(widths):
+            self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / len(widths))
+            runners[width] = self.fma_runner(dtype, width // size)
+        rates_of: dict[int, list[float]] = {w: [] for w in widths}
+        for _ in range(3 * self.s.repeats):
+            for width in widths:
+                rates_of[width].append(runners[width][0]())
+            if self.clock is not None:  # in the same rounds: the clock the FMA kernels ran at
+                self.clocks.append(self.clock())
+        for width in widths:
+            runners[width][1]()
+            rates, isa = rates_of[width], runners[width][2]
+            med, spread = _median_spread(rates)
+            ratio_of[width] = repeat_ratio(rates)
+            details[f"{key}_{width * 8}bit_flops"] = med
+            details[f"{key}_{width * 8}bit_isa"] = isa
+            if best is None or med > best[0]:
+                best = (med, spread, width, isa)
+        assert best is not None
+        details[f"{key}_vector_bits"] = best[2] * 8
+        details[f"{key}_widest_fma_registers"] = best[3]["widest"]
+        details[f"{key}_repeat_ratio"] = ratio_of[best[2]]
+        return best[0], best[1], details
+
+    # -- core clock ------------------------------------------------------------------------
+    def clock_runner(self) -> tuple[Callable[[], float], int] | None:
+        """The calibrated clock kernel on every thread: a function timing one run (the mean of the
+        threads' clocks, Hz: cycles over each thread's CPU time), and its iterations; None on an ISA
+        without a clock kernel."""
+        kernel = K.clock_kernel()
+        if kernel is None:
+            return None
+        kernel(0, 1, 16)  # compile
+        args = [(0, 1)] * self.threads
+
+        def timed(iters: int) -> float:
+            return self.busy_time(kernel, [(*a, iters) for a in args])
+
+        iters = _calibrate(timed, 1024, self.s.target_s / 2)
+
+        def clock() -> float:
+            wall, cpu, results = self.team.run_timed(kernel, [(*a, iters) for a in args])
+            if any(r != K.ADDS * iters for r in results):
+                raise MachineError("the clock kernel added wrong; the measurement is invalid")
+            times = [min(c, wall) for c in cpu] if cpu and min(cpu) > 0 else [wall] * self.threads
+            return float(np.mean([K.ADDS * iters / t for t in times]))
+
+        return clock, iters
+
+    def fma_latency(self, clock_iters: int) -> float:
+        """Cycles per dependent FP64 FMA: the FMA chain's time per FMA over the add chain's per add
+        (each the fastest of a few runs on one thread): a whole number when the add chain counts cycles."""
+        adds, fmas = K.clock_kernel(), K.fma_latency_kernel()
+        assert adds is not None  # called only where clock_runner found the clock kernel
+        fmas(1.0, 0.999, 0.001, 16)  # compile
+        fma_iters = max(1, clock_iters * K.ADDS // (4 * K.FMAS))  # about as long as a clock run
+
+        def fastest(fn: Callable[[], Any]) -> float:
+            times = []
+            for _ in range(max(3, self.s.repeats)):
+                t0 = time.thread_time()
+                fn()
+                times.append(time.thread_time() - t0)
+            return min(times)
+
+        per_add = fastest(lambda: adds(0, 1, clock_iters)) / (K.ADDS * clock_iters)
+        per_fma = fastest(lambda: fmas(1.0, 0.999, 0.001, fma_iters)) / (K.FMAS * fma_iters)
+        return per_fma / per_add
+
+    def core_clock(self, clock_iters: int) -> tuple[float | None, dict[str, Any]]:
+        """The core clock the FMA kernels ran at (Hz: the fastest round's), or None when the add chain
+        does not count cycles, with the evidence."""
+        latency = self.fma_latency(clock_iters)
+        details: dict[str, Any] = {
+            "method": f"dependent register adds ({K.ADDS} per loop, 1 cycle each) on every thread, in the rounds "
+                      "of the FMA kernels; the fastest round",
+            "rounds_hz": self.clocks, "fma_latency_cycles": latency,
+        }
+        whole = round(latency)
+        if not self.clocks or not (2 <= whole <= 10 and abs(latency - whole) <= 0.2):
+            details["rejected"] = (f"a dependent FMA took {latency:.2f} add-cycles, not a whole number: the add "
+                                   "chain did not count cycles")
+            return None, details
+        details["hz"] = max(self.clocks)
+        return details["hz"], details
+
+    # -- memory ----------------------------------------------------------------------------
+    def sweep(self, lanes: int, max_total: int, dram_from: float, start: float,
+              span: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The read sweep over all sizes, and the read-modify-write kernel at the sizes from ``dram_from`` (B, all threads) up.
+
+        Both frames have ``size_bytes`` (all threads), ``bandwidth`` (B/s: 8 B per element read;
+        16 B per element read and written back for read-modify-write), ``spread`` and
+        ``repeat_ratio`` (fastest / slowest repeat). The read sweep's ``bandwidth`` is timed on
+        the threads' CPU time, its ``bandwidth_wall`` (and ``repeat_ratio_wall``) on the wall
+        time, which is what DRAM, shared by all cores, is measured on; read-modify-write runs only
+        on DRAM sizes and is timed on the wall time.
+        """
+        kernel = K.read_kernel(lanes)
+        rmw = K.rmw_kernel()
+        fill = K.fill_kernel()
+        block = K.CHAINS * lanes  # elements
+        per_thread_max = max(block, (max_total // self.threads // 8) // block * block)
+
+        def make_row() -> np.ndarray:  # run by the owning thread: its pages are placed near it
+            row = _aligned(per_thread_max)
+            fill(row, 1.0)
+            return row
+
+        rows = self.team.run(make_row, [()] * self.threads)[1]
+        kernel(rows[0], block, 1)  # compile
+        rmw(rows[0], block, 1, 0.5, 0.5)
+        lo = math.log2(self.s.min_bytes / 8)
+        hi = math.log2(per_thread_max)
+        count = int((hi - lo) * self.s.points_per_octave) + 1
+        ns = sorted({max(block, int(round(2 ** (lo + k / self.s.points_per_octave) / block)) * block)
+                     for k in range(count)} | {per_thread_max})
+
+        def timed(n: int, reps: int) -> float:
+            return self.busy_time(kernel, [(row, n, reps) for row in rows])
+
+        def timed_rmw(n: int, reps: int) -> float:
+            return self.team.run(rmw, [(row, n, reps, 0.5, 0.5) for row in rows])[0]
+
+        dram_ns = [n for n in ns if n * 8 * self.threads >= dram_from] or [ns[-1]]
+        rmw_reps: dict[int, int] = {}
+        rmw_rates: dict[int, list[float]] = {n: [] for n in dram_ns}
+
+        # Pass 1 calibrates each size and measures it once; the other passes measure every size
+        # again in turn, so a burst of load from other processes hits one pass, not a whole point.
+        reps_of: dict[int, int] = {}
+        rates: dict[int, list[float]] = {n: [] for n in ns}
+        wall_rates: dict[int, list[float]] = {n: [] for n in ns}
+        total_steps = len(ns) * self.s.repeats
+        reps, n_prev = 1, ns[0]
+        for p in range(self.s.repeats):
+            for i, n in enumerate(ns):
+                self.report(f"read sweep {n * 8 * self.threads / MiB:.3g} MiB, pass {p + 1}/{self.s.repeats}",
+                            start + span * (p * len(ns) + i) / total_steps)
+                if p == 0:
+                    timed(n, 1)  # warm the caches
+                    # Start from the previous point's bytes per run, halved: bandwidth falls with size,
+                    # so this starts near the target and the doubling never needs many steps.
+                    reps = _calibrate(lambda r: timed(n, r), max(1, reps * n_prev // n // 2), self.s.target_s)
+                    reps_of[n], n_prev = reps, n
+                on_cpu, sums = self.timed_rate(kernel, [(row, n, reps_of[n]) for row in rows], n * 8 * reps_of[n])
+                if not np.allclose(sums, n * reps_of[n]):
+                    raise MachineError("the read kernel summed wrong values; the measurement is invalid")
+                rates[n].append(on_cpu)
+                wall_rates[n].append(on_cpu * self.cpu_share[-1])
+                if n in rmw_rates:  # right after the read of the same size: the same conditions
+                    if p == 0:
+                        rmw_reps[n] = _calibrate(lambda r: timed_rmw(n, r), 1, self.s.target_s)
+                    rmw_rates[n].append(n * 16 * self.threads * rmw_reps[n] / timed_rmw(n, rmw_reps[n]))
+
+        def frame(rates_of: dict[int, list[float]], wall_of: dict[int, list[float]] | None = None) -> pd.DataFrame:
+            points = []
+            for n, values in rates_of.items():
+                med, spread = _median_spread(values)
+                point = {"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread,
+                         "repeat_ratio": repeat_ratio(values)}
+                if wall_of is not None:
+                    point["bandwidth_wall"] = _median_spread(wall_of[n])[0]
+                    point["repeat_ratio_wall"] = repeat_ratio(wall_of[n])
+                points.append(point)
+            return pd.DataFrame(points)
+
+        return frame(rates, wall_rates), frame(rmw_rates)
+
+    # -- sanity checks with numpy ----------------------------------------------------------
+    def numpy_matmul_flops(self) -> float:
+        n = self.s.gemm_n
+        rng = np.random.default_rng(0)
+        a, b = rng.random((n, n)), rng.random((n, n))
+        a @ b
+        rates = [2.0 * n**3 / _timed(lambda: a @ b) for _ in range(self.s.repeats)]
+        return _median_spread(rates)[0]  # the same statistic as the ceilings it is compared with
+
+    def numpy_copy_bandwidth(self) -> float:
+        n = self.s.copy_bytes // 8
+        src = np.ones(n)
+        dst = np.empty_like(src)
+        np.copyto(dst, src)
+        rates = [2.0 * src.nbytes / _timed(lambda: np.copyto(dst, src)) for _ in range(self.s.repeats)]
+        return _median_spread(rates)[0]
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def measure_cpu(*, mode: Mode = "default", progress: Progress | None = None) -> Measurement:
+    """Measure this CPU's FP64/FP32 and cache/DRAM ceilings on all cores (see the module docstring).
+
+    ``mode``: 'quick' (CI, about 10-20 s on 2 cores), 'default' (under a minute), 'thorough'.
+    ``progress(what, fraction)`` is called as the run proceeds. Raises :class:`MachineError`
+    when a kernel misbehaves and :class:`~roofline.errors.ToolNotFoundError` without numba.
+    """
+    if mode not in SETTINGS:
+        raise MachineError(f"unknown mode {mode!r}; choose one of {', '.join(SETTINGS)}")
+    t_start = time.perf_counter()
+    settings = SETTINGS[mode]
+    K._numba()
+    cpu = describe_cpu()
+    with K.ThreadTeam(cpu.cpus) as team:
+        return _measure(settings, mode, progress, cpu, team, t_start)
+
+
+def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, cpu: CpuDescription,
+             team: K.ThreadTeam, t_start: float) -> Measurement:
+    threads = len(team.cpus)
+    run = _Run(settings, progress, cpu, team)
+    # Each numpy reference runs right after the ceiling it checks: on a virtual machine the host
+    # can move the vCPUs (e.g. onto SMT siblings sharing FMA units) between parts of a long run.
+    compute: dict[str, float] = {}
+    compute_spread: dict[str, float] = {}
+    compute_details: dict[str, Any] = {}
+    gemm = float("nan")
+    clock = run.clock_runner()
+    if clock is not None:
+        run.clock = clock[0]
+    for key, start in (("fp64", 0.0), ("fp32", 0.18)):
+        compute[key], compute_spread[key], details = run.compute(key, start, 0.12)
+        compute_details.update(details)
+        if key == "fp64":
+            run.report("numpy matrix product", 0.12)
+            gemm = run.numpy_matmul_flops()
+    core_clock, clock_details = run.core_clock(clock[1]) if clock is not None else (None, {
+        "rejected": f"no clock kernel for {platform.machine()}"})
+    if core_clock is None:
+        run.notes.append(f"core clock not measured ({clock_details['rejected']})")
+    totals = cpu.cache_totals()
+    llc = max(totals.values()) if totals else 32 * MiB
+    max_total = max(settings.llc_factor * llc, settings.min_max_bytes)
+    avail = _available_memory()
+    if avail is not None and max_total > avail // 3:
+        max_total = max(avail // 3, 16 * MiB)
+        run.notes.append(f"sweep limited to {max_total / MiB:.0f} MiB by available memory")
+    if totals and max_total < 4 * llc:
+        run.notes.append("the sweep ends less than 4x beyond the last-level cache: the DRAM ceiling may be high")
+    lanes = compute_details["fp64_vector_bits"] // 64
+    frame, rmw_frame = run.sweep(lanes, max_total, 4 * llc, 0.35, 0.55)
+    run.report("numpy copy", 0.9)
+    copy = run.numpy_copy_bandwidth()
+    plateaus = find_plateaus(frame["size_bytes"], frame["bandwidth"], totals or None)
+    levels = [*sorted(totals), "dram"] if totals else ["l1", "l2", "l3", "dram"]
+    named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
+    if "dram" not in named:
+        named["dram"] = D.beyond_caches(frame, llc, run.notes)
+    named["dram"] = D.on_wall_time(named["dram"], frame)
+    named["dram"], dram_by_kernel = D.dram_ceiling(named["dram"], rmw_frame, run.notes)
+    ratios = {**{k: D.plateau_ratio(p, frame, "repeat_ratio") for k, p in named.items() if k != "dram"},
+              "dram": (float(np.median(rmw_frame["repeat_ratio"])) if dram_by_kernel["rmw"] > dram_by_kernel["read"]
+                       else D.plateau_ratio(named["dram"], frame, "repeat_ratio_wall")),
+              **{k: compute_details[f"{k}_repeat_ratio"] for k in compute}}
+    missing = [lv for lv in levels if lv not in named]
+    if missing:
+        run.notes.append(f"no plateau found for {', '.join(missing)}: left out rather than guessed")
+    checks = {"fp64_vs_numpy_matmul": compute["fp64"] / gemm, "dram_vs_numpy_copy": named["dram"].bandwidth / copy}
+    theoretical = _theoretical(cpu, threads, run, core_clock)
+    widest = compute_details["fp64_widest_fma_registers"]
+    run.notes.append(
+        f"FMA kernels: {compute_details['fp64_vector_bits']}-bit vectors were fastest for FP64 "
+        f"(FMAs on {widest} registers in the assembly); widest vector unit {K.host_vector_bytes() * 8} bit"
+    )
+    import numba
+
+    metadata: dict[str, Any] = {
+        "cpu": cpu.model, "vendor": cpu.vendor, "threads": threads, "cpus": list(cpu.cpus),
+        "physical_cores": cpu.physical_cores, "mode": mode,
+        "vector_bits": compute_details["fp64_vector_bits"], "widest_vector_bits": K.host_vector_bytes() * 8,
+        "fma_isa": {k: v for k, v in compute_details.items() if k.endswith("_isa")},
+        "flops_by_width": {k: v for k, v in compute_details.items() if k.endswith("bit_flops")},
+        "cache_sizes_per_instance": cpu.cache_sizes(), "sweep_cache_sizes": totals,
+        "plateaus": {k: {"first_size": p.first_size, "last_size": p.last_size, "bandwidth": p.bandwidth,
+                         "spread": p.spread, "points": p.points} for k, p in named.items()},
+        "dram_by_kernel": dram_by_kernel,
+        "repeat_ratio": ratios, "cpu_share": float(np.median(run.cpu_share)),
+        "core_clock": clock_details, "numpy_matmul_flops": gemm, "numpy_copy_bandwidth": copy,
+        "numba": numba.__version__, "numpy": np.__version__, "python": platform.python_version(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cpu_key": cpu_key(),  # what roofline.bench.cpu.cache matches a cached machine by
+    }
+    machine = Machine(
+        name=f"{cpu.model} ({threads} threads)", source="measured",
+        memory={k: p.bandwidth for k, p in named.items()}, compute=compute,
+        spread={**{k: p.spread for k, p in named.items()}, **compute_spread}, metadata=metadata,
+    )
+    run.report("done", 1.0)
+    return Measurement(
+        machine=machine, sweeps={"read": frame, "rmw": rmw_frame}, theoretical=theoretical, checks=checks,
+        cache_sizes=totals,
+        clock_hz={**({"advertised": cpu.clock_hz} if cpu.clock_hz else {}),
+                  **({k: core_clock for k in compute} if core_clock else {})},
+        notes=tuple(run.notes), elapsed_s=time.perf_counter() - t_start,
+    )
+
+
+def _theoretical(cpu: CpuDescription, threads: int, run: _Run, clock_hz: float | None) -> Machine | None:
+    """Theoretical ceilings at the core clock measured beside the FMA kernels, else at the clock the
+    system reports (then a floor when that is the advertised clock: see :mod:`roofline.machine.cpu_theory`)."""
+    from roofline.machine.cpu_theory import theoretical_cpu
+
+    try:
+        if clock_hz is not None:
+            return theoretical_cpu(cpu, threads=threads, clock_hz=clock_hz,
+                                   clock_source="measured: dependent adds timed beside the FMA kernels")
+        return theoretical_cpu(cpu, threads=threads)
+    except MachineError as exc:
+        run.notes.append(f"no theoretical ceilings: {exc.message}")
+        return None
