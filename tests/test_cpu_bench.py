@@ -253,10 +253,10 @@ def test_rmw_kernel_updates_the_first_n_elements_in_place():
 
 
 def test_sweep_buffers_are_aligned_to_cache_lines():
-    from roofline.bench.cpu.measure import _aligned
+    from roofline.bench.cpu.timing import aligned
 
     for n in (1, 1000, 1 << 20):
-        a = _aligned(n)
+        a = aligned(n)
         assert a.ctypes.data % 64 == 0 and a.size == n and a.flags.c_contiguous
 
 

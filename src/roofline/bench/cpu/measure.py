@@ -32,149 +32,34 @@ counts once per thread, a shared one once); sysfs's per-instance sizes are in
 from __future__ import annotations
 
 import logging
-import math
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from roofline.errors import MachineError
 from roofline.bench.cpu import dram as D
 from roofline.bench.cpu import kernels as K
+from roofline.bench.cpu.memory import available_memory, numpy_copy_bandwidth, read_sweep
+from roofline.bench.cpu.timing import (
+    MiB, SETTINGS, CpuBenchSettings, TeamRun, calibrate, median_spread, wall_seconds,
+)
 from roofline.machine.cpu_host import CpuDescription, cpu_key, describe_cpu
 from roofline.bench.evidence import Measurement, Mode, Progress
 from roofline.machine.model import Machine
 from roofline.bench.reliability import repeat_ratio
-from roofline.bench.sweep import Plateau, find_plateaus, name_plateaus
+from roofline.bench.sweep import find_plateaus, name_plateaus
 
 log = logging.getLogger(__name__)
 
-MiB = 2**20
-
-
-@dataclass(frozen=True)
-class CpuBenchSettings:
-    """How long and how finely to measure.
-
-    ``repeats``: timed runs per ceiling and per sweep point; ``target_s``: length of one timed run
-    (s); ``points_per_octave``: sweep points per doubling of the working set; ``min_bytes``:
-    smallest working set per thread (B); ``llc_factor``/``min_max_bytes``: the sweep ends at the
-    larger of ``llc_factor`` x the last-level cache and ``min_max_bytes`` (all threads, B);
-    ``gemm_n``: order of the numpy matrix product; ``copy_bytes``: size of the numpy copy (B).
-    """
-
-    repeats: int
-    target_s: float
-    points_per_octave: int
-    min_bytes: int = 4096
-    llc_factor: int = 8
-    min_max_bytes: int = 256 * MiB
-    gemm_n: int = 2048
-    copy_bytes: int = 256 * MiB
-
-
-SETTINGS: dict[str, CpuBenchSettings] = {
-    "quick": CpuBenchSettings(repeats=3, target_s=0.01, points_per_octave=2, gemm_n=1536, copy_bytes=128 * MiB),
-    "default": CpuBenchSettings(repeats=5, target_s=0.02, points_per_octave=4),
-    "thorough": CpuBenchSettings(repeats=9, target_s=0.05, points_per_octave=6, llc_factor=16,
-                                 min_max_bytes=1024 * MiB, gemm_n=3072, copy_bytes=512 * MiB),
-}
-
-
-def _median_spread(values: list[float]) -> tuple[float, float]:
-    """Median and spread of the faster half of the repeats (rates: higher is faster).
-
-    Other processes on the same cores can only slow a run down, never speed it up, so the slower
-    half of the repeats measures them rather than the machine and is left out. The spread is
-    half the range of the kept repeats over their median.
-    """
-    kept = sorted(values, reverse=True)[: max(1, (len(values) + 1) // 2)]
-    med = float(np.median(kept))
-    return med, (max(kept) - min(kept)) / (2 * med) if med > 0 else float("nan")
-
-
-def _rates(work_per_thread: float, wall: float, cpu: list[float] | None) -> tuple[float, float]:
-    """(rate on the threads' CPU time, rate on wall time) of a team run doing ``work_per_thread`` each.
-
-    Each thread's CPU time is capped at the wall time, so the first is never below the second;
-    without a fine thread clock both are the wall-time rate.
-    """
-    threads = len(cpu) if cpu else 1
-    wall_rate = work_per_thread * threads / wall
-    if not cpu or min(cpu) <= 0:
-        return wall_rate, wall_rate
-    return sum(work_per_thread / min(c, wall) for c in cpu), wall_rate
-
-
-def _timed(fn: Callable[[], Any]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def _aligned(n: int, align: int = 64) -> np.ndarray:
-    """An FP64 array of ``n`` elements starting on an ``align``-byte boundary.
-
-    Large numpy arrays start 16 bytes into a page; a vector load from such an array straddles two
-    cache lines every other time, which costs a third of the L1 bandwidth on Zen 4.
-    """
-    raw = np.empty(n + align // 8)
-    offset = (-raw.ctypes.data % align) // 8
-    return raw[offset: offset + n]
-
-
-def _calibrate(run: Callable[[int], float], count: int, target_s: float) -> int:
-    """Smallest count (doubling from ``count``) whose run takes at least ``target_s``.
-
-    ``run(count)`` returns the seconds the run took (on the threads' CPU time where the caller
-    measures that: waiting for a core under load made wall-time calibration stop at runs of a few
-    microseconds, timed 4x slow). Each count is timed twice and the faster run counts, so that
-    one scheduling delay does not stop the doubling early.
-    """
-    while min(run(count), run(count)) < target_s and count < 1 << 40:
-        count *= 2
-    return count
-
-
-class _Run:
-    """One characterization: settings, progress reporting, the CPU description."""
-
-    def __init__(self, settings: CpuBenchSettings, progress: Progress | None, cpu: CpuDescription,
-                 team: K.ThreadTeam):
-        self.s = settings
-        self.progress = progress
-        self.cpu = cpu
-        self.team = team
-        self.threads = len(team.cpus)
-        self.notes: list[str] = []
-        self.cpu_share: list[float] = []  # wall-time rate / CPU-time rate of every timed run
-        self.clock: Callable[[], float] | None = None  # one timed run of the clock kernel (Hz), once set up
-        self.clocks: list[float] = []  # the clock of every round of the FMA kernels (Hz)
-
-    def report(self, what: str, fraction: float) -> None:
-        if self.progress is not None:
-            self.progress(what, min(max(fraction, 0.0), 1.0))
+class _Run(TeamRun):
+    """One characterization: the compute ceilings and the core clock (the memory sweep is
+    :func:`roofline.bench.cpu.memory.read_sweep`)."""
 
     # -- compute ---------------------------------------------------------------------------
-    def busy_time(self, fn: Any, args: list[tuple[Any, ...]]) -> float:
-        """Seconds one team run of ``fn`` keeps its slowest thread on a core (its wall time without a
-        fine thread clock): what calibration sizes runs by, so that waiting for a core under load
-        does not stop the doubling at a run too short to time."""
-        wall, cpu, _ = self.team.run_timed(fn, args)
-        return min(max(cpu), wall) if cpu and min(cpu) > 0 else wall
-
-    def timed_rate(self, fn: Any, args: list[tuple[Any, ...]], work_per_thread: float) -> tuple[float, list[Any]]:
-        """One team run of ``fn``: its rate on the threads' CPU time, and the results."""
-        wall, cpu, results = self.team.run_timed(fn, args)
-        on_cpu, on_wall = _rates(work_per_thread, wall, cpu)
-        self.cpu_share.append(on_wall / on_cpu)
-        return on_cpu, results
-
     def fma_rate(self, dtype: str, lanes: int) -> tuple[list[float], dict[str, Any]]:
         """Three times the repeats of the FMA kernel's rate (FLOP/s, on CPU time), and its assembly's FMAs."""
         rate, check, isa = self.fma_runner(dtype, lanes)
@@ -197,7 +82,7 @@ class _Run:
         def rate(iters: int) -> float:
             return self.timed_rate(kernel, [(acc, 0.999, 0.001, iters) for acc in accs], flops_per_iter * iters)[0]
 
-        iters = _calibrate(timed, 1024, self.s.target_s)
+        iters = calibrate(timed, 1024, self.s.target_s)
 
         def check() -> None:
             if not all(np.isfinite(acc).all() for acc in accs):
@@ -231,7 +116,7 @@ class _Run:
         for width in widths:
             runners[width][1]()
             rates, isa = rates_of[width], runners[width][2]
-            med, spread = _median_spread(rates)
+            med, spread = median_spread(rates)
             ratio_of[width] = repeat_ratio(rates)
             details[f"{key}_{width * 8}bit_flops"] = med
             details[f"{key}_{width * 8}bit_isa"] = isa
@@ -257,7 +142,7 @@ class _Run:
         def timed(iters: int) -> float:
             return self.busy_time(kernel, [(*a, iters) for a in args])
 
-        iters = _calibrate(timed, 1024, self.s.target_s / 2)
+        iters = calibrate(timed, 1024, self.s.target_s / 2)
 
         def clock() -> float:
             wall, cpu, results = self.team.run_timed(kernel, [(*a, iters) for a in args])
@@ -305,116 +190,14 @@ class _Run:
         details["hz"] = max(self.clocks)
         return details["hz"], details
 
-    # -- memory ----------------------------------------------------------------------------
-    def sweep(self, lanes: int, max_total: int, dram_from: float, start: float,
-              span: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The read sweep over all sizes, and the read-modify-write kernel at the sizes from ``dram_from`` (B, all threads) up.
-
-        Both frames have ``size_bytes`` (all threads), ``bandwidth`` (B/s: 8 B per element read;
-        16 B per element read and written back for read-modify-write), ``spread`` and
-        ``repeat_ratio`` (fastest / slowest repeat). The read sweep's ``bandwidth`` is timed on
-        the threads' CPU time, its ``bandwidth_wall`` (and ``repeat_ratio_wall``) on the wall
-        time, which is what DRAM, shared by all cores, is measured on; read-modify-write runs only
-        on DRAM sizes and is timed on the wall time.
-        """
-        kernel = K.read_kernel(lanes)
-        rmw = K.rmw_kernel()
-        fill = K.fill_kernel()
-        block = K.CHAINS * lanes  # elements
-        per_thread_max = max(block, (max_total // self.threads // 8) // block * block)
-
-        def make_row() -> np.ndarray:  # run by the owning thread: its pages are placed near it
-            row = _aligned(per_thread_max)
-            fill(row, 1.0)
-            return row
-
-        rows = self.team.run(make_row, [()] * self.threads)[1]
-        kernel(rows[0], block, 1)  # compile
-        rmw(rows[0], block, 1, 0.5, 0.5)
-        lo = math.log2(self.s.min_bytes / 8)
-        hi = math.log2(per_thread_max)
-        count = int((hi - lo) * self.s.points_per_octave) + 1
-        ns = sorted({max(block, int(round(2 ** (lo + k / self.s.points_per_octave) / block)) * block)
-                     for k in range(count)} | {per_thread_max})
-
-        def timed(n: int, reps: int) -> float:
-            return self.busy_time(kernel, [(row, n, reps) for row in rows])
-
-        def timed_rmw(n: int, reps: int) -> float:
-            return self.team.run(rmw, [(row, n, reps, 0.5, 0.5) for row in rows])[0]
-
-        dram_ns = [n for n in ns if n * 8 * self.threads >= dram_from] or [ns[-1]]
-        rmw_reps: dict[int, int] = {}
-        rmw_rates: dict[int, list[float]] = {n: [] for n in dram_ns}
-
-        # Pass 1 calibrates each size and measures it once; the other passes measure every size
-        # again in turn, so a burst of load from other processes hits one pass, not a whole point.
-        reps_of: dict[int, int] = {}
-        rates: dict[int, list[float]] = {n: [] for n in ns}
-        wall_rates: dict[int, list[float]] = {n: [] for n in ns}
-        total_steps = len(ns) * self.s.repeats
-        reps, n_prev = 1, ns[0]
-        for p in range(self.s.repeats):
-            for i, n in enumerate(ns):
-                self.report(f"read sweep {n * 8 * self.threads / MiB:.3g} MiB, pass {p + 1}/{self.s.repeats}",
-                            start + span * (p * len(ns) + i) / total_steps)
-                if p == 0:
-                    timed(n, 1)  # warm the caches
-                    # Start from the previous point's bytes per run, halved: bandwidth falls with size,
-                    # so this starts near the target and the doubling never needs many steps.
-                    reps = _calibrate(lambda r: timed(n, r), max(1, reps * n_prev // n // 2), self.s.target_s)
-                    reps_of[n], n_prev = reps, n
-                on_cpu, sums = self.timed_rate(kernel, [(row, n, reps_of[n]) for row in rows], n * 8 * reps_of[n])
-                if not np.allclose(sums, n * reps_of[n]):
-                    raise MachineError("the read kernel summed wrong values; the measurement is invalid")
-                rates[n].append(on_cpu)
-                wall_rates[n].append(on_cpu * self.cpu_share[-1])
-                if n in rmw_rates:  # right after the read of the same size: the same conditions
-                    if p == 0:
-                        rmw_reps[n] = _calibrate(lambda r: timed_rmw(n, r), 1, self.s.target_s)
-                    rmw_rates[n].append(n * 16 * self.threads * rmw_reps[n] / timed_rmw(n, rmw_reps[n]))
-
-        def frame(rates_of: dict[int, list[float]], wall_of: dict[int, list[float]] | None = None) -> pd.DataFrame:
-            points = []
-            for n, values in rates_of.items():
-                med, spread = _median_spread(values)
-                point = {"size_bytes": float(n * 8 * self.threads), "bandwidth": med, "spread": spread,
-                         "repeat_ratio": repeat_ratio(values)}
-                if wall_of is not None:
-                    point["bandwidth_wall"] = _median_spread(wall_of[n])[0]
-                    point["repeat_ratio_wall"] = repeat_ratio(wall_of[n])
-                points.append(point)
-            return pd.DataFrame(points)
-
-        return frame(rates, wall_rates), frame(rmw_rates)
-
     # -- sanity checks with numpy ----------------------------------------------------------
     def numpy_matmul_flops(self) -> float:
         n = self.s.gemm_n
         rng = np.random.default_rng(0)
         a, b = rng.random((n, n)), rng.random((n, n))
         a @ b
-        rates = [2.0 * n**3 / _timed(lambda: a @ b) for _ in range(self.s.repeats)]
-        return _median_spread(rates)[0]  # the same statistic as the ceilings it is compared with
-
-    def numpy_copy_bandwidth(self) -> float:
-        n = self.s.copy_bytes // 8
-        src = np.ones(n)
-        dst = np.empty_like(src)
-        np.copyto(dst, src)
-        rates = [2.0 * src.nbytes / _timed(lambda: np.copyto(dst, src)) for _ in range(self.s.repeats)]
-        return _median_spread(rates)[0]
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+        rates = [2.0 * n**3 / wall_seconds(lambda: a @ b) for _ in range(self.s.repeats)]
+        return median_spread(rates)[0]  # the same statistic as the ceilings it is compared with
 
 
 def measure_cpu(*, mode: Mode = "default", progress: Progress | None = None) -> Measurement:
@@ -460,16 +243,16 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     totals = cpu.cache_totals()
     llc = max(totals.values()) if totals else 32 * MiB
     max_total = max(settings.llc_factor * llc, settings.min_max_bytes)
-    avail = _available_memory()
+    avail = available_memory()
     if avail is not None and max_total > avail // 3:
         max_total = max(avail // 3, 16 * MiB)
         run.notes.append(f"sweep limited to {max_total / MiB:.0f} MiB by available memory")
     if totals and max_total < 4 * llc:
         run.notes.append("the sweep ends less than 4x beyond the last-level cache: the DRAM ceiling may be high")
     lanes = compute_details["fp64_vector_bits"] // 64
-    frame, rmw_frame = run.sweep(lanes, max_total, 4 * llc, 0.35, 0.55)
+    frame, rmw_frame = read_sweep(run, lanes, max_total, 4 * llc, 0.35, 0.55)
     run.report("numpy copy", 0.9)
-    copy = run.numpy_copy_bandwidth()
+    copy = numpy_copy_bandwidth(run)
     plateaus = find_plateaus(frame["size_bytes"], frame["bandwidth"], totals or None)
     levels = [*sorted(totals), "dram"] if totals else ["l1", "l2", "l3", "dram"]
     named = name_plateaus(plateaus, levels, cache_sizes=totals or None)
