@@ -6,7 +6,7 @@ cuBLAS GEMMs (``cupy.matmul``), on CUDA 11 to 13 wheels; cuda-core would need a 
 library for GEMMs and array set-up. PyTorch, when present, adds FP8 / INT8 GEMMs
 (:mod:`roofline.bench.gpu.gemm`).
 
-Implements :class:`roofline.bench.gpu.measure.Backend`.
+Implements :class:`roofline.bench.gpu.backend.Backend`.
 """
 
 from __future__ import annotations
