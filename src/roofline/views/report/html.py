@@ -11,14 +11,14 @@ plotly.js is inlined; nothing is fetched from the network.
 Kernel names are untrusted text (C++ templates full of ``<``, ``>`` and ``&``):
 HTML text and attributes go through :func:`html.escape`; JSON embedded in
 ``<script>`` has ``<``, ``>`` and ``&`` written as ``\\u003c``-style escapes (so no
-``</script>`` or ``<!--`` can appear); the table is built with ``textContent``.
+``</script>`` or ``<!--`` can appear); the table is built with ``textContent``. The escaping and
+cell values are in :mod:`roofline.views.report.cells`, the kernel table's columns and rows in
+:mod:`roofline.views.report.kernel_table`.
 """
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,60 +31,22 @@ from roofline.errors import InputError
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.kernels import KernelTable
-from roofline.units import counted, format_number, format_si, format_time
+from roofline.units import counted, format_si, format_time
 from roofline.views.chart.rows import UndrawnKernel, undrawn_kernels
-from roofline.kernels.labels import WorkLabels, short_names, work_labels
+from roofline.kernels.labels import short_names, work_labels
 from roofline.views.report.assets import CSS, JS
+from roofline.views.report.cells import escape as _e
+from roofline.views.report.cells import number as _num
+from roofline.views.report.cells import percent as _pct
+from roofline.views.report.cells import script_json
+from roofline.views.report.cells import text as _str
+from roofline.views.report.kernel_table import has_instructions, has_patterns, kernel_rows, kernel_table, table_columns
 from roofline.views.chart.style import SOURCE_WORDS, ceiling_source, compute_label, compute_unit, level_label
 
 #: Kernels listed under "what to work on".
 TOP_ADVICE = 10
 #: Kernels whose full diagnosis is shown (by savable time); the rest are in the table only.
 MAX_DIAGNOSES = 100
-
-
-def _e(value: Any) -> str:
-    """Escape any value for HTML text or a quoted attribute."""
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def script_json(obj: Any) -> str:
-    """JSON safe to embed in a ``<script>`` element: no ``<``, ``>``, ``&`` or line separators raw."""
-    text = json.dumps(obj, allow_nan=False, ensure_ascii=False, default=_json_default)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.floating,)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def _num(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _str(value: Any) -> str | None:
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return str(value)
-
-
-def _pct(value: Any) -> str:
-    v = _num(value)
-    return "-" if v is None else f"{v:.1%}"
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -198,107 +160,6 @@ def _advice_section(advice: pd.DataFrame, anchors: dict[Any, str]) -> str:
     return "\n".join(out)
 
 
-def _has_patterns(frame: pd.DataFrame) -> bool:
-    """True when some kernel has a global or shared access pattern (its LD/ST counts were collected)."""
-    return any(c in frame and bool(frame[c].notna().any()) for c in ("global_pattern", "shared_pattern"))
-
-
-def _has_instructions(frame: pd.DataFrame) -> bool:
-    """True when some kernel has a warp-instruction rate."""
-    return "inst_rate" in frame and bool(np.isfinite(frame["inst_rate"].to_numpy(dtype=float, na_value=np.nan)).any())
-
-
-def _table_columns(levels: Sequence[str], labels: WorkLabels | None = None, *, inst_rate: bool = False,
-                   patterns: bool = False) -> list[dict[str, Any]]:
-    """The kernel table's columns: the work's rate and intensity per level (``labels``: FLOPs when None),
-    the warp-instruction rate (``inst_rate``) and the access patterns (``patterns``) where counted."""
-    labels = labels or work_labels(work_for("flops"))
-    cols = [
-        {"key": "rank", "label": "#", "num": True},
-        {"key": "kernel_name", "label": "kernel", "num": False},
-        {"key": "phase", "label": "phase", "num": False},
-        {"key": "launches", "label": "launches", "num": True},
-        {"key": "time_s", "label": "time", "num": True},
-        {"key": "time_share", "label": "share", "num": True},
-        {"key": "flop_rate", "label": labels.rate, "num": True},
-    ]
-    cols += [{"key": f"ai_{lv}", "label": f"{labels.intensity} {level_label(lv)}", "num": True} for lv in levels]
-    if inst_rate:
-        cols.append({"key": "inst_rate", "label": "warp inst/s", "num": True})
-    if patterns:
-        # sorted by their numbers (LD/ST instructions per transaction), shown as text that may wrap
-        cols += [{"key": "global_ii", "label": "global pattern", "num": False},
-                 {"key": "shared_ii", "label": "shared pattern", "num": False}]
-    cols += [
-        {"key": "bound", "label": "bound", "num": False},
-        {"key": "limiter_label", "label": "limited by", "num": False},
-        {"key": "pct_of_roofline", "label": "% of roofline", "num": True},
-        {"key": "savable_time_s", "label": "savable", "num": True},
-    ]
-    return cols
-
-
-def _intensity_text(value: float | None, *, infinite: bool = False) -> str:
-    return "∞" if infinite else format_number(value)
-
-
-def _pattern_text(pattern: Any, per_transaction: float | None) -> str:
-    """'random (0.0312)': the pattern and its LD/ST instructions per transaction; '-' when unknown."""
-    name = _str(pattern)
-    return "-" if name is None else f"{name} ({format_number(per_transaction)})"
-
-
-def _kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str],
-                 labels: WorkLabels | None = None) -> list[dict[str, Any]]:
-    labels = labels or work_labels(work_for("flops"))
-    frame = analysis.frame
-    rows = []
-    for _, a in advice.iterrows():
-        src = frame.loc[a["row"]]
-        row: dict[str, Any] = {
-            "id": int(a["rank"]), "rank": int(a["rank"]), "kernel_name": str(a["kernel_name"]),
-            "display_name": str(a["label"]), "phase": _str(a["phase"]),
-            "launches": _num(a["launches"]), "time_s": _num(a["time_s"]), "time_share": _num(a["time_share"]),
-            "flop_rate": _num(src.get("flop_rate")), "bound": _str(a["bound"]), "limiter": _str(a["limiter_label"]),
-            "limiter_label": _str(a["limiter_label"]), "pct_of_roofline": _num(a["pct_of_roofline"]),
-            "savable_time_s": _num(a["savable_time_s"]),
-            "inst_rate": _num(src.get("inst_rate")), "global_ii": _num(src.get("global_ii")),
-            "shared_ii": _num(src.get("shared_ii")),
-        }
-        for lv in levels:
-            raw = src.get(f"ai_{lv}")
-            row[f"ai_{lv}"] = _num(raw)
-            infinite = row[f"ai_{lv}"] is None and isinstance(raw, float) and math.isinf(raw) and raw > 0
-            row[f"ai_{lv}__text"] = _intensity_text(row[f"ai_{lv}"], infinite=infinite)
-        row["launches__text"] = "-" if row["launches"] is None else f"{row['launches']:,.0f}"
-        row["time_s__text"] = format_time(row["time_s"])
-        row["savable_time_s__text"] = format_time(row["savable_time_s"])
-        row["time_share__text"] = _pct(row["time_share"])
-        row["pct_of_roofline__text"] = _pct(row["pct_of_roofline"])
-        row["flop_rate__text"] = format_si(row["flop_rate"], labels.rate_unit)
-        row["inst_rate__text"] = format_si(row["inst_rate"], "inst/s")
-        row["global_ii__text"] = _pattern_text(src.get("global_pattern"), row["global_ii"])
-        row["shared_ii__text"] = _pattern_text(src.get("shared_pattern"), row["shared_ii"])
-        rows.append(row)
-    return rows
-
-
-NUM_CLASS = " class='num'"
-
-
-def _kernel_table(columns: list[dict[str, Any]]) -> str:
-    heads = "".join(f"<th data-key='{_e(c['key'])}'{NUM_CLASS if c['num'] else ''}>"
-                    f"<button type='button'>{_e(c['label'])}</button></th>" for c in columns)
-    return (
-        "<div class='controls'>"
-        "<input id='filter-text' type='search' placeholder='filter by kernel name' aria-label='filter by kernel name'>"
-        "<select id='filter-phase' aria-label='phase'><option value=''>all phases</option></select>"
-        "<select id='filter-limiter' aria-label='limiter'><option value=''>all limiters</option></select>"
-        "<span id='shown'></span></div>"
-        f"<table id='kernels'><thead><tr>{heads}</tr></thead><tbody></tbody></table>"
-    )
-
-
 def _fmt_finding_value(key: str, value: float) -> str:
     from roofline.guidance.explain import _fmt_value
 
@@ -339,7 +200,7 @@ def instruction_analysis(analysis: Any, instructions: Any = None) -> Analysis | 
     ``work="instructions"``, else ``instructions`` (the same table and machine analysed with
     ``work="instructions"``) when some kernel in it has warp-instruction counts; else None."""
     candidate = analysis if getattr(analysis, "work", "flops") == "instructions" else instructions
-    if not isinstance(candidate, Analysis) or not _has_instructions(candidate.frame):
+    if not isinstance(candidate, Analysis) or not has_instructions(candidate.frame):
         return None
     return candidate
 
@@ -480,9 +341,9 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     more = len(advice) - len(diag_html)
 
     frame = analysis.frame
-    columns = _table_columns(levels, labels, inst_rate=labels.kind != "instructions" and _has_instructions(frame),
-                             patterns=_has_patterns(frame))
-    data = {"columns": columns, "rows": _kernel_rows(analysis, advice, levels, labels)}
+    columns = table_columns(levels, labels, inst_rate=labels.kind != "instructions" and has_instructions(frame),
+                             patterns=has_patterns(frame))
+    data = {"columns": columns, "rows": kernel_rows(analysis, advice, levels, labels)}
 
     if launches is None and isinstance(diagnoses, KernelTable):
         launches = diagnoses
@@ -514,7 +375,7 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
         _advice_section(advice, anchors), "</section>",
         f"<section id='chart'><h2>{'Hierarchical roofline' if len(figs) <= 1 else 'Roofline charts'}</h2>", *fig_divs,
         _undrawn_section(_undrawn_charts(analysis, instr)), "</section>", modules_html,
-        "<section id='table'><h2>Kernels</h2>", _kernel_table(columns), "</section>",
+        "<section id='table'><h2>Kernels</h2>", kernel_table(columns), "</section>",
         "<section id='diagnoses'><h2>Diagnosis per kernel</h2>", *diag_html,
         (f"<p class='notes'>{more} more kernels are in the table above.</p>" if more > 0 else ""), "</section>",
         f"<section id='notes'><h2>Notes</h2><ul class='notes'>{notes_html}</ul></section>",
