@@ -47,8 +47,8 @@ sessions differ: left out (none of its values is the launch's).
 Speed: what matching needs of an input (launch IDs, kernel names, process IDs and names, metric
 names) is taken from its frames once per call, as NumPy arrays and sets, and only when a test
 needs it; files of one run usually list their launches in the same order, which one array
-comparison tells. The merged metrics are made in one DataFrame call (the paper's twelve
-one-metric files: a few milliseconds in all, not a few hundred).
+comparison tells (:mod:`roofline.readers.ncu.matching`). The merged metrics are made in one DataFrame
+call (the paper's twelve one-metric files: a few milliseconds in all, not a few hundred).
 
 Run labels (:func:`run_labels`): a run's file name less the suffixes we know
 (``.kernels.json``, ``.ncu.csv``, ``.ncu-rep``, ``.ncu-repz``, ``.parquet``, ``.csv``, each CSV's
@@ -63,7 +63,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -72,159 +71,23 @@ import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
-from roofline.readers.ncu.names import same_kernel
 from roofline.readers.ncu.columns import frame_of
+from roofline.readers.ncu.matching import (
+    Launches,
+    check_same_launches,
+    launch_order,
+    launch_summaries,
+    refuse_repeated_ids,
+    same_process,
+    shown_names,
+    take,
+)
 from roofline.readers.ncu.printed import agree_as_printed, agree_printed, finer
 from roofline.readers.ncu.raw_profile import RawProfile, is_session_metric, is_timing_metric
-from roofline.units import counted, si_factor
+from roofline.units import si_factor
 
 #: Suffixes left out of a run's label, longest first (matched without regard to case).
 KNOWN_SUFFIXES = (".kernels.json", ".ncu.csv.gz", ".ncu.csv", ".ncu-repz", ".ncu-rep", ".parquet", ".csv.gz", ".csv")
-
-
-def _name(p: RawProfile) -> str:
-    return Path(p.source).name
-
-
-def _shown_names(profiles: Sequence[RawProfile]) -> list[str]:
-    """Each input's file name, with as many of its folders as tell it apart from the others'
-    (``time-dram/ncuroof-time-1.ncu-rep`` beside ``time-flops/ncuroof-time-1.ncu-rep``)."""
-    parts = [Path(p.source).parts or (p.source,) for p in profiles]
-    shown = [Path(*x[-1:]).as_posix() for x in parts]
-    for depth in range(2, max(map(len, parts)) + 1):
-        twice = {n for n, k in Counter(shown).items() if k > 1}
-        if not twice:
-            break
-        shown = [Path(*x[-depth:]).as_posix() if n in twice else n for n, x in zip(shown, parts)]
-    return shown
-
-
-class _Launches:
-    """What matching needs of one input, taken from its frames once (not once per pair of inputs),
-    and only when asked for (merging files of one run never asks for the process)."""
-
-    def __init__(self, profile: RawProfile) -> None:
-        self.profile = profile
-
-    @cached_property
-    def ids(self) -> np.ndarray:
-        """Launch IDs: int64, or object (with <NA>) where some is unknown."""
-        ids = self.profile.ids["launch_id"].array
-        return ids.to_numpy(dtype=object) if ids.isna().any() else ids.to_numpy(dtype=np.int64)
-
-    @cached_property
-    def id_set(self) -> frozenset[Any]:
-        return frozenset(self.ids.tolist())
-
-    @cached_property
-    def names(self) -> np.ndarray:
-        """Kernel names, object (None where unknown)."""
-        names = self.profile.ids["kernel_name"].array
-        if names.dtype != pd.StringDtype():
-            names = names.astype("string")
-        return names.to_numpy(dtype=object, na_value=None)
-
-    @cached_property
-    def metrics(self) -> frozenset[str]:
-        return frozenset(self.profile.metrics.columns)
-
-    @cached_property
-    def process_ids(self) -> frozenset[Any]:
-        return _known(self.profile, "process_id")
-
-    @cached_property
-    def process_names(self) -> frozenset[Any]:
-        """Known process names (empty when the reader has none)."""
-        return _known(self.profile, "process_name")
-
-    def same_names(self, other: _Launches, order: np.ndarray | None) -> bool:
-        """No launch is named as another kernel by the two (unknown names differ from none; names
-        printed in other forms by other ncu versions do not differ: :func:`_name_differences`)."""
-        if order is None and self.names.tolist() == other.names.tolist():
-            return True
-        return not _name_differences(self, other, order)
-
-    @property
-    def repeats(self) -> bool:
-        """Some launch ID appears twice (or two are unknown)."""
-        return len(self.id_set) != len(self.ids)
-
-
-def _summaries(profiles: Sequence[RawProfile]) -> dict[int, _Launches]:
-    return {id(p): _Launches(p) for p in profiles}
-
-
-def _refuse_repeated_ids(p: RawProfile, launches: _Launches) -> None:
-    if launches.repeats:
-        raise InputError("launch IDs repeat within a file; cannot match launches across files", path=p.source)
-
-
-def _check_same_launches(base: RawProfile, other: RawProfile, launches: dict[int, _Launches]) -> np.ndarray | None:
-    """Row positions of ``other``'s launches in ``base`` order (None: the same order); raises when
-    launches differ."""
-    a, b = launches[id(base)], launches[id(other)]
-    _refuse_repeated_ids(other, b)
-    _refuse_repeated_ids(base, a)
-    if a.id_set != b.id_set:
-        # plain ints: a list of numpy integers prints as [np.int64(3), ...]
-        only_a = ", ".join(str(int(i)) for i in sorted(a.id_set - b.id_set)[:5]) or "none"
-        only_b = ", ".join(str(int(i)) for i in sorted(b.id_set - a.id_set)[:5]) or "none"
-        raise InputError(
-            f"the files do not describe the same launches: launch IDs differ from {_name(base)} "
-            f"(only there: {only_a}; only here: {only_b})", path=other.source,
-            hint="merge only files of the same program run with the same --launch-skip/--launch-count; analyse others separately",
-        )
-    order = _order(a, b)
-    differ = [] if a.same_names(b, order) else _name_differences(a, b, order)
-    if differ:
-        i, x, y = differ[0]
-        raise InputError(
-            f"the files do not describe the same launches: launch {a.ids[i]} is {x[:80]!r} in "
-            f"{_name(base)} but {y[:80]!r} here ({counted(len(differ), 'launch', 'launches')} {'differs' if len(differ) == 1 else 'differ'})", path=other.source,
-            hint="merge only files of the same program run; analyse others separately",
-        )
-    return order
-
-
-def _order(base: _Launches, other: _Launches) -> np.ndarray | None:
-    """Row positions of ``other``'s launches in ``base`` order (same launch-ID sets, no repeats);
-    None when they are in the same order already (files of one run usually are)."""
-    if base.ids.dtype == other.ids.dtype and np.array_equal(base.ids, other.ids):
-        return None
-    if base.ids.dtype == np.int64 and other.ids.dtype == np.int64:
-        sorter = np.argsort(other.ids, kind="stable")
-        return sorter[np.searchsorted(other.ids, base.ids, sorter=sorter)]
-    position = {launch: i for i, launch in enumerate(other.ids.tolist())}
-    return np.array([position[launch] for launch in base.ids.tolist()], dtype=np.intp)
-
-
-def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    return values if order is None else values[order]
-
-
-def _name_differences(base: _Launches, other: _Launches, order: np.ndarray | None) -> list[tuple[int, str, str]]:
-    """Launches the two name as different kernels (:func:`~roofline.readers.ncu.names.same_kernel`: not
-    names printed in other forms): (row in ``base``, its name there, its name in ``other``)."""
-    names_a, names_b = base.names, _take(other.names, order)
-    differ = np.flatnonzero(~pd.isna(names_a) & ~pd.isna(names_b) & (names_a != names_b))
-    pairs = {(names_a[i], names_b[i]) for i in differ}
-    others = {pair for pair in pairs if not same_kernel(*pair)}  # each pair of forms tested once
-    return [(int(i), names_a[i], names_b[i]) for i in differ if (names_a[i], names_b[i]) in others]
-
-
-def _known(p: RawProfile, column: str) -> frozenset[object]:
-    """The distinct known values of an identity column (empty when the reader has none)."""
-    if column not in p.ids.columns:
-        return frozenset()
-    values = p.ids[column].array.to_numpy(dtype=object, na_value=None)
-    return frozenset(v for v in set(values.tolist()) if v is not None and not pd.isna(v))  # distinct values first
-
-
-def _same_process(a: _Launches, b: _Launches) -> bool:
-    """Both files name the same process(es): same known process IDs, and names that do not differ."""
-    if not a.process_ids or a.process_ids != b.process_ids:
-        return False
-    return not (a.process_names and b.process_names and a.process_names != b.process_names)
 
 
 def _measured_differently(a: RawProfile, b: RawProfile, order: np.ndarray | None) -> str | None:
@@ -317,7 +180,7 @@ def _is_numpy_number(values: ExtensionArray | np.ndarray) -> bool:
     return isinstance(values.dtype, np.dtype) and values.dtype.kind in "iuf"
 
 
-def _joins(run: list[RawProfile], p: RawProfile, launches: dict[int, _Launches]) -> bool:
+def _joins(run: list[RawProfile], p: RawProfile, launches: dict[int, Launches]) -> bool:
     """True when ``p`` describes the launches of ``run`` (see the module docstring); raises when
     ``p`` claims to be that run (same process, same launch IDs) but names other kernels."""
     base, a, b = run[0], launches[id(run[0])], launches[id(p)]
@@ -325,24 +188,24 @@ def _joins(run: list[RawProfile], p: RawProfile, launches: dict[int, _Launches])
         return False
     if a.process_names and b.process_names and a.process_names != b.process_names:
         return False
-    if not a.same_names(b, _order(a, b)):
-        if _same_process(a, b):
-            _check_same_launches(base, p, launches)  # raises, naming the first launch that differs
+    if not a.same_names(b, launch_order(a, b)):
+        if same_process(a, b):
+            check_same_launches(base, p, launches)  # raises, naming the first launch that differs
         return False
     for member in run:
         m = launches[id(member)]
-        if not m.metrics.isdisjoint(b.metrics) and not _same_process(m, b) \
-                and _measured_differently(member, p, _order(m, b)) is not None:
+        if not m.metrics.isdisjoint(b.metrics) and not same_process(m, b) \
+                and _measured_differently(member, p, launch_order(m, b)) is not None:
             return False
     return True
 
 
 def split_runs(profiles: Sequence[RawProfile]) -> list[list[RawProfile]]:
     """Group inputs into runs (see the module docstring), each run's files and the runs in input order."""
-    launches = _summaries(profiles)
+    launches = launch_summaries(profiles)
     if len(profiles) > 1:
         for p in profiles:
-            _refuse_repeated_ids(p, launches[id(p)])
+            refuse_repeated_ids(p, launches[id(p)])
     runs: list[list[RawProfile]] = []
     for p in profiles:
         for run in runs:
@@ -396,10 +259,10 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
     if len(profiles) == 1:
         return profiles[0]
     base = profiles[0]
-    launches = _summaries(profiles)
+    launches = launch_summaries(profiles)
     warnings: list[str] = [w for p in profiles for w in p.warnings]
-    names = _shown_names(profiles)
-    orders = [None] + [_check_same_launches(base, p, launches) for p in profiles[1:]]
+    names = shown_names(profiles)
+    orders = [None] + [check_same_launches(base, p, launches) for p in profiles[1:]]
     # Each input's metric columns in base order, as arrays: one DataFrame is made, at the end.
     aligned = [{c: _take_array(_values(v), order) for c, v in p.metrics.items()} for p, order in zip(profiles, orders)]
 
@@ -416,7 +279,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
         clean_columns = {c for i in clean for c in aligned[i] if is_timing_metric(c)}
         keep_timing = {i: {c for c in aligned[i] if is_timing_metric(c) and c not in clean_columns}
                        for i in drop_timing
-                       if any(_same_process(launches[id(profiles[i])], launches[id(profiles[c])]) for c in clean)}
+                       if any(same_process(launches[id(profiles[i])], launches[id(profiles[c])]) for c in clean)}
         if drop_timing:
             warnings.append(
                 "timing taken from " + ", ".join(names[i] for i in clean)
@@ -465,7 +328,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                                 f"kept {names[origin[c]]}'s values")
     metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
-    ids["kernel_name"] = _fullest_names(ids["kernel_name"], [_take(launches[id(p)].names, order)
+    ids["kernel_name"] = _fullest_names(ids["kernel_name"], [take(launches[id(p)].names, order)
                                                               for p, order in zip(profiles[1:], orders[1:])])
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)),
@@ -488,7 +351,7 @@ def _timing_agrees(profiles: Sequence[RawProfile], aligned: list[dict[str, Any]]
 
 def _fullest_names(names: pd.Series, others: list[np.ndarray]) -> pd.Series:
     """Each launch's name in its fullest form among the inputs' (the longest; the first input's
-    among equals): the names of one launch name one kernel (:func:`_check_same_launches`), in the
+    among equals): the names of one launch name one kernel (:func:`check_same_launches`), in the
     forms different ncu versions print (``flashinfer::norm::RMSNormKernel<(unsigned int)8, ...>``,
     not ``norm::RMSNormKernel<8, ...>``)."""
     values = names.to_numpy(dtype=object, na_value=None)
