@@ -1,4 +1,5 @@
-"""The machine model: :class:`Machine` (a named set of ceilings), GPU specs, theoretical ceilings, and
+"""The machine model: :class:`Machine` (a named set of ceilings, :mod:`.model`) and the vocabulary of its
+ceilings (:mod:`.keys`: memory levels, compute keys, units), GPU specs, theoretical ceilings, and
 :func:`~roofline.machine.resolve.resolve`, the one place a profile's ceilings are chosen.
 
 Measuring a machine lives in :mod:`roofline.bench` (GPU and CPU micro-benchmarks); reading machine
@@ -20,7 +21,7 @@ _LAZY = {
 
 
 #: Modules reachable as attributes (``roofline.machine.specs`` after ``import roofline``).
-_SUBMODULES = ("cpu_host", "cpu_theory", "gpu_device", "model", "processor", "resolve", "shipped", "specs")
+_SUBMODULES = ("cpu_host", "cpu_theory", "gpu_device", "keys", "model", "processor", "resolve", "shipped", "specs")
 
 
 __all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs", "theoretical"]

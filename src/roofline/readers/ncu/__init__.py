@@ -4,7 +4,7 @@
   :mod:`.csv_export` (both pages), :mod:`.raw`, :mod:`.details`, :mod:`.summary`, :mod:`.display`
   (display names of sections -> metric names); reports: :mod:`.rep` (``.ncu-rep``); :mod:`.printed`.
 - :mod:`.raw_profile` (what one input holds before counting), :mod:`.combine` (which inputs describe the
-  same launches), :mod:`.count` (a raw profile counted by :mod:`roofline.counting` into a kernel table).
+  same launches, and merging them), :mod:`.matching` (matching launches across inputs), :mod:`.count` (a raw profile counted by :mod:`roofline.counting` into a kernel table).
 - :mod:`.names`: kernel names and NVTX ranges as ncu prints them.
 - :mod:`.peaks`: the machine a profile's own peak metrics describe.
 """
@@ -12,5 +12,5 @@
 from roofline._lazy import attach
 
 #: Modules reachable as attributes.
-_SUBMODULES = ("columns", "combine", "count", "csv_export", "details", "display", "layout", "names", "numbers", "peaks", "printed", "raw", "raw_profile", "rep", "summary")
+_SUBMODULES = ("columns", "combine", "count", "csv_export", "details", "display", "layout", "matching", "names", "numbers", "peaks", "printed", "raw", "raw_profile", "rep", "summary")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES)
