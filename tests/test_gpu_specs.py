@@ -1,7 +1,7 @@
 """Theoretical GPU ceilings against vendor datasheet figures (dense, not sparse).
 
 Each figure below is the one printed in the NVIDIA datasheet or whitepaper named in
-gpu_specs.py; a test passes when our SMs x rate x clock (or bus x data rate) rounds to it.
+machine/specs.py; a test passes when our SMs x rate x clock (or bus x data rate) rounds to it.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ DATASHEET = [
     ("l40s", "tensor_fp8", 733, None),
     ("rtx-4090", "fp32", 82.6, None),
     ("rtx-4090", "tensor_fp16", 165.2, None),
-    # Blackwell and GH200 (figures as printed in the sources named in gpu_specs.py).
+    # Blackwell and GH200 (figures as printed in the sources named in machine/specs.py).
     ("b200", "tensor_fp16", 2250, None),   # HGX B200: 36 PFLOP/s sparse / 8 GPUs / 2
     ("b200", "tensor_bf16", 2250, None),
     ("b200", "tensor_tf32", 1125, None),   # 18 PFLOP/s sparse / 8 / 2

@@ -1,6 +1,8 @@
 """roofline: hierarchical roofline analysis of GPU and CPU programs.
 
-Data flows one way: readers -> one kernel table -> analysis -> views.
+Data flows one way: readers -> one kernel table -> machine resolve (the ceilings) -> analysis ->
+guidance -> views -> writing; the CLI is a thin layer over :mod:`roofline.api`. docs/architecture.md
+draws the path with one line per package.
 
     >>> import roofline
     >>> table = roofline.read(["profile.csv"])               # doctest: +SKIP

@@ -281,7 +281,7 @@ ARCHS: Mapping[str, GpuArch] = MappingProxyType({
         GpuArch(
             key="gh100", name="Hopper GH100", compute_capabilities=((9, 0),),
             # 128 FP32 + 64 FP64 lanes/SM; FP16 / BF16 non-tensor 2x FP32 (133.8 TFLOP/s on SXM5; measured on an
-            # H100 SXM, paired-FMA kernels reach only FP32's FLOP rate, 256/clk/SM: gpu_bench says so);
+            # H100 SXM, paired-FMA kernels reach only FP32's FLOP rate, 256/clk/SM: bench/gpu/measure.py says so);
             # 4 tensor cores: 4096 dense FP16 FLOP/clk/SM (989.4 TFLOP/s at 132 SMs x 1830 MHz).
             rates={
                 "fp64": 128, "fp32": 256, "fp16": 512, "bf16": 512,
