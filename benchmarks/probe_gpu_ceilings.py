@@ -296,7 +296,7 @@ class Probe:
 
 
 def _fma_args(prec: str) -> tuple[str, ...]:
-    """_fma_source's arguments for ``prec``, as gpu_kernels.COMPUTE_SOURCES builds them."""
+    """_fma_source's arguments for ``prec``, as roofline.bench.gpu.kernels.COMPUTE_SOURCES builds them."""
     return {
         "fp32": ("fma_fp32", "float", "float", "", "(float)(tid + k)", "fmaf({a}, {b}, {c})"),
         "fp16": ("fma_fp16", "__half2", "float", "__float2half2_rn", "__floats2half2_rn((float)k, (float)(tid & 7))",
