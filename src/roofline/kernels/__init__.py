@@ -10,7 +10,9 @@ Unknown is not zero: a quantity whose counter was not collected is NaN (or
 
 - :mod:`roofline.kernels.schema`: the columns, :class:`KernelTable`, building and checking tables;
 - :mod:`roofline.kernels.grouping`: launches summed into rows (:func:`aggregate`);
-- :mod:`roofline.kernels.arrays`: columns as arrays, frames made at once, launches grouped as integers.
+- :mod:`roofline.kernels.arrays`: columns as arrays, frames made at once, launches grouped as integers;
+- :mod:`roofline.kernels.labels`: short kernel names and the words for a table's work (FLOPs, operations,
+  instructions).
 """
 
 from roofline.kernels.arrays import (

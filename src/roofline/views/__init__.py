@@ -9,7 +9,9 @@
 - :mod:`roofline.views.chart.rows`: ``undrawn_kernels`` -> the kernels a chart cannot place, with why
 - :mod:`roofline.views.terminal`: ``kernel_table_renderable``, ``summary_renderable`` -> rich renderables
 - :mod:`roofline.views.json_out`: ``analysis_to_dict`` -> dict (schema ``roofline.analysis/1``)
-- :mod:`roofline.kernels.labels`: ``short_name``, ``short_names`` for C++ kernel names
+- :mod:`roofline.views.report`: the HTML report (``report_html`` -> str), one offline file
+- :mod:`roofline.views.projection`: the views of a projection (``roofline project``)
+- :mod:`roofline.views.notebook`: the notebook display of an analysis (registered with IPython)
 
 Import the module you need: importing this package imports neither matplotlib nor plotly.
 """
