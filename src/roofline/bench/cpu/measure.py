@@ -55,6 +55,7 @@ from roofline.bench.sweep import find_plateaus, name_plateaus
 
 log = logging.getLogger(__name__)
 
+
 class _Run(TeamRun):
     """One characterization: the compute ceilings and the core clock (the memory sweep is
     :func:`roofline.bench.cpu.memory.read_sweep`)."""

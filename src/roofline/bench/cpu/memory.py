@@ -17,7 +17,7 @@ from roofline.errors import MachineError
 
 
 def read_sweep(run: TeamRun, lanes: int, max_total: int, dram_from: float, start: float,
-          span: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+               span: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The read sweep over all sizes, and the read-modify-write kernel at the sizes from ``dram_from`` (B, all threads) up.
 
     Both frames have ``size_bytes`` (all threads), ``bandwidth`` (B/s: 8 B per element read;

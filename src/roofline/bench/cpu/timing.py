@@ -104,6 +104,7 @@ def calibrate(run: Callable[[int], float], count: int, target_s: float) -> int:
         count *= 2
     return count
 
+
 class TeamRun:
     """One characterization's state: settings, progress reporting, the CPU description, the thread
     team, notes, and the CPU-time share and clocks of the timed runs."""
@@ -121,6 +122,7 @@ class TeamRun:
         self.clocks: list[float] = []  # the clock of every round of the FMA kernels (Hz)
 
     def report(self, what: str, fraction: float) -> None:
+        """Tell the caller's progress callback (if any) ``what`` runs, ``fraction`` (0..1) of the way."""
         if self.progress is not None:
             self.progress(what, min(max(fraction, 0.0), 1.0))
 
