@@ -144,11 +144,11 @@ def test_machine_and_analysis_pickle_round_trip():
 
 
 def test_import_has_no_heavy_or_gpu_side_effects():
-    """`import roofline` (and its machine API) loads no GPU library, no numba, no torch, no plotting."""
+    """`import roofline` (and its machine and benchmark API) loads no GPU library, no numba, no torch, no plotting."""
     import subprocess
     import sys
 
-    code = ("import sys, roofline, roofline.machine as M; M.measure_cpu; M.measure_gpu; "
+    code = ("import sys, roofline, roofline.machine, roofline.bench as B; B.measure_cpu; B.measure_gpu; "
             "print(sorted(m for m in ('cupy', 'numba', 'torch', 'pynvml', 'matplotlib', 'plotly', 'nvtx') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
