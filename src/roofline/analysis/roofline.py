@@ -80,23 +80,6 @@ def _byte_column(level: str) -> str:
     return f"{level}_bytes"
 
 
-#: What to collect for each kind of work, named in the note on kernels without it.
-WORK_HINTS = {
-    "flops": "sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum",
-    "ops": "the FLOP counters and sm__sass_thread_inst_executed_op_{integer,conversion}_pred_on.sum",
-    "instructions": "smsp__inst_executed.sum",
-}
-#: What to collect for each level's traffic, named when a level has none.
-TRAFFIC_HINTS = {
-    "l1_bytes": "l1tex__t_bytes.sum", "shared_bytes": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-    "l2_bytes": "lts__t_bytes.sum", "dram_bytes": "dram__bytes.sum",
-    "l1_transactions": "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum, ..._global_op_{atom,red}.sum",
-    "shared_transactions": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum, "
-                           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
-    "l2_transactions": "lts__t_sectors.sum", "dram_transactions": "dram__sectors_{read,write}.sum",
-}
-
-
 def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *,
             by: GroupBy | str = "name", depth: int | None = None, work: str | Work = "flops") -> Analysis:
     """Hold every kernel of ``table`` to the ceilings of ``machine``.
@@ -120,8 +103,10 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         raise ValueError("depth must be at least 1")
     spec = work_for(work)
     notes: list[str] = []
+    hints: Mapping[str, str] = {}
     if isinstance(table, KernelTable):
         frame = table.frame
+        hints = table.metric_hints
         notes.extend(table.warnings)
         if spec.kind != "flops":  # what the profile lacks for this work: unknown columns, lower bounds
             wanted = [c for c, _ in spec.parts] + list(spec.traffic.values())
@@ -148,24 +133,25 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         skipped = [lv for lv in ceiled if lv not in levels]
         if skipped:
             what = "transaction" if spec.transaction_bytes else "byte"
-            hints = [TRAFFIC_HINTS[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in TRAFFIC_HINTS]
+            collect = [hints[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in hints]
             notes.append(f"machine levels without {what} counts in the table, not analysed: {', '.join(skipped)}"
-                         + (f" (collect {', '.join(hints)})" if hints else ""))
+                         + (f" (collect {', '.join(collect)})" if collect else ""))
         unceiled = [lv for lv in counted_levels if lv not in ceiled]
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec),
+    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints),
                **instruction_arrays(rows, len(rows["time_s"]))}
-    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes)
+    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints)
     out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
-                    phase_times=phase_times, work=spec.kind, depth=depth)
+                    phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints)
 
 
 def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],
-                       kernel_clock: float | None, work: Work, notes: list[str]) -> None:
-    """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent'."""
+                       kernel_clock: float | None, work: Work, notes: list[str], hints: Mapping[str, str]) -> None:
+    """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent';
+    ``hints``: what to collect (the table's :attr:`~roofline.kernels.KernelTable.metric_hints`)."""
     n = len(columns["time_s"])
     spec_peak = None
     if machine is not None:
@@ -175,7 +161,7 @@ def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels:
     ceiling_of = {lv: c for lv in levels if (c := work.level_ceiling(machine, lv)) is not None} if machine else {}
     found = limit_reasons(columns, machine, levels, compute_peak=np.asarray(columns["compute_peak"], dtype=float),
                           compute_key=np.asarray(columns["compute_ceiling"].to_numpy(dtype=object, na_value=None)),
-                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of)
+                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of, hints=hints)
     flagged = np.array([r is not None for r in found.reasons], dtype=bool)
     columns["inconsistent"] = strings(found.reasons)
     for column, mask in (("region", found.rates), ("global_pattern", found.global_walls),
@@ -230,7 +216,7 @@ def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machin
                   notes: list[str]) -> float | None:
     """The kernels' clock the ceilings are scaled to: the time-weighted mean of their SM clocks, each
     taken as at most the device's highest SM clock (:attr:`Machine.max_sm_clock_hz`); launches whose
-    counters read a higher clock are named in a note. ncu's ``sm__cycles_elapsed.avg.per_second`` is
+    counters read a higher clock are named in a note. ncu's SM clock (its elapsed SM cycles per second) is
     the SM's elapsed cycles over the launch's duration, and the cycle counters run a little longer
     than the duration: on kernels of a few microseconds it reads up to 15 % high (an H100's DeepCAM
     step: 1.81-2.29 GHz at a 1.98 GHz maximum)."""
@@ -373,7 +359,8 @@ def _compute_peaks(frame: Columns, machine: Machine, notes: list[str],
 
 
 def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str],
-                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None) -> Columns:
+                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None,
+                      hints: Mapping[str, str] | None = None) -> Columns:
     """The analysis columns (:func:`~roofline.analysis.columns.level_columns` of ``levels``, then
     :data:`~roofline.analysis.columns.COLUMNS`) of aggregated rows given as columns (float arrays
     and extension arrays, :func:`roofline.kernels.aggregate_columns`)."""
@@ -486,7 +473,7 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
         "time_share": time_share,
         "inconsistent": strings(np.full(n, None, dtype=object)),  # filled by _mark_inconsistent
     })
-    _flag_notes(frame, notes, spec)
+    _flag_notes(frame, notes, spec, hints or {})
     return {c.name: np.asarray(new[c.name], dtype=np.float64) if c.dtype == "float64" else new[c.name]
             for c in (*level_columns(levels), *COLUMNS)}
 
@@ -528,7 +515,7 @@ def nothing_recorded(frame: Columns, work: Work) -> np.ndarray:
     return blank
 
 
-def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
+def _flag_notes(frame: Columns, notes: list[str], work: Work, hints: Mapping[str, str]) -> None:
     what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
     if work.partial:
         partial = frame[work.partial].to_numpy(dtype=bool, na_value=False)
@@ -542,7 +529,8 @@ def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
     blank = nothing_recorded(frame, work)
     unknown = np.isnan(frame[work.total]) & ~blank
     if unknown.any():
-        notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')} (collect {WORK_HINTS[work.kind]})")
+        collect = f" (collect {hints[work.total]})" if work.total in hints else ""
+        notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')}{collect}")
     if blank.any():
         notes.append(f"nothing recorded for {counted(int(blank.sum()), 'kernel')} (no time, {what}s or traffic): "
                      "profile again what the profile's note names")

@@ -17,7 +17,6 @@ from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
 from roofline.views.chart.rows import (
     NOT_SHOWN_NAMED,
-    TIME_AND_FLOP_METRICS,
     ChartRows,
     UndrawnKernel,
     not_shown_note,
@@ -26,7 +25,7 @@ from roofline.views.chart.rows import (
     undrawn_kernels,
 )
 
-__all__ = ["NOT_SHOWN_NAMED", "TIME_AND_FLOP_METRICS", "ChartRows", "UndrawnKernel", "not_shown_note",
+__all__ = ["NOT_SHOWN_NAMED", "ChartRows", "UndrawnKernel", "not_shown_note",
            "require_drawable", "select_rows", "undrawn_kernels"]
 
 #: Marker colours per memory level, as in the Hierarchical Roofline paper (L1 blue, L2 red, HBM green);
