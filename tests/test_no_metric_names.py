@@ -6,6 +6,7 @@ the user still names the metric to collect.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -63,3 +64,21 @@ def test_a_table_from_records_names_no_tool() -> None:
     assert [u.reason for u in undrawn_kernels(bare)] == ["FLOPs not counted"]
     hinted = analyze(KernelTable(from_records(recs), metric_hints=NCU_HINTS))
     assert f"no FLOP counts for 1 kernel (collect {FLOP_HINT})" in hinted.notes
+
+
+def test_saved_tables_keep_what_to_collect(tmp_path: Path) -> None:
+    """A kernel table written to Parquet or .kernels.json and read back names the same metrics; a
+    file written before the key existed names none."""
+    from roofline.readers import kernel_json, kernel_parquet
+
+    table = api.read(NO_FLOPS)
+    parquet = tmp_path / "t.parquet"
+    parquet.write_bytes(kernel_parquet.to_bytes(table))
+    assert dict(kernel_parquet.read(parquet).metric_hints) == NCU_HINTS
+    saved = tmp_path / "t.kernels.json"
+    saved.write_text(kernel_json.to_json(table))
+    assert dict(kernel_json.read(saved).metric_hints) == NCU_HINTS
+    doc = json.loads(saved.read_text())
+    del doc["metric_hints"]  # as written before metric_hints existed
+    saved.write_text(json.dumps(doc))
+    assert dict(kernel_json.read(saved).metric_hints) == {}

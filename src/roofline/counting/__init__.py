@@ -75,9 +75,9 @@ FORMULAS: tuple[Formula, ...] = (*flops.FORMULAS[:4], *tensor.FORMULAS, *flops.F
 
 __all__ = [
     "ALL", "ARCHS", "FORMULAS", "GPC_CLOCK", "GPC_CYCLES", "GPU_TIME", "GPU_TIME_AVG", "HINTED_COLUMNS",
-    "NCU_HINTS", "PIPE_TENSOR", "SM_CLOCK", "SM_CYCLES", "TENSOR_PATHS", "TENSOR_PRECISIONS", "V100_TENSOR", "Counted",
-    "Counter", "Formula", "Reader", "TensorPath", "arch_family", "count", "ncu_hint", "required_metrics", "sass",
-    "sm", "tensor_metrics_requested",
+    "NCU_HINTS", "PIPE_TENSOR", "SM_CLOCK", "SM_CYCLES", "TENSOR_PATHS", "TENSOR_PRECISIONS", "V100_TENSOR",
+    "Counted", "Counter", "Formula", "Reader", "TensorPath", "arch_family", "count", "ncu_hint", "required_metrics",
+    "sass", "sm", "tensor_metrics_requested",
 ]
 
 

@@ -86,8 +86,6 @@ COLUMN_METRICS: dict[str, tuple[str, ...]] = {
     "inst_rate": ("smsp__inst_executed.sum",),
 }
 
-
-
 #: Metric names that are counts although they do not end in ``.sum``: the Source Counters' sector and
 #: wavefront totals.
 COUNT_PREFIXES = ("memory_l2_theoretical_sectors", "derived__memory_l2_theoretical_sectors",

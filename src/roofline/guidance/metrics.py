@@ -16,8 +16,6 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from roofline.kernels import KernelTable, group_ids, group_keys, has_runs
-
 # The metric names, their sections and which add up: counting holds them (roofline.counting.raw_metrics).
 from roofline.counting.raw_metrics import (
     SM_THROUGHPUT, MEMORY_THROUGHPUT, WAVES_PER_SM, GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS,
@@ -28,6 +26,7 @@ from roofline.counting.raw_metrics import (
     INST_EXECUTED_PCT, GLOBAL_LD_BYTES_PER_SECTOR, GLOBAL_ST_BYTES_PER_SECTOR, SECTOR_BYTES, ALL_METRICS,
     ALSO_READ, COLUMN_METRICS, SECTION_OF, is_count,
 )
+from roofline.kernels import KernelTable, group_ids, group_keys, has_runs
 
 __all__ = [
     "SM_THROUGHPUT", "MEMORY_THROUGHPUT", "WAVES_PER_SM", "GLOBAL_LD_SECTORS", "GLOBAL_LD_REQUESTS",
@@ -37,8 +36,7 @@ __all__ = [
     "L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE", "L1_WAVEFRONTS_SHARED", "L1_WAVEFRONTS_SHARED_IDEAL",
     "SHARED_LD_BANK_CONFLICTS", "SHARED_ST_BANK_CONFLICTS", "INST_EXECUTED_PCT", "GLOBAL_LD_BYTES_PER_SECTOR",
     "GLOBAL_ST_BYTES_PER_SECTOR", "SECTOR_BYTES", "ALL_METRICS", "ALSO_READ", "COLUMN_METRICS", "SECTION_OF",
-    "is_count",
-    "aggregate_metrics", "metrics_per_row", "present",
+    "is_count", "aggregate_metrics", "metrics_per_row", "present",
 ]
 
 

@@ -4,8 +4,9 @@ A hierarchical roofline puts a kernel at (work per unit of traffic, work per sec
 it needs a positive work count, a positive time and traffic at one of the levels drawn. A kernel
 that lacks one is listed (:func:`undrawn_kernels`) with its share of the time and a reason that
 says what would place it: another work (``--work ops``, ``--work instructions``) or the metrics to
-collect (the analysis's :attr:`~roofline.analysis.Analysis.metric_hints`, from the kernel table's reader). Charts write the list as a note (:func:`not_shown_note`); the terminal
-and the report can print it as it is.
+collect (the analysis's :attr:`~roofline.analysis.Analysis.metric_hints`, from the kernel table's
+reader). Charts write the list as a note (:func:`not_shown_note`); the terminal and the report can
+print it as it is.
 """
 
 from __future__ import annotations
