@@ -135,8 +135,11 @@ def instruction_table():
     * ``broadcast`` 1 ms, 2e6 warp inst (2 GIPS), 1e5 global over 1e5 sectors (1: stride-0), no shared,
       3.2e7 integer OPs, no FLOPs;
     * ``legacy_copy`` 0.5 ms, bytes only: no instruction or operation counts (FLOPs known to be 0).
+
+    A kernel table as the ncu reader gives it: with the metrics to collect (``metric_hints``).
     """
-    from roofline.kernels import from_records
+    from roofline.counting import NCU_HINTS
+    from roofline.kernels import KernelTable, from_records
 
     rows = [
         _wall_kernel("void gather<int>(int const*, int*)", 4e-3, 3e6, 1e5, 3.2e6, 3.2e6, 3.2e6, int_ops=6.4e7,
@@ -147,4 +150,4 @@ def instruction_table():
         {"kernel_name": "legacy_copy", "time_s": 5e-4, "fp32_flops": 0.0, "fp64_flops": 0.0, "fp16_flops": 0.0,
          "tensor_flops": 0.0, "l1_bytes": 1e6, "l2_bytes": 1e6, "dram_bytes": 1e6},
     ]
-    return from_records(rows)
+    return KernelTable(from_records(rows), metric_hints=NCU_HINTS)

@@ -18,6 +18,7 @@ import pytest
 from roofline import api
 from roofline.analysis import analyze
 from roofline.analysis.patterns import GLOBAL_WALLS, SHARED_WALLS
+from roofline.counting import NCU_HINTS
 from roofline.errors import InputError
 from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
@@ -44,6 +45,11 @@ MACHINE = Machine(name="synthetic GPU", source="theoretical",
 
 NO_FLOPS = {"fp64_flops": 0.0, "fp32_flops": 0.0, "fp16_flops": 0.0, "tensor_flops": 0.0, "conversion_ops": 0.0,
             "tensor_int_ops": 0.0}
+
+
+def _ncu_like(records: list[dict]) -> KernelTable:
+    """A kernel table of ``records`` as the ncu reader gives it: with the metrics to collect."""
+    return KernelTable(from_records(records), metric_hints=NCU_HINTS)
 
 
 def _kernel(name: str, time_s: float, *, g_inst: float = 0.0, l1: float = 0.0, s_inst: float = 0.0,
@@ -100,7 +106,7 @@ def _offsets(ax, gid: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def walls_analysis():
-    return analyze(KernelTable(from_records(WALL_KERNELS)), MACHINE, work="instructions")
+    return analyze(_ncu_like(WALL_KERNELS), MACHINE, work="instructions")
 
 
 # -- the walls ---------------------------------------------------------------------------------------
@@ -153,12 +159,12 @@ def test_kernels_land_on_their_walls(walls_analysis, width):
 
 
 def test_instruction_chart_needs_an_instruction_analysis(walls_analysis):
-    flops = analyze(KernelTable(from_records(WALL_KERNELS)), MACHINE)
+    flops = analyze(_ncu_like(WALL_KERNELS), MACHINE)
     with pytest.raises(ValueError, match="work='instructions'"):
         instruction_figure(flops)
     with pytest.raises(ValueError, match="work='instructions'"):
         instruction_plotly(flops)
-    none = analyze(KernelTable(from_records([{"kernel_name": "k", "time_s": 1e-3, "dram_bytes": 1e6}])), MACHINE,
+    none = analyze(_ncu_like([{"kernel_name": "k", "time_s": 1e-3, "dram_bytes": 1e6}]), MACHINE,
                    work="instructions")
     with pytest.raises(InputError, match="nothing to draw") as err:
         instruction_figure(none)
@@ -168,7 +174,7 @@ def test_instruction_chart_needs_an_instruction_analysis(walls_analysis):
 def test_interactive_instruction_chart(walls_analysis):
     evil = [{**WALL_KERNELS[0], "kernel_name": "void k<a&b>(float*) <script>"}, *WALL_KERNELS[1:],
             {"kernel_name": "uncounted", "time_s": 1e-3, "dram_bytes": 1e6}]
-    a = analyze(KernelTable(from_records(evil)), MACHINE, work="instructions")
+    a = analyze(_ncu_like(evil), MACHINE, work="instructions")
     fig = instruction_plotly(a)
     pattern = {t.legendgroup: t for t in fig.data if (t.legendgroup or "").startswith("pattern-")}
     assert sorted(pattern["pattern-global"].x) == [1 / 32, 0.25, 1.0]
@@ -192,7 +198,7 @@ def test_interactive_instruction_chart(walls_analysis):
 def test_ops_chart_draws_integer_kernels_with_the_int32_ceiling():
     # 200 N integer ops per kernel and no FLOPs: invisible on the FLOP chart, on the OP chart at
     # 200 N OP / bytes; INT32 25 TOP/s is the ceiling they use, tensor INT8 1 POP/s the highest
-    a = analyze(KernelTable(from_records(WALL_KERNELS)), MACHINE, work="ops")
+    a = analyze(_ncu_like(WALL_KERNELS), MACHINE, work="ops")
     for width in WIDTHS:
         fig = roofline_figure(a, width=width)
         _keep(fig, f"ops_walls_{width}")
@@ -204,7 +210,7 @@ def test_ops_chart_draws_integer_kernels_with_the_int32_ceiling():
         # broadcast: 200 N OP / (8 N B) = 25 OP/B at 200 N / 5 ms = 4e10 OP/s
         assert (25.0, 200 * N / 5e-3) in set(map(tuple, dram))
         assert_labels_clear(fig)
-    flops = analyze(KernelTable(from_records(WALL_KERNELS)), MACHINE)
+    flops = analyze(_ncu_like(WALL_KERNELS), MACHINE)
     with pytest.raises(InputError) as err:
         roofline_figure(flops)
     assert "--work ops" in str(err.value)
@@ -230,7 +236,7 @@ def test_undrawn_kernels_with_share_and_reason():
              "dram_transactions": 1e8 / 32, "int_ops": 0.0, "conversion_ops": 0.0, "tensor_int_ops": 0.0},
             {"kernel_name": "memset", "time_s": 1e-3, "fp32_flops": 0.0, "fp64_flops": 0.0, "fp16_flops": 0.0,
              "tensor_flops": 0.0, "dram_bytes": 1e8, "int_ops": 0.0, "conversion_ops": 0.0, "tensor_int_ops": 0.0}]
-    table = KernelTable(from_records(recs))
+    table = _ncu_like(recs)
     flops = undrawn_kernels(analyze(table, MACHINE))
     # memset's instructions were not counted: the reason says so rather than pointing to --work instructions
     assert [(u.kernel, u.reason) for u in flops] == [
@@ -241,7 +247,7 @@ def test_undrawn_kernels_with_share_and_reason():
     assert [(u.kernel, u.reason) for u in ops] == [
         ("memset", "0 operations: data movement only; its instructions were not counted (roofline profile counts "
                    "them, for --work instructions)")]
-    counted = KernelTable(from_records([recs[0], {**recs[1], "warp_inst": 1e5}]))  # where they were: the pointer
+    counted = _ncu_like([recs[0], {**recs[1], "warp_inst": 1e5}])  # where they were: the pointer
     assert [(u.kernel, u.reason) for u in undrawn_kernels(analyze(counted, MACHINE))] == [
         ("memset", "0 FLOPs: integer/data movement, see --work ops or --work instructions")]
     assert [(u.kernel, u.reason) for u in undrawn_kernels(analyze(counted, MACHINE, work="ops"))] == [
@@ -257,7 +263,7 @@ def test_undrawn_kernels_with_share_and_reason():
     # a kernel counted with no global and no shared load or store has no place on panel (b)
     alu = {"kernel_name": "alu_only", "time_s": 1e-3, "warp_inst": 1e6, "global_inst": 0.0, "l1_transactions": 0.0,
            "shared_inst": 0.0, "shared_transactions": 0.0, "dram_transactions": 10.0}
-    a = analyze(KernelTable(from_records([*WALL_KERNELS, alu])), MACHINE, work="instructions")
+    a = analyze(_ncu_like([*WALL_KERNELS, alu]), MACHINE, work="instructions")
     assert [(u.kernel, u.reason) for u in undrawn_kernels(a, chart="patterns")] == [
         ("alu_only", "no global or shared loads/stores")]
     notes = " ".join(t.get_text() for t in instruction_figure(a).texts).replace("\n  ", " ")
@@ -268,7 +274,7 @@ def test_undrawn_kernels_with_share_and_reason():
 def test_kernel_without_traffic_at_the_drawn_levels_is_named():
     recs = [{"kernel_name": "a", "time_s": 1e-3, "fp32_flops": 1e9, "dram_bytes": 1e8},
             {"kernel_name": "b", "time_s": 1e-3, "fp32_flops": 1e9, "l2_bytes": 1e8}]
-    a = analyze(KernelTable(from_records(recs)), MACHINE)
+    a = analyze(_ncu_like(recs), MACHINE)
     fig = roofline_figure(a, levels=["dram"])
     got = undrawn_kernels(a, levels=["dram"])
     assert [(u.kernel, u.reason) for u in got] == [("b", "no byte counts at DRAM (collect dram__bytes.sum)")]

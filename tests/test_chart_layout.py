@@ -19,7 +19,8 @@ from matplotlib.transforms import Bbox
 import roofline.api as api
 from roofline.analysis import analyze
 from roofline.errors import InputError
-from roofline.kernels import from_records
+from roofline.counting import NCU_HINTS
+from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
 from roofline.readers import read_machine
 from roofline.views.chart.layout import chart_limits, number_label
@@ -263,8 +264,8 @@ def test_svg_text_is_text_and_pdf_embeds_truetype(a100):
 @pytest.mark.parametrize("records", [[], [{"kernel_name": "copy", "time_s": 1e-3, "fp32_flops": 0.0, "dram_bytes": 1e6}],
                                      [{"kernel_name": "k", "time_s": 1e-3, "dram_bytes": 1e6}]])
 def test_nothing_drawable_is_a_clear_error(records):
-    a = analyze(from_records(records), Machine(name="m", source="theoretical", memory={"dram": 1e12},
-                                                 compute={"fp32": 1e13}))
+    table = KernelTable(from_records(records), metric_hints=NCU_HINTS)  # as the ncu reader gives it
+    a = analyze(table, Machine(name="m", source="theoretical", memory={"dram": 1e12}, compute={"fp32": 1e13}))
     with pytest.raises(InputError) as err:
         roofline_figure(a)
     text = str(err.value)

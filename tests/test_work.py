@@ -18,6 +18,7 @@ from roofline.analysis import analyze
 from roofline.analysis.select import sort_rows
 from roofline.analysis.work import INSTRUCTIONS, OPS, require_work, work_for
 from roofline.cli.app import main
+from roofline.counting import NCU_HINTS
 from roofline.errors import MissingMetricsError
 from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
@@ -53,7 +54,7 @@ def _records() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def table() -> KernelTable:
-    return KernelTable(from_records(_records()))
+    return KernelTable(from_records(_records()), metric_hints=NCU_HINTS)  # as the ncu reader gives it
 
 
 def _row(analysis, name: str) -> pd.Series:
@@ -136,8 +137,11 @@ def test_require_work_names_the_metrics():
     frame = from_records([{"kernel_name": "k", "time_s": 1e-3, "dram_bytes": 1e6}])
     require_work(frame, "flops")  # a FLOP analysis reads time and bytes alone
     with pytest.raises(MissingMetricsError, match="warp-instruction counts") as exc:
-        require_work(frame, "instructions")
+        require_work(frame, "instructions", NCU_HINTS)  # what the ncu reader's table names
     assert "smsp__inst_executed.sum" in (exc.value.hint or "")
+    with pytest.raises(MissingMetricsError) as exc:  # a table from records names no metric
+        require_work(frame, "instructions")
+    assert exc.value.hint == "leave out --work to see the FLOP roofline"
     with pytest.raises(MissingMetricsError, match="operation counts"):
         api.analyze(KernelTable(frame), MACHINE, work="ops")
 

@@ -79,7 +79,7 @@ def analyze(
 
     table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
     table = select(table, kernels=kernels, nvtx=nvtx)
-    require_work(table.frame, work)
+    require_work(table.frame, work, table.metric_hints)
     from roofline.machine.resolve import resolve
 
     chosen = resolve(table, machine, allow_other_machine=allow_other_machine)

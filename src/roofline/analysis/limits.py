@@ -84,16 +84,25 @@ def _causes(machine: Machine, key: str, kind: str, fp16: bool) -> str:
     return "likely " + "; or ".join(causes)
 
 
+def _collect(metrics: str | None) -> str:
+    """': collect METRICS', or nothing when the table names no metric."""
+    return f": collect {metrics}" if metrics else ""
+
+
 def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list[str] | tuple[str, ...], *,
                   compute_peak: np.ndarray, compute_key: np.ndarray, spec_peak: np.ndarray | None,
-                  rate_unit: str = "FLOP/s", ceiling_of: Mapping[str, float] | None = None) -> Limits:
+                  rate_unit: str = "FLOP/s", ceiling_of: Mapping[str, float] | None = None,
+                  hints: Mapping[str, str] | None = None) -> Limits:
     """Per row, the limits its figures break (see the module docstring).
 
     ``rows`` are the analysis's columns (``flop_rate``, ``bw_<level>``, ``global_ii``, ``shared_ii``,
     ``fp16_flops``); ``compute_peak`` and ``compute_key`` the ceiling each row is held to;
     ``spec_peak`` the same rows' peak from the GPU's spec (None: no spec); ``ceiling_of`` each level's
-    bandwidth ceiling in the unit ``bw_<level>`` is in."""
+    bandwidth ceiling in the unit ``bw_<level>`` is in; ``hints`` what to collect (the kernel table's
+    :attr:`~roofline.kernels.KernelTable.metric_hints`: the cp.async and ldmatrix instruction counters)."""
     n = len(compute_peak)
+    ldgsts = _collect((hints or {}).get("ldgsts_inst"))
+    ldsm = _collect((hints or {}).get("ldsm_inst"))
     reasons: list[list[str]] = [[] for _ in range(n)]
     rates = np.zeros(n, dtype=bool)
     rate = _array(rows, "flop_rate", n)
@@ -127,13 +136,13 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
         global_over = sectors > MAX_PER_INSTRUCTION
         for i in np.flatnonzero(global_over):
             reasons[i].append(f"{sectors[i]:.0f} L1 sectors per global load/store instruction, above the 32 a warp "
-                              "can touch: sectors of instructions that were not counted (cp.async: collect "
-                              "smsp__inst_executed_op_ldgsts.sum; atomics, reductions)")
+                              "can touch: sectors of instructions that were not counted (cp.async" + ldgsts
+                              + "; atomics, reductions)")
         wavefronts = 1.0 / _array(rows, "shared_ii", n)
         shared_over = wavefronts > MAX_PER_INSTRUCTION
         for i in np.flatnonzero(shared_over):
             reasons[i].append(f"{wavefronts[i]:.0f} wavefronts per shared load/store instruction, above the 32 of a "
-                              "32-way conflict: wavefronts of instructions that were not counted (ldmatrix: collect "
-                              "smsp__inst_executed_op_ldsm.sum; cp.async, atomics)")
+                              "32-way conflict: wavefronts of instructions that were not counted (ldmatrix" + ldsm
+                              + "; cp.async, atomics)")
     return Limits(np.array(["; ".join(r) if r else None for r in reasons], dtype=object), rates, global_over,
                   shared_over)

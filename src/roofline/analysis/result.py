@@ -42,6 +42,9 @@ class Analysis:
     transactions/s (:attr:`work_spec` gives the units).
     ``peaks``: the profile's own peak metrics as a machine (Nsight Compute's ``.peak_sustained`` x clock,
     as given, not scaled), shown beside the ceilings used; None when the profile has none.
+    ``metric_hints``: what to collect for each column a view may find missing (the kernel table's
+    :attr:`~roofline.kernels.KernelTable.metric_hints`: column or work -> the tool's metrics that supply
+    it, keys of :mod:`roofline.counting.hints`); empty when the table's reader named no tool.
     """
 
     frame: pd.DataFrame
@@ -53,14 +56,16 @@ class Analysis:
     work: str = "flops"
     depth: int | None = None
     peaks: Machine | None = None
+    metric_hints: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
+        object.__setattr__(self, "metric_hints", MappingProxyType(dict(self.metric_hints)))
 
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
         return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
-                                 self.work, self.depth, self.peaks))
+                                 self.work, self.depth, self.peaks, dict(self.metric_hints)))
 
     @property
     def peaks_beside(self) -> Machine | None:
@@ -133,7 +138,7 @@ class Analysis:
         """
         f = self.frame
         time = f["time_s"].to_numpy(dtype=float)
-        # unknown, not 0 s, when no row has a time (a file of counts without gpu__time_duration)
+        # unknown, not 0 s, when no row has a time (a file of counts without the launch duration)
         total = float(np.nansum(time)) if len(time) == 0 or not np.isnan(time).all() else float("nan")
         flops = f["flops"].to_numpy(dtype=float)
 

@@ -11,10 +11,10 @@ For each kernel (row) and each memory level ``l`` the machine and the table both
 the kernel uses, i.e. the peak that would run its FLOP mix in the least time:
 ``flops / sum_p(flops_p / peak_p)``.
 
-When the machine lacks a peak the kernel uses, that peak is unknown, but a lower bound
-often decides the bound anyway: memory binds whenever ``max_l(bytes_l / BW_l)`` is at
+When the machine lacks a peak the kernel uses, that peak is unknown (:mod:`roofline.analysis.peaks`),
+but a lower bound often decides the bound anyway: memory binds whenever ``max_l(bytes_l / BW_l)`` is at
 least the longest the compute term can be, ``min(time, flops / peak_low)``, where
-``peak_low`` is the harmonic mean of per-precision lower bounds (:data:`PEAK_AT_LEAST`,
+``peak_low`` is the harmonic mean of per-precision lower bounds (:data:`~roofline.analysis.peaks.PEAK_AT_LEAST`,
 or the spec of the GPU the machine names) and ``time`` stands for the kernel's achieved
 rate, a lower bound on its peak since it reached it. Then the bound, roofline time,
 attainable, % of roofline, savable time and region are known; compute_peak and
@@ -32,13 +32,12 @@ import pandas as pd
 
 from roofline.analysis.columns import COLUMNS, level_columns
 from roofline.analysis.limits import INCONSISTENT, limit_reasons
+from roofline.analysis.peaks import compute_peaks, spec_ceilings
 from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
-from roofline.analysis.work import TENSOR, Work, work_for
+from roofline.analysis.work import Work, work_for
 from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
-from roofline.machine.specs import spec_for_device_name
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
-from roofline.machine.theoretical import theoretical_from_spec
 from roofline.units import counted, format_si
 
 log = logging.getLogger(__name__)
@@ -62,39 +61,8 @@ POOR_BW_USE = 0.5
 #: reuse. At or above it, the inner level is filtering at least half of the traffic.
 LOCALITY_GAP = 2.0
 
-#: A precision holding at least this share of a kernel's FLOPs names its compute ceiling;
-#: below it the ceiling is "mixed" (still the harmonic mean of the peaks used).
-DOMINANT_PRECISION_SHARE = 0.9
-
-#: FLOP column -> machine compute key (tensor is resolved per row from tensor_precision).
-PRECISION_KEYS = {"fp64_flops": "fp64", "fp32_flops": "fp32", "fp16_flops": "fp16"}
-TENSOR_DEFAULT = "tensor_fp16"
-
-#: Lower bounds between precisions, used only when the machine lacks a peak: the FP32 peak
-#: is at least the FP64 peak on every processor (NVIDIA GPUs since Fermi: FP64 is 1/2 to
-#: 1/64 of FP32, or equal on GH100's vector units; AMD CDNA: equal or 1/2; CPUs' SIMD: 1/2).
-#: A measured FP64 ceiling is itself at most the FP64 peak, so it bounds FP32 from below.
-PEAK_AT_LEAST: dict[str, tuple[str, ...]] = {"fp32": ("fp64",)}
-
 def _byte_column(level: str) -> str:
     return f"{level}_bytes"
-
-
-#: What to collect for each kind of work, named in the note on kernels without it.
-WORK_HINTS = {
-    "flops": "sm__sass_thread_inst_executed_op_{d,f,h}{add,mul,fma}_pred_on.sum and sm__inst_executed_pipe_tensor.sum",
-    "ops": "the FLOP counters and sm__sass_thread_inst_executed_op_{integer,conversion}_pred_on.sum",
-    "instructions": "smsp__inst_executed.sum",
-}
-#: What to collect for each level's traffic, named when a level has none.
-TRAFFIC_HINTS = {
-    "l1_bytes": "l1tex__t_bytes.sum", "shared_bytes": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-    "l2_bytes": "lts__t_bytes.sum", "dram_bytes": "dram__bytes.sum",
-    "l1_transactions": "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum, ..._global_op_{atom,red}.sum",
-    "shared_transactions": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum, "
-                           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
-    "l2_transactions": "lts__t_sectors.sum", "dram_transactions": "dram__sectors_{read,write}.sum",
-}
 
 
 def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *,
@@ -120,8 +88,10 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         raise ValueError("depth must be at least 1")
     spec = work_for(work)
     notes: list[str] = []
+    hints: Mapping[str, str] = {}
     if isinstance(table, KernelTable):
         frame = table.frame
+        hints = table.metric_hints
         notes.extend(table.warnings)
         if spec.kind != "flops":  # what the profile lacks for this work: unknown columns, lower bounds
             wanted = [c for c, _ in spec.parts] + list(spec.traffic.values())
@@ -148,34 +118,35 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         skipped = [lv for lv in ceiled if lv not in levels]
         if skipped:
             what = "transaction" if spec.transaction_bytes else "byte"
-            hints = [TRAFFIC_HINTS[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in TRAFFIC_HINTS]
+            collect = [hints[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in hints]
             notes.append(f"machine levels without {what} counts in the table, not analysed: {', '.join(skipped)}"
-                         + (f" (collect {', '.join(hints)})" if hints else ""))
+                         + (f" (collect {', '.join(collect)})" if collect else ""))
         unceiled = [lv for lv in counted_levels if lv not in ceiled]
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
 
-    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec),
+    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints),
                **instruction_arrays(rows, len(rows["time_s"]))}
-    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes)
+    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints)
     out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
-                    phase_times=phase_times, work=spec.kind, depth=depth)
+                    phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints)
 
 
 def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],
-                       kernel_clock: float | None, work: Work, notes: list[str]) -> None:
-    """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent'."""
+                       kernel_clock: float | None, work: Work, notes: list[str], hints: Mapping[str, str]) -> None:
+    """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent';
+    ``hints``: what to collect (the table's :attr:`~roofline.kernels.KernelTable.metric_hints`)."""
     n = len(columns["time_s"])
     spec_peak = None
     if machine is not None:
-        spec = _spec_ceilings(machine, kernel_clock)
+        spec = spec_ceilings(machine, kernel_clock)
         if spec is not None:
-            spec_peak = _compute_peaks(columns, spec, [], kernel_clock, work)[0]
+            spec_peak = compute_peaks(columns, spec, [], kernel_clock, work)[0]
     ceiling_of = {lv: c for lv in levels if (c := work.level_ceiling(machine, lv)) is not None} if machine else {}
     found = limit_reasons(columns, machine, levels, compute_peak=np.asarray(columns["compute_peak"], dtype=float),
                           compute_key=np.asarray(columns["compute_ceiling"].to_numpy(dtype=object, na_value=None)),
-                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of)
+                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of, hints=hints)
     flagged = np.array([r is not None for r in found.reasons], dtype=bool)
     columns["inconsistent"] = strings(found.reasons)
     for column, mask in (("region", found.rates), ("global_pattern", found.global_walls),
@@ -230,7 +201,7 @@ def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machin
                   notes: list[str]) -> float | None:
     """The kernels' clock the ceilings are scaled to: the time-weighted mean of their SM clocks, each
     taken as at most the device's highest SM clock (:attr:`Machine.max_sm_clock_hz`); launches whose
-    counters read a higher clock are named in a note. ncu's ``sm__cycles_elapsed.avg.per_second`` is
+    counters read a higher clock are named in a note. ncu's SM clock (its elapsed SM cycles per second) is
     the SM's elapsed cycles over the launch's duration, and the cycle counters run a little longer
     than the duration: on kernels of a few microseconds it reads up to 15 % high (an H100's DeepCAM
     step: 1.81-2.29 GHz at a 1.98 GHz maximum)."""
@@ -271,109 +242,9 @@ def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[
     return machine.scaled_to_clock(mean_clock)
 
 
-def _spec_ceilings(machine: Machine, kernel_clock: float | None) -> Machine | None:
-    """Theoretical ceilings of the GPU the machine names (``metadata['gpu']`` or its name), at the
-    machine's clock, else the kernels' clock, else the spec's; None when no known GPU is named."""
-    for name in (machine.metadata.get("gpu"), machine.name):
-        spec = spec_for_device_name(name) if isinstance(name, str) and name else None
-        if spec is not None:
-            return theoretical_from_spec(spec, sm_clock_hz=machine.sm_clock_hz or kernel_clock)
-    return None
-
-
-def _peak_lower_bounds(machine: Machine, keys: list[str], kernel_clock: float | None) -> tuple[np.ndarray, dict[str, str]]:
-    """Per compute key: the machine's peak, else a lower bound on it (NaN: none), and how each bound was had."""
-    spec: Machine | None = None
-    spec_looked = False
-    low = np.full(len(keys), np.nan)
-    how: dict[str, str] = {}
-    for i, key in enumerate(keys):
-        if key in machine.compute:
-            low[i] = machine.compute[key]
-            continue
-        if not spec_looked:
-            spec, spec_looked = _spec_ceilings(machine, kernel_clock), True
-        if spec is not None and key in spec.compute:
-            low[i] = spec.compute[key]
-            how[key] = f"{key} {format_si(low[i], 'FLOP/s')} from the {spec.name} spec"
-            continue
-        below = [(machine.compute[k], k) for k in PEAK_AT_LEAST.get(key, ()) if k in machine.compute]
-        if below:
-            low[i], k = max(below)
-            how[key] = f"{key} >= the {k} ceiling {format_si(low[i], 'FLOP/s')}"
-    return low, how
-
-
-def _compute_peaks(frame: Columns, machine: Machine, notes: list[str],
-                   kernel_clock: float | None = None,
-                   work: Work | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]:
-    """Per row: harmonic-mean compute peak (work/s, NaN when a used ceiling is missing), the key,
-    a lower bound on the peak (the peak where known; NaN where a used precision has no bound),
-    which rows lack a ceiling they use, and the start of the note on them (the caller completes it).
-
-    Keys are handled as integer codes into ``names`` (fast on millions of rows).
-    """
-    spec = work if work is not None else work_for("flops")
-    n = len(frame["time_s"])
-    columns = [c for c, _ in spec.parts]
-    parts = np.column_stack([frame[c] for c in columns]) if n else np.zeros((0, len(columns)))
-    used = parts > 0  # NaN compares False: unknown components cannot be weighted
-    tensor_cols = [j for j, (_, k) in enumerate(spec.parts) if k == TENSOR]
-    precision_codes, precisions = _lower_codes(frame["tensor_precision"])
-    no_prec = precision_codes < 0
-    names = list(dict.fromkeys(k for _, k in spec.parts if k != TENSOR))
-    codes = np.empty((n, len(columns)), dtype=np.int64)
-    for j, (_, key) in enumerate(spec.parts):
-        if key != TENSOR:
-            codes[:, j] = names.index(key)
-    if tensor_cols:
-        default_code = len(names)
-        names += [TENSOR_DEFAULT] + [f"tensor_{p}" for p in precisions]
-        for j in tensor_cols:
-            codes[:, j] = np.where(no_prec, default_code, precision_codes + default_code + 1)
-    # the same key may appear twice in names (e.g. tensor_fp16 as default and as given): same peak
-    peak_of = np.array([machine.compute.get(k, np.nan) for k in names])
-    untyped = np.zeros(n, dtype=bool)
-    for j in tensor_cols:
-        untyped |= used[:, j] & no_prec
-    if untyped.any():
-        notes.append(f"tensor cores of unknown input type in {counted(int(untyped.sum()), 'kernel')}: "
-                     f"held to the {TENSOR_DEFAULT} ceiling")
-    peaks = peak_of[codes]
-    lacking = used & np.isnan(peaks)
-    low = np.full(n, np.nan)
-    lacking_note = ""
-    if lacking.any():
-        missing = sorted({names[c] for c in np.unique(codes[lacking])})
-        low_of, how = _peak_lower_bounds(machine, names, kernel_clock)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            low_denom = np.where(used, parts / low_of[codes], 0.0).sum(axis=1)  # NaN where a bound is missing
-            low = np.where(used.any(axis=1), np.where(used, parts, 0.0).sum(axis=1) / low_denom, np.nan)
-        bounds = "; ".join(how[k] for k in missing if k in how)
-        lacking_note = (f"the machine lacks the compute {'ceiling' if len(missing) == 1 else 'ceilings'} "
-                        f"{', '.join(missing)} used by "
-                        f"{counted(int(lacking.any(axis=1).sum()), 'kernel')}: their compute peak is unknown (lower bound"
-                        + (f"s: {bounds}, and each kernel's achieved FLOP/s)" if bounds else
-                           ": each kernel's achieved FLOP/s)"))
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        flops_used = np.where(used, parts, 0.0)
-        known = flops_used.sum(axis=1)
-        denom = np.where(used, parts / peaks, 0.0).sum(axis=1)
-        any_used = used.any(axis=1)
-        peak = np.where(any_used & ~lacking.any(axis=1), known / denom, np.nan)
-        dominant = np.argmax(flops_used, axis=1)
-        rows = np.arange(n)
-        top_share = flops_used[rows, dominant] / known
-    label_names = np.array([*names, "mixed", None], dtype=object)
-    key_code = np.where(top_share >= DOMINANT_PRECISION_SHARE, codes[rows, dominant], len(names))
-    key_code = np.where(any_used, key_code, len(names) + 1)
-    low = np.where(np.isfinite(peak), peak, low)
-    return peak, label_names[key_code], low, lacking.any(axis=1), lacking_note
-
-
 def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str],
-                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None) -> Columns:
+                      notes: list[str], kernel_clock: float | None = None, work: Work | None = None,
+                      hints: Mapping[str, str] | None = None) -> Columns:
     """The analysis columns (:func:`~roofline.analysis.columns.level_columns` of ``levels``, then
     :data:`~roofline.analysis.columns.COLUMNS`) of aggregated rows given as columns (float arrays
     and extension arrays, :func:`roofline.kernels.aggregate_columns`)."""
@@ -388,7 +259,7 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
         lacking_note = ""
         lacking = np.zeros(n, dtype=bool)
         if machine is not None:
-            peak, key, peak_low, lacking, lacking_note = _compute_peaks(frame, machine, notes, kernel_clock, spec)
+            peak, key, peak_low, lacking, lacking_note = compute_peaks(frame, machine, notes, kernel_clock, spec)
         else:
             peak, key, peak_low = np.full(n, np.nan), np.full(n, None, dtype=object), np.full(n, np.nan)
         # The compute term is 0 for kernels known to do no FLOPs, whatever the ceiling.
@@ -486,19 +357,9 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
         "time_share": time_share,
         "inconsistent": strings(np.full(n, None, dtype=object)),  # filled by _mark_inconsistent
     })
-    _flag_notes(frame, notes, spec)
+    _flag_notes(frame, notes, spec, hints or {})
     return {c.name: np.asarray(new[c.name], dtype=np.float64) if c.dtype == "float64" else new[c.name]
             for c in (*level_columns(levels), *COLUMNS)}
-
-
-def _lower_codes(precision: pd.api.extensions.ExtensionArray) -> tuple[np.ndarray, list[str]]:
-    """Tensor precisions lower-cased, as codes into their sorted distinct values (-1: unknown), the
-    way ``pd.Categorical`` numbers them; worked on the distinct values only."""
-    codes, uniques = pd.factorize(precision, use_na_sentinel=True)
-    lowered = [str(u).lower() for u in uniques]
-    categories = sorted(set(lowered))
-    code_of = np.array([categories.index(v) for v in lowered] + [-1], dtype=np.int64)
-    return code_of[codes], categories
 
 
 def _locality(frame: Columns, levels: list[str]) -> np.ndarray:
@@ -528,7 +389,7 @@ def nothing_recorded(frame: Columns, work: Work) -> np.ndarray:
     return blank
 
 
-def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
+def _flag_notes(frame: Columns, notes: list[str], work: Work, hints: Mapping[str, str]) -> None:
     what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
     if work.partial:
         partial = frame[work.partial].to_numpy(dtype=bool, na_value=False)
@@ -542,7 +403,8 @@ def _flag_notes(frame: Columns, notes: list[str], work: Work) -> None:
     blank = nothing_recorded(frame, work)
     unknown = np.isnan(frame[work.total]) & ~blank
     if unknown.any():
-        notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')} (collect {WORK_HINTS[work.kind]})")
+        collect = f" (collect {hints[work.total]})" if work.total in hints else ""
+        notes.append(f"no {what} counts for {counted(int(unknown.sum()), 'kernel')}{collect}")
     if blank.any():
         notes.append(f"nothing recorded for {counted(int(blank.sum()), 'kernel')} (no time, {what}s or traffic): "
                      "profile again what the profile's note names")

@@ -126,19 +126,6 @@ def work_for(kind: str | Work) -> Work:
         raise ValueError(f"work must be one of {', '.join(WORK_KINDS)}, not {kind!r}") from None
 
 
-#: The ncu metrics that supply each work (named when a table has none of it).
-WORK_METRICS: dict[str, tuple[str, ...]] = {
-    "flops": ("sm__sass_thread_inst_executed_op_{dadd,dmul,dfma,fadd,fmul,ffma,hadd,hmul,hfma}_pred_on.sum",
-              "sm__inst_executed_pipe_tensor.sum"),
-    "ops": ("the FLOP counters", "sm__sass_thread_inst_executed_op_integer_pred_on.sum",
-            "sm__sass_thread_inst_executed_op_conversion_pred_on.sum"),
-    "instructions": ("smsp__inst_executed.sum",
-                     "l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum",
-                     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum", "lts__t_sectors.sum",
-                     "dram__sectors_{read,write}.sum"),
-}
-
-
 def lower_bound_rows(frame: pd.DataFrame, kind: str | Work) -> np.ndarray:
     """True for the rows whose work total is only a lower bound: a part of it was not counted
     (``flops_partial``, ``ops_partial``). An operator formula's total (``estimated``) is what the
@@ -152,9 +139,10 @@ def lower_bound_rows(frame: pd.DataFrame, kind: str | Work) -> np.ndarray:
     return partial
 
 
-def require_work(frame: pd.DataFrame, kind: str | Work) -> None:
+def require_work(frame: pd.DataFrame, kind: str | Work, hints: Mapping[str, str] | None = None) -> None:
     """Raise :class:`MissingMetricsError` when no row of ``frame`` has a count of the work (and the
-    work is not FLOPs, whose analysis reads bytes and time alone), naming the ncu metrics to collect."""
+    work is not FLOPs, whose analysis reads bytes and time alone), naming the metrics to collect:
+    ``hints['roofline:<work>']`` (the kernel table's :attr:`~roofline.kernels.KernelTable.metric_hints`)."""
     spec = work_for(kind)
     if spec.kind == "flops" or not len(frame):
         return
@@ -162,7 +150,8 @@ def require_work(frame: pd.DataFrame, kind: str | Work) -> None:
     if values.size and not np.isnan(values).all():
         return
     what = {"ops": "operation", "instructions": "warp-instruction"}[spec.kind]
+    collect = (hints or {}).get(f"roofline:{spec.kind}")
     raise MissingMetricsError(
         f"no kernel in the profile has {what} counts, so there is no {spec.kind} roofline to draw",
-        hint="collect " + ", ".join(WORK_METRICS[spec.kind]) + " (roofline profile collects them all in one run), "
-             "or leave out --work to see the FLOP roofline")
+        hint=(f"collect {collect} (roofline profile collects them all in one run), or " if collect else "")
+        + "leave out --work to see the FLOP roofline")

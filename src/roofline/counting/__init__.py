@@ -13,7 +13,14 @@ documentation:
   operations (INT8, INT4), per architecture (512 FLOPs per tensor instruction on V100);
 * :mod:`roofline.counting.instructions`: integer, conversion and SFU operations, warp
   instructions, global and shared load/store instructions, transactions per level (L1 sectors,
-  shared wavefronts, L2 and DRAM sectors) and shared-memory bytes.
+  shared wavefronts, L2 and DRAM sectors) and shared-memory bytes;
+* :mod:`roofline.counting.hints`: what to collect for each column, as notes name it (the kernel
+  table carries it to the analysis and views, :attr:`roofline.kernels.KernelTable.metric_hints`);
+* :mod:`roofline.counting.raw_metrics`: the metrics read as they are, not through a formula (the
+  guidance rules'), with their ncu sections.
+
+This package is the one place outside the ncu readers (:mod:`roofline.readers.ncu`) and the profiler
+(:mod:`roofline.profiling`) that names an Nsight Compute metric: analysis, views and guidance ask it.
 
 A FLOP, byte or time column whose counters were not collected is NaN (never 0), with one warning
 per column naming the ncu metrics that would supply it. The columns beyond FLOPs (operations,
@@ -50,6 +57,7 @@ from roofline.counting.forms import (
     sass,
     sm,
 )
+from roofline.counting.hints import NCU_HINTS
 from roofline.counting.instructions import HINTED_COLUMNS
 from roofline.counting.tensor import (
     PIPE_TENSOR,
@@ -67,9 +75,9 @@ FORMULAS: tuple[Formula, ...] = (*flops.FORMULAS[:4], *tensor.FORMULAS, *flops.F
 
 __all__ = [
     "ALL", "ARCHS", "FORMULAS", "GPC_CLOCK", "GPC_CYCLES", "GPU_TIME", "GPU_TIME_AVG", "HINTED_COLUMNS",
-    "PIPE_TENSOR", "SM_CLOCK", "SM_CYCLES", "TENSOR_PATHS", "TENSOR_PRECISIONS", "V100_TENSOR", "Counted",
-    "Counter", "Formula", "Reader", "TensorPath", "arch_family", "count", "ncu_hint", "required_metrics", "sass",
-    "sm", "tensor_metrics_requested",
+    "NCU_HINTS", "PIPE_TENSOR", "SM_CLOCK", "SM_CYCLES", "TENSOR_PATHS", "TENSOR_PRECISIONS", "V100_TENSOR",
+    "Counted", "Counter", "Formula", "Reader", "TensorPath", "arch_family", "count", "ncu_hint", "required_metrics",
+    "sass", "sm", "tensor_metrics_requested",
 ]
 
 

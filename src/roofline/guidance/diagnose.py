@@ -243,7 +243,7 @@ def as_table(analysis: Any, metrics: KernelTable | pd.DataFrame | None) -> tuple
             return None, None
         source = getattr(analysis, "table", None)
         if isinstance(source, KernelTable) and source.metrics.index.equals(metrics.index):
-            return KernelTable(frame=source.frame, metrics=metrics), None
+            return KernelTable(frame=source.frame, metrics=metrics, metric_hints=source.metric_hints), None
         if {"kernel_name", "time_s"} <= set(metrics.columns):
             launches = metrics.copy()
             for col in ("phase", "launch_id"):

@@ -13,7 +13,7 @@ rule                    fires when                                      what tel
 ======================  ==============================================  ===========================================
 global-broadcast        sectors per global LD/ST instruction below      8- and 16-bit words at unit stride also
                         sqrt(unit-stride point) (2 for 4-byte words:    take 1 and 2 sectors: the access size
-                        the geometric middle of the walls 1 and 4) in   (``smsp__sass_inst_executed_op_memory_<n>b``)
+                        the geometric middle of the walls 1 and 4) in   (memory instructions per access size)
                         a kernel holding >= 1% of the time              or the bytes used per sector
 global-access-pattern   sectors moved >= 2x the ideal for the same      16-byte (float4) words at unit stride take
                         accesses                                        16 sectors: Nsight Compute's ideal sector

@@ -1,4 +1,5 @@
-"""The raw Nsight Compute metrics the guidance rules read, and how launches combine.
+"""The raw metrics the guidance rules read (named by :mod:`roofline.counting.raw_metrics`), and how
+launches combine.
 
 A kernel table's ``metrics`` frame holds ncu's metrics per launch (SI units; ncu's
 percentages stay in percent, 0..100). When the analysis groups launches (by kernel
@@ -15,96 +16,28 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from roofline.kernels import KernelTable, group_ids, group_keys, has_runs
-
-# -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
-SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-MEMORY_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
-WAVES_PER_SM = "launch__waves_per_multiprocessor"
-
-# -- Memory workload (ncu section MemoryWorkloadAnalysis_Tables) ----------------------
-GLOBAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-GLOBAL_LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-GLOBAL_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
-GLOBAL_ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
-#: Local memory (register spills, per-thread arrays indexed at run time): L1 sectors of its loads and stores.
-LOCAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum"
-LOCAL_ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum"
-#: Useful bytes per 32-byte sector, in percent of 32 bytes.
-GLOBAL_LD_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"
-GLOBAL_ST_BYTES_PER_SECTOR_PCT = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct"
-L1_HIT_RATE = "l1tex__t_sector_hit_rate.pct"
-L2_HIT_RATE = "lts__t_sector_hit_rate.pct"
-#: Memory instructions by access size per thread (ncu's MemoryCacheAccessPattern rule uses them
-#: to find the ideal sectors per request).
-ACCESS_SIZE_INSTRUCTIONS = {
-    1: "smsp__sass_inst_executed_op_memory_8b.sum",
-    2: "smsp__sass_inst_executed_op_memory_16b.sum",
-    4: "smsp__sass_inst_executed_op_memory_32b.sum",
-    8: "smsp__sass_inst_executed_op_memory_64b.sum",
-    16: "smsp__sass_inst_executed_op_memory_128b.sum",
-}
-# -- Source counters (ncu section SourceCounters, rule UncoalescedGlobalAccess) --------
-L2_THEORETICAL_SECTORS_GLOBAL = "memory_l2_theoretical_sectors_global"
-L2_THEORETICAL_SECTORS_GLOBAL_IDEAL = "memory_l2_theoretical_sectors_global_ideal"
-L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE = "derived__memory_l2_theoretical_sectors_global_excessive"
-#: Shared-memory wavefronts and the ideal count for the same accesses without bank conflicts (ncu rule
-#: UncoalescedSharedAccess).
-L1_WAVEFRONTS_SHARED = "memory_l1_wavefronts_shared"
-L1_WAVEFRONTS_SHARED_IDEAL = "memory_l1_wavefronts_shared_ideal"
-# -- Shared-memory bank conflicts (ncu section MemoryWorkloadAnalysis_Tables, rule SharedMemoryConflicts) --
-#: Extra wavefronts that bank conflicts cost shared loads and stores.
-SHARED_LD_BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
-SHARED_ST_BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-# -- Instruction issue (ncu section ComputeWorkloadAnalysis) ---------------------------
-#: Warp instructions executed per SM, in percent of the peak of 1 per scheduler per cycle (4 per SM).
-INST_EXECUTED_PCT = "sm__inst_executed.avg.pct_of_peak_sustained_elapsed"
-#: Useful bytes per 32-byte sector of global loads and stores, in bytes (0..32): the ``.ratio`` form of
-#: :data:`GLOBAL_LD_BYTES_PER_SECTOR_PCT` that ``--set full`` reports hold. Read where present,
-#: not collected (``roofline profile`` collects the ``.pct`` form).
-GLOBAL_LD_BYTES_PER_SECTOR = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio"
-GLOBAL_ST_BYTES_PER_SECTOR = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"
-
-#: Bytes per sector: the unit of every L1TEX/L2 transfer.
-SECTOR_BYTES = 32.0
-
-#: Every metric a rule reads.
-ALL_METRICS: tuple[str, ...] = (
-    SM_THROUGHPUT, MEMORY_THROUGHPUT, WAVES_PER_SM,
-    GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS, GLOBAL_ST_REQUESTS, LOCAL_LD_SECTORS, LOCAL_ST_SECTORS,
-    GLOBAL_LD_BYTES_PER_SECTOR_PCT, GLOBAL_ST_BYTES_PER_SECTOR_PCT, L1_HIT_RATE, L2_HIT_RATE,
-    *ACCESS_SIZE_INSTRUCTIONS.values(),
+# The metric names, their sections and which add up: counting holds them (roofline.counting.raw_metrics).
+from roofline.counting.raw_metrics import (
+    SM_THROUGHPUT, MEMORY_THROUGHPUT, WAVES_PER_SM, GLOBAL_LD_SECTORS, GLOBAL_LD_REQUESTS, GLOBAL_ST_SECTORS,
+    GLOBAL_ST_REQUESTS, LOCAL_LD_SECTORS, LOCAL_ST_SECTORS, GLOBAL_LD_BYTES_PER_SECTOR_PCT,
+    GLOBAL_ST_BYTES_PER_SECTOR_PCT, L1_HIT_RATE, L2_HIT_RATE, ACCESS_SIZE_INSTRUCTIONS,
     L2_THEORETICAL_SECTORS_GLOBAL, L2_THEORETICAL_SECTORS_GLOBAL_IDEAL, L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE,
     L1_WAVEFRONTS_SHARED, L1_WAVEFRONTS_SHARED_IDEAL, SHARED_LD_BANK_CONFLICTS, SHARED_ST_BANK_CONFLICTS,
-    INST_EXECUTED_PCT,
+    INST_EXECUTED_PCT, GLOBAL_LD_BYTES_PER_SECTOR, GLOBAL_ST_BYTES_PER_SECTOR, SECTOR_BYTES, ALL_METRICS,
+    ALSO_READ, COLUMN_METRICS, SECTION_OF, is_count,
 )
-#: Metrics a rule reads where a profile has them but that ``roofline profile`` does not collect (other
-#: spellings of collected ones).
-ALSO_READ: tuple[str, ...] = (GLOBAL_LD_BYTES_PER_SECTOR, GLOBAL_ST_BYTES_PER_SECTOR)
+from roofline.kernels import KernelTable, group_ids, group_keys, has_runs
 
-#: The ncu metrics that supply each kernel-table or analysis column a rule needs (named when the
-#: column is unknown; the formulas are in :mod:`roofline.counting`).
-COLUMN_METRICS: dict[str, tuple[str, ...]] = {
-    "global_inst": ("smsp__sass_inst_executed_op_global_ld.sum", "smsp__sass_inst_executed_op_global_st.sum"),
-    "l1_transactions": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-    "shared_inst": ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum"),
-    "shared_transactions": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-                            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
-    "warp_inst": ("smsp__inst_executed.sum",),
-    "inst_rate": ("smsp__inst_executed.sum",),
-}
-
-
-def is_count(metric: str) -> bool:
-    """True for metrics that add up over launches (``.sum`` counters and source-counter sector totals).
-
-    Everything else (percentages, ``.ratio``, ``.avg``, ``per_second``, launch attributes)
-    is an intensive quantity and is combined as a time-weighted mean.
-    """
-    if metric.startswith(("memory_l2_theoretical_sectors", "derived__memory_l2_theoretical_sectors",
-                          "memory_l1_wavefronts_shared", "derived__memory_l1_wavefronts_shared")):
-        return True
-    return metric.endswith(".sum")
+__all__ = [
+    "SM_THROUGHPUT", "MEMORY_THROUGHPUT", "WAVES_PER_SM", "GLOBAL_LD_SECTORS", "GLOBAL_LD_REQUESTS",
+    "GLOBAL_ST_SECTORS", "GLOBAL_ST_REQUESTS", "LOCAL_LD_SECTORS", "LOCAL_ST_SECTORS",
+    "GLOBAL_LD_BYTES_PER_SECTOR_PCT", "GLOBAL_ST_BYTES_PER_SECTOR_PCT", "L1_HIT_RATE", "L2_HIT_RATE",
+    "ACCESS_SIZE_INSTRUCTIONS", "L2_THEORETICAL_SECTORS_GLOBAL", "L2_THEORETICAL_SECTORS_GLOBAL_IDEAL",
+    "L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE", "L1_WAVEFRONTS_SHARED", "L1_WAVEFRONTS_SHARED_IDEAL",
+    "SHARED_LD_BANK_CONFLICTS", "SHARED_ST_BANK_CONFLICTS", "INST_EXECUTED_PCT", "GLOBAL_LD_BYTES_PER_SECTOR",
+    "GLOBAL_ST_BYTES_PER_SECTOR", "SECTOR_BYTES", "ALL_METRICS", "ALSO_READ", "COLUMN_METRICS", "SECTION_OF",
+    "is_count", "aggregate_metrics", "metrics_per_row", "present",
+]
 
 
 def _numeric(frame: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
@@ -240,26 +173,3 @@ def present(row: pd.Series, names: Iterable[str]) -> list[str]:
         except (TypeError, ValueError):
             continue
     return found
-
-
-#: The ncu section that collects each metric (``ncu --section NAME``), to name in hints.
-SECTION_OF: dict[str, str] = {
-    SM_THROUGHPUT: "SpeedOfLight",
-    MEMORY_THROUGHPUT: "SpeedOfLight",
-    WAVES_PER_SM: "LaunchStats",
-    GLOBAL_LD_SECTORS: "MemoryWorkloadAnalysis_Tables",
-    GLOBAL_LD_REQUESTS: "MemoryWorkloadAnalysis_Tables",
-    GLOBAL_ST_SECTORS: "MemoryWorkloadAnalysis_Tables",
-    GLOBAL_ST_REQUESTS: "MemoryWorkloadAnalysis_Tables",
-    GLOBAL_LD_BYTES_PER_SECTOR_PCT: "MemoryWorkloadAnalysis_Tables",
-    GLOBAL_ST_BYTES_PER_SECTOR_PCT: "MemoryWorkloadAnalysis_Tables",
-    L1_HIT_RATE: "MemoryWorkloadAnalysis",
-    L2_HIT_RATE: "MemoryWorkloadAnalysis",
-    L2_THEORETICAL_SECTORS_GLOBAL: "SourceCounters",
-    L2_THEORETICAL_SECTORS_GLOBAL_IDEAL: "SourceCounters",
-    L2_THEORETICAL_SECTORS_GLOBAL_EXCESSIVE: "SourceCounters",
-    L1_WAVEFRONTS_SHARED: "SourceCounters",
-    L1_WAVEFRONTS_SHARED_IDEAL: "SourceCounters",
-    SHARED_LD_BANK_CONFLICTS: "MemoryWorkloadAnalysis_Tables",
-    SHARED_ST_BANK_CONFLICTS: "MemoryWorkloadAnalysis_Tables",
-}

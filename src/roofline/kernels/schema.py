@@ -147,6 +147,10 @@ class KernelTable:
     #: unknown or lower bounds, naming the ncu metrics: given by the analyses that use those columns
     #: (``--work ops|instructions``), not to every reader of a FLOP/byte profile.
     column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: What to collect: column (or work, :mod:`roofline.counting.hints`) -> the tool's metrics that supply
+    #: it, as notes name them ("collect ..."); given by the reader that knows the tool (ncu:
+    #: :data:`roofline.counting.hints.NCU_HINTS`), empty for a table built from records.
+    metric_hints: Mapping[str, str] = field(default_factory=dict)
     #: Group ids by key columns, worked out once for the table (:meth:`group_ids`): its analysis and
     #: the guidance on it group the same launches. Not copied by ``dataclasses.replace`` nor pickled.
     _groups: dict[tuple[str, ...], tuple[tuple[Any, ...], np.ndarray, np.ndarray]] = field(

@@ -8,7 +8,7 @@ With no machine named, each ceiling comes from the first of these that has it:
 2. the GPU's **spec** (:mod:`roofline.machine.theoretical`: SMs x rate x clock, bus width x data rate);
 3. the profile's own **peak metrics** (:func:`roofline.readers.ncu.peaks.machine_from_profile`: Nsight
    Compute's ``.peak_sustained`` x unit clock), but for the L1's tag-stage peak
-   (``l1tex__t_bytes.sum.peak_sustained``: 512 B/clk/SM on Hopper, four times what loads deliver).
+   (:data:`roofline.readers.ncu.peaks.L1_TAG_STAGE`: 512 B/clk/SM on Hopper, four times what loads deliver).
 
 Why this order: a measured ceiling is what the hardware delivers; a spec is an upper bound the
 hardware approaches; Nsight Compute's peaks are per-unit issue rates, some of them above both (on an
@@ -23,8 +23,8 @@ cached per host and CPU (:func:`cpu_machine_for`, called by the command-line ent
 decide whether measuring is allowed now).
 
 The device's highest SM clock comes with the ceilings (``metadata.max_sm_clock_hz``): from the
-profile's ``device__attribute_max_gpu_frequency_khz``, else the measured file's record of the GPU,
-else the spec's boost clock. The analysis never scales ceilings above it.
+profile's device attributes (:func:`roofline.readers.ncu.peaks.max_clock_hz`), else the measured
+file's record of the GPU, else the spec's boost clock. The analysis never scales ceilings above it.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-import numpy as np
-
 from roofline.errors import MachineError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine, combine
@@ -46,8 +44,6 @@ MachineArg = Machine | PathArg | Sequence[Machine | PathArg]
 
 #: ``machine=PROFILE``: the profile's own peak metrics, L1 tag stage included.
 PROFILE = "profile"
-#: The profile's record of the device's highest SM clock, in kHz.
-MAX_CLOCK_METRIC = "device__attribute_max_gpu_frequency_khz"
 
 
 @dataclass(frozen=True)
@@ -161,12 +157,9 @@ def named_spec(table: KernelTable) -> Machine | None:
 
 def profile_max_clock(table: KernelTable) -> float | None:
     """The device's highest SM clock (Hz) as the profile records it (the median over launches), or None."""
-    metrics = table.metrics
-    if metrics is None or MAX_CLOCK_METRIC not in metrics.columns or metrics[MAX_CLOCK_METRIC].dtype.kind not in "iuf":
-        return None
-    values = metrics[MAX_CLOCK_METRIC].to_numpy(dtype=np.float64, na_value=np.nan)
-    values = values[np.isfinite(values) & (values > 0)]
-    return float(np.median(values)) * 1e3 if values.size else None
+    from roofline.readers.ncu.peaks import max_clock_hz
+
+    return max_clock_hz(table.metrics)
 
 
 def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_other_machine: bool = False) -> Resolved:
@@ -194,8 +187,8 @@ def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_othe
         peaks = profile_peaks(table)
         spec = named_spec(table)
         notes = []
-        if peaks is not None and peaks.metadata.get("formulas", {}).get("l1", "").find("l1tex__t_bytes") >= 0:
-            notes.append(_tag_stage_note(peaks))
+        if peaks is not None and (tag_stage := _tag_stage_note(peaks)) is not None:
+            notes.append(tag_stage)
         held = combine([m for m in (peaks, spec) if m is not None]) if peaks is not None else None
         if held is not None and spec is not None:
             notes.append(f"--machine profile: the profile's own peak metrics, completed by the {spec.name} spec")
@@ -299,9 +292,7 @@ def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | Non
             "give --machine FILE for your own measured machine, or --machine profile for the profile's peaks")
 
 
-def _tag_stage_note(peaks: Machine) -> str:
-    sms = peaks.metadata.get("sms")
-    clock = peaks.sm_clock_hz
-    per_sm = f" ({peaks.memory['l1'] / sms / clock:.0f} B/clk/SM)" if sms and clock else ""
-    return ("the L1 ceiling is Nsight Compute's l1tex__t_bytes.sum.peak_sustained, the L1 tag stage's rate"
-            f"{per_sm}, not what loads deliver (128 B/clk/SM on Volta, GA100, Hopper and Blackwell)")
+def _tag_stage_note(peaks: Machine) -> str | None:
+    from roofline.readers.ncu.peaks import tag_stage_note
+
+    return tag_stage_note(peaks)

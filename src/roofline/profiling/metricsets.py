@@ -15,7 +15,7 @@ guidance need, collected in ONE ncu run, derived from the tables that use them:
   (:func:`roofline.readers.ncu.peaks.peak_metrics`);
 - Speed-of-Light and memory-workload metrics for guidance (throughput percentages,
   waves, global load/store sectors and requests, L1 and L2 hit rates, launch shape),
-  from the rules' own list (:data:`roofline.guidance.metrics.ALL_METRICS`).
+  from the rules' own list (:data:`roofline.counting.raw_metrics.ALL_METRICS`).
 
 ``tests/profiling/test_metricsets.py`` checks every name of every set against the real
 ``ncu --query-metrics --chip`` of Nsight Compute 2024.1.1 for the chips in
@@ -30,10 +30,10 @@ from roofline.errors import InputError
 
 
 def _guidance_metrics() -> list[str]:
-    """The metrics the guidance rules read (roofline.guidance.metrics.ALL_METRICS, the one list),
+    """The metrics the guidance rules read (roofline.counting.raw_metrics.ALL_METRICS, the one list),
     less the Source Counters ones, which need ``--section SourceCounters`` rather than ``--metrics``;
     plus the launch attributes the report shows."""
-    from roofline.guidance.metrics import ALL_METRICS
+    from roofline.counting.raw_metrics import ALL_METRICS
 
     rules = [m for m in ALL_METRICS if "__" in m and not m.startswith(("derived__", "memory_"))]
     return [*rules, "launch__grid_size", "launch__block_size", "launch__registers_per_thread"]

@@ -76,6 +76,7 @@ def merge_tables(paths: Sequence[str | Path], *, fp16: str = "ncu") -> KernelTab
         raise InputError("no files to merge")
     frames, metrics, sources, conventions = [], [], [], set()
     warnings: dict[str, None] = {}
+    hints: dict[str, str] = {}
     for p in map(Path, paths):
         t = _read(p, fp16)
         conventions.add(t.fp16_convention)
@@ -86,13 +87,14 @@ def merge_tables(paths: Sequence[str | Path], *, fp16: str = "ncu") -> KernelTab
         m["rank"] = pd.array([rank_of(p)] * len(f), dtype="Int64")
         metrics.append(m)
         warnings.update(dict.fromkeys(t.warnings))
+        hints.update(t.metric_hints)
         sources.append(str(p))
     _refuse_mixed(conventions)
     frame = kernels.concat(frames)
     merged_metrics = pd.concat(metrics, ignore_index=True)
     merged_metrics.index = frame.index
     return KernelTable(frame=frame, metrics=merged_metrics, sources=tuple(sources), warnings=tuple(warnings),
-                       fp16_convention=next(iter(conventions)))
+                       fp16_convention=next(iter(conventions)), metric_hints=hints)
 
 
 @dataclass(frozen=True)
@@ -244,13 +246,15 @@ def merge_to_parquet(paths: Sequence[str | Path], out: str | Path, *, fp16: str 
         schema = merged_schema(footers)
         warnings: dict[str, None] = {}
         notes: dict[str, dict[str, None]] = {}
+        hints: dict[str, str] = {}
         for f in footers:
             warnings.update(dict.fromkeys(f.warnings))
+            hints.update(f.metric_hints)
             for column, texts in f.column_notes.items():
                 notes.setdefault(column, {}).update(dict.fromkeys(texts))
         meta = kernel_parquet.file_metadata(
             fp16_convention=footers[0].fp16_convention, sources=[str(p) for p in files], warnings=list(warnings),
-            column_notes={c: list(t) for c, t in notes.items()})
+            column_notes={c: list(t) for c, t in notes.items()}, metric_hints=hints)
         schema = schema.with_metadata(meta)
         rows = 0
         with _replacing(dest) as tmp:

@@ -269,4 +269,5 @@ def _stack(tables: list[KernelTable]) -> KernelTable:
     metrics = pd.concat([t.metrics.reset_index(drop=True) for t in tables], ignore_index=True)
     metrics.index = frame.index
     return KernelTable(frame=frame, metrics=metrics, sources=tuple(s for t in tables for s in t.sources),
-                       warnings=tuple(w for t in tables for w in t.warnings), fp16_convention=conventions.pop())
+                       warnings=tuple(w for t in tables for w in t.warnings), fp16_convention=conventions.pop(),
+                       metric_hints={k: v for t in tables for k, v in t.metric_hints.items()})

@@ -2,10 +2,11 @@
 ``roofline profile`` writes next to the .ncu-rep and ``roofline merge`` combines.
 
     {"schema": "roofline.kernels/1", "fp16_convention": "ncu", "sources": [...],
-     "warnings": [...], "columns": [...], "rows": [[...], ...],
+     "warnings": [...], "metric_hints": {...}, "columns": [...], "rows": [[...], ...],
      "metrics": {"columns": [...], "rows": [[...], ...]}}
 
-Unknown values are ``null``. Units are those of :data:`roofline.kernels.COLUMNS` (SI).
+``metric_hints`` (column -> the metrics that supply it, :attr:`roofline.kernels.KernelTable.metric_hints`)
+is absent from files written before it existed. Unknown values are ``null``. Units are those of :data:`roofline.kernels.COLUMNS` (SI).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def to_json(table: KernelTable) -> str:
         "fp16_convention": table.fp16_convention,
         "sources": list(table.sources),
         "warnings": list(table.warnings),
+        "metric_hints": dict(table.metric_hints),
         "columns": list(frame.columns),
         "rows": _rows(frame),
         "metrics": {"columns": [str(c) for c in table.metrics.columns], "rows": _rows(table.metrics)},
@@ -99,4 +101,5 @@ def read(path: str | Path) -> KernelTable:
     metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
     metrics.index = frame.index
     return KernelTable(frame=frame, metrics=metrics, sources=tuple(doc.get("sources", ())),
-                       warnings=tuple(doc.get("warnings", ())), fp16_convention=doc.get("fp16_convention", "ncu"))
+                       warnings=tuple(doc.get("warnings", ())), fp16_convention=doc.get("fp16_convention", "ncu"),
+                       metric_hints=dict(doc.get("metric_hints") or {}))

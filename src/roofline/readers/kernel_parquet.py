@@ -53,6 +53,7 @@ KEYS = {
     "sources": "roofline:sources",                  # JSON [input file, ...]
     "warnings": "roofline:warnings",                # JSON [text, ...]
     "column_notes": "roofline:column_notes",        # JSON {column: [text, ...]}
+    "metric_hints": "roofline:metric_hints",        # JSON {column: the metrics that supply it}
     "metric_prefix": "roofline:metric_prefix",      # "metric:"
 }
 #: Arrow type of each declared dtype.
@@ -77,12 +78,16 @@ class Footer:
     sources: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: What to collect per column (:attr:`roofline.kernels.KernelTable.metric_hints`); none in a file
+    #: written before the key existed.
+    metric_hints: Mapping[str, str] = field(default_factory=dict)
     #: The parsed footer, handed back to pyarrow so that a second read does not parse it again.
     metadata: Any = None
 
 
 def file_metadata(*, fp16_convention: str, sources: Sequence[str] = (), warnings: Sequence[str] = (),
-                  column_notes: Mapping[str, Sequence[str]] | None = None) -> dict[str, str]:
+                  column_notes: Mapping[str, Sequence[str]] | None = None,
+                  metric_hints: Mapping[str, str] | None = None) -> dict[str, str]:
     """The key-value metadata of a kernel-table file (see :data:`KEYS`)."""
     return {
         KEYS["schema"]: SCHEMA,
@@ -92,6 +97,7 @@ def file_metadata(*, fp16_convention: str, sources: Sequence[str] = (), warnings
         KEYS["sources"]: json.dumps(list(sources)),
         KEYS["warnings"]: json.dumps(list(warnings)),
         KEYS["column_notes"]: json.dumps({k: list(v) for k, v in (column_notes or {}).items()}),
+        KEYS["metric_hints"]: json.dumps(dict(metric_hints or {})),
         KEYS["metric_prefix"]: METRIC_PREFIX,
     }
 
@@ -126,7 +132,7 @@ def to_arrow(table: KernelTable) -> pa.Table:
             arrays.append(arr)
             fields.append(pa.field(METRIC_PREFIX + str(name), arr.type))
     meta = file_metadata(fp16_convention=table.fp16_convention, sources=table.sources, warnings=table.warnings,
-                         column_notes=table.column_notes)
+                         column_notes=table.column_notes, metric_hints=table.metric_hints)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
 
 
@@ -212,7 +218,8 @@ def read_footer(path: str | PathLike[str]) -> Footer:
     return Footer(
         path=p, schema=md.schema.to_arrow_schema(), num_rows=md.num_rows, fp16_convention=convention,
         sources=tuple(_json(meta, "sources", [], p)), warnings=tuple(_json(meta, "warnings", [], p)),
-        column_notes={k: tuple(v) for k, v in notes.items()}, metadata=md,
+        column_notes={k: tuple(v) for k, v in notes.items()}, metric_hints=dict(_json(meta, "metric_hints", {}, p)),
+        metadata=md,
     )
 
 
@@ -257,7 +264,8 @@ def _metrics(data: pa.Table, index: pd.Index) -> pd.DataFrame:
 
 def _table(frame: pd.DataFrame, metrics: pd.DataFrame, footer: Footer) -> KernelTable:
     return KernelTable(frame=frame, metrics=metrics, sources=footer.sources, warnings=footer.warnings,
-                       fp16_convention=footer.fp16_convention, column_notes=dict(footer.column_notes))
+                       fp16_convention=footer.fp16_convention, column_notes=dict(footer.column_notes),
+                       metric_hints=dict(footer.metric_hints))
 
 
 def _metric_columns(schema: pa.Schema) -> list[str]:

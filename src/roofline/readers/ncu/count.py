@@ -97,7 +97,7 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     column_notes = {c: tuple(counted.hints_for([c])) for c in hinted}
     table = KernelTable(frame=frame, metrics=metrics, sources=tuple(sources or [profile.source]),
                         warnings=tuple(dict.fromkeys([*profile.warnings, *warnings])), fp16_convention=fp16,
-                        column_notes=column_notes)
+                        column_notes=column_notes, metric_hints=dict(counting.NCU_HINTS))
     if "kernel_name" in codes:  # the grouping by name, from the reader's codes: no hashing of 1e6 names
         table.keep_groups(["kernel_name"], codes["kernel_name"])
     return table

@@ -417,3 +417,29 @@ def _spec_machine(gpu: str | None) -> Machine | None:
         return None
     spec = spec_for_device_name(gpu)
     return theoretical_from_spec(spec) if spec is not None else None
+
+
+#: The device's highest SM clock, in kHz, as a profile's device attributes record it.
+MAX_CLOCK_METRIC = "device__attribute_max_gpu_frequency_khz"
+#: The L1 peak read from the tag stage (512 B/clk/SM on Hopper, four times what loads deliver).
+L1_TAG_STAGE = "l1tex__t_bytes"
+
+
+def max_clock_hz(metrics: pd.DataFrame | None) -> float | None:
+    """The device's highest SM clock (Hz) as the profile records it (the median over launches), or None."""
+    if metrics is None or MAX_CLOCK_METRIC not in metrics.columns or metrics[MAX_CLOCK_METRIC].dtype.kind not in "iuf":
+        return None
+    values = metrics[MAX_CLOCK_METRIC].to_numpy(dtype=np.float64, na_value=np.nan)
+    values = values[np.isfinite(values) & (values > 0)]
+    return float(np.median(values)) * 1e3 if values.size else None
+
+
+def tag_stage_note(peaks: Machine) -> str | None:
+    """The note on a profile's L1 ceiling read from the L1 tag stage's peak; None when it is not."""
+    if peaks.metadata.get("formulas", {}).get("l1", "").find(L1_TAG_STAGE) < 0:
+        return None
+    sms = peaks.metadata.get("sms")
+    clock = peaks.sm_clock_hz
+    per_sm = f" ({peaks.memory['l1'] / sms / clock:.0f} B/clk/SM)" if sms and clock else ""
+    return (f"the L1 ceiling is Nsight Compute's {L1_TAG_STAGE}.sum.peak_sustained, the L1 tag stage's rate"
+            f"{per_sm}, not what loads deliver (128 B/clk/SM on Volta, GA100, Hopper and Blackwell)")

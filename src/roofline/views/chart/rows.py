@@ -3,31 +3,25 @@
 A hierarchical roofline puts a kernel at (work per unit of traffic, work per second) on log axes, so
 it needs a positive work count, a positive time and traffic at one of the levels drawn. A kernel
 that lacks one is listed (:func:`undrawn_kernels`) with its share of the time and a reason that
-says what would place it: another work (``--work ops``, ``--work instructions``) or the Nsight
-Compute metrics to collect. Charts write the list as a note (:func:`not_shown_note`); the terminal
-and the report can print it as it is.
+says what would place it: another work (``--work ops``, ``--work instructions``) or the metrics to
+collect (the analysis's :attr:`~roofline.analysis.Analysis.metric_hints`, from the kernel table's
+reader). Charts write the list as a note (:func:`not_shown_note`); the terminal and the report can
+print it as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.analysis.roofline import TRAFFIC_HINTS, WORK_HINTS, nothing_recorded
+from roofline.analysis.roofline import nothing_recorded
 from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.errors import InputError
 from roofline.kernels.labels import short_names
-
-#: The ncu metric that gives a kernel its time.
-TIME_METRIC = "gpu__time_duration.sum"
-#: The ncu metrics that give a kernel its time and FLOPs (FP32; add the d/h variants for FP64/FP16).
-TIME_AND_FLOP_METRICS = (TIME_METRIC, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-                         "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-                         "sm__sass_thread_inst_executed_op_fmul_pred_on.sum")
 
 #: Reason categories, in the order notes list them.
 ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traffic"
@@ -78,13 +72,15 @@ class UndrawnKernel:
 class ChartRows:
     """The rows a chart draws (``shown``, longest first) and those it cannot (``undrawn``: the
     analysis rows with ``reason`` and ``category`` columns added), and the total time (s). Both
-    carry ``rank``, the row's place in :attr:`Analysis.ranked`."""
+    carry ``rank``, the row's place in :attr:`Analysis.ranked`. ``hints``: what to collect, per column
+    (:attr:`Analysis.metric_hints`)."""
 
     shown: pd.DataFrame
     undrawn: pd.DataFrame
     total_time_s: float
     work: str = "flops"
     levels: tuple[str, ...] = field(default=())
+    hints: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def zero_flop(self) -> pd.DataFrame:
@@ -105,15 +101,22 @@ def _ranked(analysis: Analysis) -> pd.DataFrame:
     return frame
 
 
-def _hint(metrics: str) -> str:
-    return f"collect {metrics}"
+def _hint(hints: Mapping[str, str], *keys: str) -> str:
+    """'collect METRICS' for the columns ``keys`` (:mod:`roofline.counting.hints`), from ``hints``;
+    empty when the table names none."""
+    named = [hints[k] for k in keys if k in hints]
+    return f"collect {', '.join(named)}" if named else ""
 
 
-def _traffic_reason(work: Work, levels: Sequence[str]) -> str:
+def _with(text: str, hint: str) -> str:
+    """``text (hint)``, or ``text`` alone when there is no hint."""
+    return f"{text} ({hint})" if hint else text
+
+
+def _traffic_reason(work: Work, levels: Sequence[str], hints: Mapping[str, str]) -> str:
     what = "transaction" if work.transaction_bytes else "byte"
     names = ", ".join("shared memory" if lv == "shared" else lv.upper() for lv in levels) or "any level"
-    hints = [TRAFFIC_HINTS[c] for lv in levels if (c := work.traffic.get(lv, "")) in TRAFFIC_HINTS]
-    return f"no {what} counts at {names}" + (f" ({_hint(', '.join(hints))})" if hints else "")
+    return _with(f"no {what} counts at {names}", _hint(hints, *(work.traffic.get(lv, "") for lv in levels)))
 
 
 def _lower_bound_zeros(undrawn: pd.DataFrame, work: Work) -> np.ndarray:
@@ -169,8 +172,9 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
         [amount == 0, np.isnan(amount), no_time, ~(np.isfinite(rate) & (rate > 0)), ~placed],
         [ZERO, UNCOUNTED, NO_TIME, NO_TIME, NO_TRAFFIC], default="")
     zero_reason = _ZERO[work.kind][1]
-    reasons = {ZERO: zero_reason, UNCOUNTED: f"{_UNCOUNTED[work.kind][1]} ({_hint(WORK_HINTS[work.kind])})",
-               NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_TRAFFIC: _traffic_reason(work, lv)}
+    hints = analysis.metric_hints
+    reasons = {ZERO: zero_reason, UNCOUNTED: _with(_UNCOUNTED[work.kind][1], _hint(hints, work.total)),
+               NO_TIME: _with("time unknown", _hint(hints, "time_s")), NO_TRAFFIC: _traffic_reason(work, lv, hints)}
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
@@ -184,7 +188,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
             "0 FLOPs by the operator's formula (it moves or creates data; estimated, no counters)")
     _partial_zero_reasons(undrawn, work)
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
-                     total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv))
+                     total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv), hints=hints)
 
 
 def pattern_rows(analysis: Analysis) -> ChartRows:
@@ -208,19 +212,19 @@ def pattern_rows(analysis: Analysis) -> ChartRows:
     unpaired = (tma > 0) & (gi == 0)  # a shared figure withheld (analysis.patterns), and no global one
     category = np.select([no_time, known, measured, none, unpaired], [NO_TIME, "", BEYOND_LIMITS, NO_LDST, UNPAIRED],
                          default=NO_ACCESSES)
-    reasons = {NO_TIME: f"time unknown ({_hint(TIME_METRIC)})", NO_LDST: "no global or shared loads/stores",
+    hints = analysis.metric_hints
+    reasons = {NO_TIME: _with("time unknown", _hint(hints, "time_s")), NO_LDST: "no global or shared loads/stores",
                BEYOND_LIMITS: "inconsistent counters: its load/store figures are beyond the walls (see its "
                "'inconsistent' column)",
-               NO_ACCESSES: "load/store instructions or transactions not counted (collect "
-               "smsp__inst_executed_op_{global,local,shared}_{ld,st}.sum, "
-               f"{TRAFFIC_HINTS['l1_transactions']}, {TRAFFIC_HINTS['shared_transactions']})",
+               NO_ACCESSES: _with("load/store instructions or transactions not counted",
+                                  _hint(hints, "ldst_inst", "l1_transactions", "shared_transactions")),
                UNPAIRED: "TMA traffic off the walls (TMA moves shared memory without LD/ST instructions, so the shared "
                          "wavefronts are not those of the LD/ST instructions alone)"}
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
-                     total_time_s=float(np.nansum(time)), work="instructions")
+                     total_time_s=float(np.nansum(time)), work="instructions", hints=hints)
 
 
 def _undrawn_list(rows: ChartRows) -> list[UndrawnKernel]:
@@ -272,9 +276,9 @@ def _phrase(rows: ChartRows, category: str) -> tuple[str, str]:
                     f"collected; see {tail.split('see ', 1)[-1]}")
         return phrase, tail
     if category == UNCOUNTED:
-        return _UNCOUNTED[rows.work][0], _hint(WORK_HINTS[rows.work])
+        return _UNCOUNTED[rows.work][0], _hint(rows.hints, work_for(rows.work).total)
     if category == NO_TIME:
-        return "with unknown time", _hint(TIME_METRIC)
+        return "with unknown time", _hint(rows.hints, "time_s")
     reason = str(rows.undrawn.loc[rows.undrawn["category"] == category, "reason"].iloc[0])
     head, _, tail = reason.partition(" (")
     return head.replace("no ", "without ", 1) if head.startswith("no ") else f"with {head}", tail.rstrip(")")
@@ -319,11 +323,15 @@ def require_drawable(rows: ChartRows) -> None:
     head = ((f"none of the {n} kernels has" if n > 1 else "the kernel has no") + f" {counted_work} and a time"
             if n else "the analysis has no kernels")
     reasons = list(dict.fromkeys(rows.undrawn["reason"])) if n else []
-    if rows.work == "flops":
-        collect = ("profile with the FLOP and time metrics, e.g. ncu --metrics " + ",".join(TIME_AND_FLOP_METRICS)
+    hints = rows.hints
+    total = work_for(rows.work).total
+    if rows.work == "flops" and {"fp32_time_flops", "tensor_flops"} <= hints.keys():
+        collect = ("profile with the FLOP and time metrics, e.g. ncu --metrics " + hints["fp32_time_flops"]
                    + " (and the dadd/dmul/dfma, hadd/hmul/hfma variants for FP64 and FP16, "
-                   "sm__inst_executed_pipe_tensor.sum for tensor cores), or ncu --set full")
-    else:
-        collect = f"profile with {TIME_METRIC} and {WORK_HINTS[rows.work]}, or ncu --set full"
+                   f"{hints['tensor_flops']} for tensor cores), or ncu --set full")
+    elif {"time_s", total} <= hints.keys():
+        collect = f"profile with {hints['time_s']} and {hints[total]}, or ncu --set full"
+    else:  # a table whose reader names no metrics
+        collect = f"give a table with the kernels' times and {what.get(rows.work, 'counted work')}"
     raise InputError(f"nothing to draw on a roofline chart: {head}",
                      hint="; ".join([*reasons, collect]))

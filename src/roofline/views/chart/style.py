@@ -10,14 +10,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.analysis.roofline import TENSOR_DEFAULT
+from roofline.analysis.peaks import TENSOR_DEFAULT
 from roofline.analysis.work import FLOPS, TENSOR, Work
 from roofline.machine.model import FLOP_KEYS, SOURCES, Machine, base_compute_key, compute_variant, variant_words
 from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
 from roofline.views.chart.rows import (
     NOT_SHOWN_NAMED,
-    TIME_AND_FLOP_METRICS,
     ChartRows,
     UndrawnKernel,
     not_shown_note,
@@ -26,7 +25,7 @@ from roofline.views.chart.rows import (
     undrawn_kernels,
 )
 
-__all__ = ["NOT_SHOWN_NAMED", "TIME_AND_FLOP_METRICS", "ChartRows", "UndrawnKernel", "not_shown_note",
+__all__ = ["NOT_SHOWN_NAMED", "ChartRows", "UndrawnKernel", "not_shown_note",
            "require_drawable", "select_rows", "undrawn_kernels"]
 
 #: Marker colours per memory level, as in the Hierarchical Roofline paper (L1 blue, L2 red, HBM green);

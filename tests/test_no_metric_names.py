@@ -1,0 +1,84 @@
+"""No Nsight Compute metric is named in analysis/, views/ or guidance/: the formula table
+(:mod:`roofline.counting`) names them, the ncu reader puts what to collect in the kernel table
+(``KernelTable.metric_hints``), and the analysis and its views say it from there. Yet a note shown to
+the user still names the metric to collect.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from roofline import api
+from roofline.analysis import analyze
+from roofline.counting import NCU_HINTS
+from roofline.errors import MissingMetricsError
+from roofline.kernels import KernelTable, from_records
+from roofline.views.chart.rows import undrawn_kernels
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "roofline"
+NCU = Path(__file__).parent / "data" / "ncu"
+#: The issue's test (issue 34, item 2): a metric's unit prefix, as ncu spells it.
+METRIC = re.compile(r"(sm|smsp|l1tex|lts|dram|gpu)__")
+#: A render profile of an old ncu (no units row) that has time and bytes but no FLOP counter.
+NO_FLOPS = NCU / "rtx5060_rep_old_ncu_no_units" / "profile.raw.csv"
+FLOP_HINT = NCU_HINTS["flops"]
+
+
+@pytest.mark.parametrize("package", ["analysis", "views", "guidance"])
+def test_no_metric_name_outside_counting_and_the_readers(package: str) -> None:
+    found = [f"{path.relative_to(SRC)}:{number}: {line.strip()}"
+             for path in sorted((SRC / package).rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if METRIC.search(line)]
+    assert found == []
+
+
+def test_hints_name_metrics_and_come_from_counting() -> None:
+    assert FLOP_HINT.startswith("sm__sass_thread_inst_executed_op_")
+    assert NCU_HINTS["warp_inst"] == "smsp__inst_executed.sum" and NCU_HINTS["time_s"] == "gpu__time_duration.sum"
+
+
+def test_real_export_without_flop_counters_names_what_to_collect() -> None:
+    table = api.read(NO_FLOPS)
+    assert dict(table.metric_hints) == NCU_HINTS  # the ncu reader gives them
+    result = api.analyze(table)
+    assert result.metric_hints == NCU_HINTS  # carried to the analysis
+    assert any(f"(collect {FLOP_HINT})" in n for n in result.notes)
+    undrawn = undrawn_kernels(result)
+    assert undrawn and all(u.reason == f"FLOPs not counted (collect {FLOP_HINT})" for u in undrawn)
+    with pytest.raises(MissingMetricsError) as err:  # no instruction counts: the hint names them
+        api.analyze(table, work="instructions")
+    assert (err.value.hint or "").startswith(f"collect {NCU_HINTS['roofline:instructions']} (")
+
+
+def test_a_table_from_records_names_no_tool() -> None:
+    """A table built by hand has no reader that knows a tool: its notes say what is missing, and no
+    metric to collect."""
+    recs = [{"kernel_name": "a", "time_s": 1e-3, "dram_bytes": 1e8}]
+    bare = analyze(KernelTable(from_records(recs)))
+    assert dict(bare.metric_hints) == {}
+    assert "no FLOP counts for 1 kernel" in bare.notes and not any("collect" in n for n in bare.notes)
+    assert [u.reason for u in undrawn_kernels(bare)] == ["FLOPs not counted"]
+    hinted = analyze(KernelTable(from_records(recs), metric_hints=NCU_HINTS))
+    assert f"no FLOP counts for 1 kernel (collect {FLOP_HINT})" in hinted.notes
+
+
+def test_saved_tables_keep_what_to_collect(tmp_path: Path) -> None:
+    """A kernel table written to Parquet or .kernels.json and read back names the same metrics; a
+    file written before the key existed names none."""
+    from roofline.readers import kernel_json, kernel_parquet
+
+    table = api.read(NO_FLOPS)
+    parquet = tmp_path / "t.parquet"
+    parquet.write_bytes(kernel_parquet.to_bytes(table))
+    assert dict(kernel_parquet.read(parquet).metric_hints) == NCU_HINTS
+    saved = tmp_path / "t.kernels.json"
+    saved.write_text(kernel_json.to_json(table))
+    assert dict(kernel_json.read(saved).metric_hints) == NCU_HINTS
+    doc = json.loads(saved.read_text())
+    del doc["metric_hints"]  # as written before metric_hints existed
+    saved.write_text(json.dumps(doc))
+    assert dict(kernel_json.read(saved).metric_hints) == {}
