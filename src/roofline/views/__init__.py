@@ -9,6 +9,7 @@
 - :mod:`roofline.views.chart.rows`: ``undrawn_kernels`` -> the kernels a chart cannot place, with why
 - :mod:`roofline.views.terminal`: ``kernel_table_renderable``, ``summary_renderable`` -> rich renderables
 - :mod:`roofline.views.json_out`: ``analysis_to_dict`` -> dict (schema ``roofline.analysis/1``)
+- :mod:`roofline.views.machine_table`: ``ceilings_table``, ``specs_table`` -> rich tables of a machine's ceilings
 - :mod:`roofline.kernels.labels`: ``short_name``, ``short_names`` for C++ kernel names
 
 Import the module you need: importing this package imports neither matplotlib nor plotly.
@@ -17,5 +18,5 @@ Import the module you need: importing this package imports neither matplotlib no
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
-_SUBMODULES = ("chart", "json_out", "notebook", "projection", "report", "terminal")
+_SUBMODULES = ("chart", "json_out", "machine_table", "notebook", "projection", "report", "terminal")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())
