@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import Fp16, input_files
+from roofline.cli.analyze import Fp16
 from roofline.cli.console import messages_for, results_console
 from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
 
@@ -60,20 +60,18 @@ def register(app: typer.Typer) -> None:
         import json
 
         from roofline import api
-        from roofline.writing.analysis_files import check_files, figure_bytes, write_all
-        from roofline.readers.stream import is_stdio
         from roofline.views.projection.json_out import projection_to_dict
         from roofline.views.projection import phase_table, projection_table
 
         messages = messages_for(ctx, quiet)
         machines = [*to, *(m for m in source or [] if m != "profile")]
-        inputs = input_files(files, machines)
+        inputs = api.input_files(files, machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
-        check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
+        api.check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
         src = source[0] if source == ["profile"] else (source or None)
         proj = api.project(files, to, source=src, by=by.value, fp16=fp16.value, kernels=kernel_filter,
                            nvtx=nvtx, target_clock_hz=target_clock, allow_other_machine=allow_other_machine)
-        to_stdout = any(is_stdio(p) for p, _ in targets)
+        to_stdout = any(api.is_stdio(p) for p, _ in targets)
         console = results_console(to_stderr=to_stdout)
         console.print(projection_table(proj, top=top, sort=sort.value))
         phases = phase_table(proj)
@@ -87,11 +85,11 @@ def register(app: typer.Typer) -> None:
         if png_out is not None:
             from roofline.views.projection import projection_figure
 
-            outputs.append((png_out, lambda: figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
+            outputs.append((png_out, lambda: api.figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
                                                           png_out.suffix)))
         if html_out is not None:
             from roofline.views.projection import projection_html
 
             outputs.append((html_out, lambda: projection_html(proj, top=max(top, 30))))
-        for path in write_all(outputs, force=force, inputs=inputs):
+        for path in api.write_all(outputs, force=force, inputs=inputs):
             messages.wrote(path)
