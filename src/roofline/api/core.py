@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
@@ -38,7 +38,7 @@ PathArg = str | PathLike[str]
 MachineArg = Machine | PathArg | Sequence[Machine | PathArg]
 #: What :func:`analyze`, :func:`compare` and :func:`project` read: a KernelTable, a DataFrame of its
 #: columns, or profile paths.
-Data = KernelTable | pd.DataFrame | Sequence[PathArg] | PathArg
+Data: TypeAlias = KernelTable | pd.DataFrame | Sequence[PathArg] | PathArg
 
 
 def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:

@@ -158,8 +158,8 @@ def register(app: typer.Typer) -> None:
                                     inputs=api.input_files([*files, *([estimate] if estimate else [])], machine))
         api.check_targets(request)  # refuse before reading anything
         launches = api.select_launches(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-        table, machine = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
-        analysis = analyze_by(table, machine, by.value, depth, work.value, allow_other_machine)
+        table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
+        analysis = analyze_by(table, chosen, by.value, depth, work.value, allow_other_machine)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
             api.check_drawable(analysis)  # before printing or writing anything
@@ -171,7 +171,7 @@ def register(app: typer.Typer) -> None:
             print_comparison(comparison, by=by.value, top=top, to_stderr=request.to_stdout)
         companion = None
         if html_out is not None and analysis.work != "instructions":  # the report shows both rooflines
-            companion = api.instruction_analysis(table, machine if machine else None, by=by.value,
+            companion = api.instruction_analysis(table, chosen if chosen else None, by=by.value,
                                                  allow_other_machine=allow_other_machine)
         for path in api.save(analysis, request, diagnoses=table, instructions=companion, table=launches,
                              estimates=estimated, comparison=comparison):

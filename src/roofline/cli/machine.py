@@ -24,7 +24,6 @@ import typer
 from roofline.cli.console import Messages, messages_for, stdout_console
 from roofline.cli.options import Quiet, finite
 from roofline.errors import InputError
-from roofline.units import format_si
 
 if TYPE_CHECKING:
     from roofline.api import Machine, Measurement
@@ -79,6 +78,7 @@ def _with_progress(run: Any, quiet: bool = False) -> Any:
 def print_measurement(measurement: Measurement, console: Any, messages: Messages | None = None) -> None:
     """Print a Measurement (GPU or CPU): ceilings and checks on ``console``; notes through
     ``messages`` (stderr) when given, else on ``console``."""
+    from roofline.units import format_si  # numpy: not for `roofline --help`
     from roofline.views.machine_table import ceilings_table
 
     m = measurement.machine
