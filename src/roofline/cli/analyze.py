@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, MACHINE_HELP, NvtxOpt, Quiet,
-                                  Sort, SortOpt, Work, WorkOpt)
+from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, ByOpt, By, Ceilings, CeilingsOpt, DepthOpt,
+                                  FilterOpt, ForceOpt, Fp16, Fp16Opt, MACHINE_HELP, NvtxOpt, Quiet, Sort, SortOpt, Work,
+                                  WorkOpt)
 from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 
 if TYPE_CHECKING:
@@ -21,20 +21,6 @@ if TYPE_CHECKING:
     from roofline.api import Analysis, KernelTable, Machine
 
 
-class By(str, Enum):
-    name = "name"
-    launch = "launch"
-    phase = "phase"
-    op = "op"
-    module = "module"
-
-
-#: Help of --by, --depth and --estimate (shared with `roofline profile`).
-BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
-           "or per module path (module; see --depth).")
-DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
-PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
-                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
                  "operator (or per module under --by module), with their ratios.")
@@ -89,11 +75,6 @@ def print_comparison(comparison: pd.DataFrame, *, by: str, top: int, to_stderr: 
 DEMO_RECORD = ".roofline-demo.sha256"
 
 
-class Fp16(str, Enum):
-    ncu = "ncu"
-    paper = "paper"
-
-
 def print_analysis(analysis: Analysis, *, top: int, explain: str | None = None,
                    metrics: KernelTable | pd.DataFrame | None = None,
                    sort: str = "time", to_stderr: bool = False, messages: Messages | None = None) -> None:
@@ -130,15 +111,15 @@ def register(app: typer.Typer) -> None:
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline profile --torch without a GPU), this CPU's measured ceilings, cached.")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
-        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
-        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
+        by: ByOpt = By.name,
+        depth: DepthOpt = None,
         estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         sort: SortOpt = Sort.time,
         work: WorkOpt = Work.flops,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")] = Fp16.ncu,
+        fp16: Fp16Opt = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")] = None,
         csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV; - writes standard output.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive, self-contained HTML report.")] = None,
@@ -146,7 +127,7 @@ def register(app: typer.Typer) -> None:
         parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP)] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Hierarchical roofline of profiled kernels: a ranked table, and charts and files on request."""

@@ -14,9 +14,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import Fp16
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
 from roofline.errors import InputError
 
 
@@ -41,13 +40,13 @@ def register(app: typer.Typer) -> None:
         sort: SortOpt = Sort.time,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,
+        fp16: Fp16NamedOpt = Fp16.ncu,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the before/after roofline chart (.png, .svg or .pdf).")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the interactive before/after chart (self-contained HTML).")] = None,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the comparison as JSON (schema roofline.comparison/1); - writes standard output.")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         fail_if_slower: Annotated[Optional[float], typer.Option(min=0, callback=finite, help="Exit with status 1 when the total kernel time grew by more than this many percent (for CI).")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Compare two profiles: both runs on one roofline with arrows, a table of changes, totals."""

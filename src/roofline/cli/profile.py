@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import BY_HELP, DEPTH_HELP, PARQUET_HELP, By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
+from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, By, ByOpt, Ceilings, CeilingsOpt, DepthOpt, Fp16,
+                                  Quiet, Work, WorkOpt)
 
 if TYPE_CHECKING:
     from roofline.api import KernelTable, OutputRequest
@@ -53,8 +53,8 @@ def register(app: typer.Typer) -> None:
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings (measured once, about 10 s, and cached per host and CPU).")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
-        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
-        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
+        by: ByOpt = By.name,
+        depth: DepthOpt = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,

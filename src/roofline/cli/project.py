@@ -18,9 +18,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import Fp16
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, finite
 
 
 class ProjectBy(str, Enum):
@@ -48,12 +47,12 @@ def register(app: typer.Typer) -> None:
         sort: Annotated[ProjectSort, typer.Option(help="Order of each section of the table: gain (the change of time there, largest first: most time saved, most time lost) or time (today's time).")] = ProjectSort.gain,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,
+        fp16: Fp16NamedOpt = Fp16.ncu,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the projection as one self-contained HTML page.")] = None,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Project a measured profile onto another machine: per kernel, per phase and for the program."""
