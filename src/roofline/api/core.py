@@ -88,7 +88,8 @@ def analyze(
     depth: int | None = None,
     allow_other_machine: bool = False,
 ) -> Analysis:
-    """Analyze a kernel table (or files, read first) against a machine's ceilings.
+    """Analyze a kernel table (a KernelTable, a DataFrame of its columns, or files, read first: :func:`table_of`)
+    against a machine's ceilings; returns an :class:`~roofline.analysis.result.Analysis`.
 
     ``by``: one row per kernel ``"name"``, per ``"launch"``, per ``"phase"`` and name, per PyTorch
     ``"op"`` and phase, or per ``"module"`` (paths cut to ``depth`` components; None: whole paths).
