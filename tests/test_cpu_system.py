@@ -128,7 +128,7 @@ def test_cpufreq_maximum_is_a_floor_only_under_acpi_cpufreq(zen4, monkeypatch):
 def test_the_ceilings_table_marks_a_floor(zen4, monkeypatch):
     from rich.console import Console
 
-    from roofline.cli.machine import ceilings_table
+    from roofline.views.machine_table import ceilings_table
     from roofline.machine.model import Machine
 
     monkeypatch.setattr(zen4, "_max_clock_hz", lambda cpus: None)

@@ -2,58 +2,39 @@
 
 from __future__ import annotations
 
-from enum import Enum
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, MACHINE_HELP, NvtxOpt, Quiet,
-                                  Sort, SortOpt, Work, WorkOpt)
-from roofline.writing.analysis_files import OutputRequest, check_targets, save_outputs
+from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, ByOpt, By, Ceilings, CeilingsOpt, DepthOpt,
+                                  FilterOpt, ForceOpt, Fp16, Fp16Opt, MACHINE_HELP, NvtxOpt, Quiet, Sort, SortOpt, Work,
+                                  WorkOpt)
+from roofline.errors import MachineError, RooflineError, ToolNotFoundError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from roofline.api import Analysis, KernelTable, Machine
 
 
-class By(str, Enum):
-    name = "name"
-    launch = "launch"
-    phase = "phase"
-    op = "op"
-    module = "module"
-
-
-#: Help of --by, --depth and --estimate (shared with `roofline profile`).
-BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
-           "or per module path (module; see --depth).")
-DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
-PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
-                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
                  "operator (or per module under --by module), with their ratios.")
 
 
-def at_depth(table: Any, depth: Optional[int]) -> Any:
-    """``table`` (a KernelTable) with its module paths cut to ``depth`` components (None: as it is), so
-    that the analysis, its companion instruction analysis and the advice all see the same modules."""
-    import dataclasses
-
-    from roofline.kernels import cut_modules
-
-    return table if depth is None else dataclasses.replace(table, frame=cut_modules(table.frame, depth))
-
-
-def with_cpu_ceilings(table: Any, machine: Any, messages: Messages, *, measure: bool = True) -> tuple[Any, Any]:
+def with_cpu_ceilings(table: KernelTable, machine: Sequence[str] | None, messages: Messages, *,
+                      measure: bool = True) -> tuple[KernelTable, Sequence[str] | Machine | None]:
     """``(table, machine)``: with no ``--machine``, a table of CPU work that ran on this host's CPU is
     held to this CPU's measured ceilings, cached per host and CPU and measured on the first run
     (:func:`roofline.api.cpu_machine_for`, ``measure``: whether it may measure now), and the sentence
     saying where they came from, or why there are none, joins the table's notes (terminal and JSON)."""
     if machine:
         return table, machine
-    import dataclasses
-
     from roofline import api
-    from roofline.errors import MachineError, ToolNotFoundError
 
     try:
         found, said = api.cpu_machine_for(table, measure=measure, announce=messages.note)
@@ -64,9 +45,9 @@ def with_cpu_ceilings(table: Any, machine: Any, messages: Messages, *, measure: 
     return table, found
 
 
-def analyze_by(table: Any, machine: Any, by: str, depth: Optional[int], work: str,
-               allow_other_machine: bool = False) -> Any:
-    """``api.analyze`` of ``table`` (its module paths already cut to ``depth``: :func:`at_depth`) grouped
+def analyze_by(table: KernelTable, machine: Sequence[str] | Machine | None, by: str, depth: Optional[int], work: str,
+               allow_other_machine: bool = False) -> Analysis:
+    """``api.analyze`` of ``table`` (its module paths already cut to ``depth``: :func:`roofline.api.at_depth`) grouped
     ``by`` against ``machine`` (the ``--machine`` values, or a Machine), noting ``depth`` on the result."""
     from roofline import api
 
@@ -74,15 +55,15 @@ def analyze_by(table: Any, machine: Any, by: str, depth: Optional[int], work: st
                        allow_other_machine=allow_other_machine)
 
 
-def comparison_for(table: Any, estimated: Any, by: str, depth: Optional[int]) -> Any:
+def comparison_for(table: KernelTable, estimated: KernelTable, by: str, depth: Optional[int]) -> pd.DataFrame:
     """Measured (``table``) vs the ``estimated`` KernelTable, per operator, or per module under ``by="module"``."""
-    from roofline.analysis.estimate import measured_vs_estimated
+    from roofline import api
 
     view = "module" if by == "module" else "op"
-    return measured_vs_estimated(table, estimated, by=view, depth=depth if view == "module" else None)
+    return api.measured_vs_estimated(table, estimated, by=view, depth=depth if view == "module" else None)
 
 
-def print_comparison(comparison: Any, *, by: str, top: int, to_stderr: bool = False) -> None:
+def print_comparison(comparison: pd.DataFrame, *, by: str, top: int, to_stderr: bool = False) -> None:
     """Print the measured-vs-estimated table (results: stdout, stderr when stdout carries a file)."""
     from roofline.views.terminal import comparison_renderable
 
@@ -90,64 +71,37 @@ def print_comparison(comparison: Any, *, by: str, top: int, to_stderr: bool = Fa
         comparison_renderable(comparison, by="module" if by == "module" else "op", top=top))
 
 
-#: The file in `roofline demo`'s folder that lists what it wrote (:mod:`roofline.writing.record`).
+#: The file in `roofline demo`'s folder that lists what it wrote (:func:`roofline.api.record_text`).
 DEMO_RECORD = ".roofline-demo.sha256"
 
 
-class Fp16(str, Enum):
-    ncu = "ncu"
-    paper = "paper"
-
-
-def print_analysis(analysis: Any, *, top: int, explain: str | None = None, metrics: Any = None,
+def print_analysis(analysis: Analysis, *, top: int, explain: str | None = None,
+                   metrics: KernelTable | pd.DataFrame | None = None,
                    sort: str = "time", to_stderr: bool = False, messages: Messages | None = None) -> None:
     """Print the summary, the ranked table and the advice, or, with ``explain``, only the diagnosis
     of the kernels it matches. Results go to stdout (stderr when stdout carries a file); the
     analysis's notes go to ``messages`` (stderr), or into the summary when there is none."""
+    from roofline import api
     from roofline.views.terminal import kernel_table_renderable, summary_renderable
 
     console = results_console(to_stderr=to_stderr)
     if explain is not None:
         try:
-            from roofline.guidance import explain_renderable
+            diagnosis = api.diagnosis(analysis, metrics, explain)
         except ImportError:
-            from roofline.errors import RooflineError
-
             raise RooflineError("--explain needs the guidance module, which is not installed") from None
-        console.print(explain_renderable(analysis, metrics, explain))
+        console.print(diagnosis)
         return
     console.print(summary_renderable(analysis, notes=messages is None))
     console.print(kernel_table_renderable(analysis, top=top, sort=sort))
     try:
-        from roofline.guidance import advice_renderable
+        advice = api.advice(analysis, metrics, top=min(top, 5))
     except ImportError:  # the guidance views are optional: the table alone
         pass
     else:
-        console.print(advice_renderable(analysis, metrics, top=min(top, 5)))
+        console.print(advice)
     if messages is not None:
         messages.notes(analysis.notes)
-
-
-def input_files(files: list[Path], machine: Optional[list[str]] = None) -> tuple[Path, ...]:
-    """Every file read (profiles, inside folders too, and machine files): never to be written over.
-    ``-`` stays: the file standard input reads, when it is one, is an input too
-    (:func:`roofline.writing.safe.check_not_input`)."""
-    from roofline.readers.dispatch import PROFILE_PATTERNS
-    from roofline.readers.stream import is_stdio
-
-    from roofline.readers.machines.files import split_pick
-
-    out: list[Path] = []
-    for f in [*files, *(split_pick(m)[0] for m in machine or ())]:
-        p = Path(f)
-        if is_stdio(f):
-            out.append(p)
-            continue
-        if p.is_dir():
-            out += [q for pattern in PROFILE_PATTERNS for q in p.glob(pattern)]
-        elif p.exists():
-            out.append(p)
-    return tuple(out)
 
 
 def register(app: typer.Typer) -> None:
@@ -157,15 +111,15 @@ def register(app: typer.Typer) -> None:
         files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline profile --torch without a GPU), this CPU's measured ceilings, cached.")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
-        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
-        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
+        by: ByOpt = By.name,
+        depth: DepthOpt = None,
         estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         sort: SortOpt = Sort.time,
         work: WorkOpt = Work.flops,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")] = Fp16.ncu,
+        fp16: Fp16Opt = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")] = None,
         csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV; - writes standard output.")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive, self-contained HTML report.")] = None,
@@ -173,26 +127,23 @@ def register(app: typer.Typer) -> None:
         parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP)] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Hierarchical roofline of profiled kernels: a ranked table, and charts and files on request."""
         from roofline import api
-        from roofline.analysis.select import select
 
         messages = messages_for(ctx, quiet)
-        request = OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, parquet=parquet_out,
-                                force=force, top=top, ceilings=ceilings.value,
-                                inputs=input_files([*files, *([estimate] if estimate else [])], machine))
-        check_targets(request)  # refuse before reading anything
-        launches = select(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
-        table, machine = with_cpu_ceilings(at_depth(launches, depth), machine, messages)
-        analysis = analyze_by(table, machine, by.value, depth, work.value, allow_other_machine)
+        request = api.OutputRequest(json=json_out, csv=csv_out, html=html_out, png=png_out, parquet=parquet_out,
+                                    force=force, top=top, ceilings=ceilings.value,
+                                    inputs=api.input_files([*files, *([estimate] if estimate else [])], machine))
+        api.check_targets(request)  # refuse before reading anything
+        launches = api.select_launches(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
+        table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
+        analysis = analyze_by(table, chosen, by.value, depth, work.value, allow_other_machine)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
-            from roofline.writing.analysis_files import check_drawable
-
-            check_drawable(analysis)  # before printing or writing anything
+            api.check_drawable(analysis)  # before printing or writing anything
         print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
                        to_stderr=request.to_stdout, messages=messages)
         comparison = None
@@ -201,10 +152,10 @@ def register(app: typer.Typer) -> None:
             print_comparison(comparison, by=by.value, top=top, to_stderr=request.to_stdout)
         companion = None
         if html_out is not None and analysis.work != "instructions":  # the report shows both rooflines
-            companion = api.instruction_analysis(table, machine if machine else None, by=by.value,
+            companion = api.instruction_analysis(table, chosen if chosen else None, by=by.value,
                                                  allow_other_machine=allow_other_machine)
-        for path in save_outputs(analysis, request, diagnoses=table, instructions=companion, table=launches,
-                                 estimates=estimated, comparison=comparison):
+        for path in api.save(analysis, request, diagnoses=table, instructions=companion, table=launches,
+                             estimates=estimated, comparison=comparison):
             messages.wrote(path)
 
     @app.command()
@@ -221,25 +172,23 @@ def register(app: typer.Typer) -> None:
         with their SHA-256); any other file of those names is kept unless --force.
         """
         from roofline import api
-        from roofline.writing.safe import check_writable, write_text
-        from roofline.writing.record import check_replaceable, record_text
 
         messages = messages_for(ctx, quiet)
         profiles, machine_file = api.example_files()
         html, png, json_path = (outdir / f"roofline-demo{suffix}" for suffix in (".html", ".png", ".json"))
         record = outdir / DEMO_RECORD
         inputs = (*profiles, machine_file)
-        check_replaceable(record, (html, png, json_path), force=force)  # what exists is demo's own, or forced
-        request = OutputRequest(html=html, png=png, json=json_path, force=True, top=5, ceilings=ceilings.value,
-                                inputs=inputs)
-        check_targets(request)
-        check_writable(record, force=True, inputs=inputs)
+        api.check_replaceable(record, (html, png, json_path), force=force)  # what exists is demo's own, or forced
+        request = api.OutputRequest(html=html, png=png, json=json_path, force=True, top=5, ceilings=ceilings.value,
+                                    inputs=inputs)
+        api.check_targets(request)
+        api.check_writable(record, force=True, inputs=inputs)
         table = api.read(profiles, fp16="paper")
         analysis = api.analyze(table, machine_file, by="name")
         console = results_console()
         console.print("DeepCAM (PyTorch, FP32, LAMB optimizer step) on V100-SXM2, from the paper authors' ncu files\n")
         print_analysis(analysis, top=10, metrics=table, messages=messages)
-        written = save_outputs(analysis, request, diagnoses=table)
-        write_text(record, record_text(written), force=True, inputs=inputs)
+        written = api.save(analysis, request, diagnoses=table)
+        api.write_text(record, api.record_text(written), force=True, inputs=inputs)
         for path in written:
             messages.wrote(path)

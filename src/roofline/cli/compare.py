@@ -1,6 +1,6 @@
 """`roofline compare BEFORE AFTER`: two profiles on one roofline, a table of changes, a CI gate.
 
-Exit status: 0 when done; 1 (:data:`roofline.comparison.EXIT_SLOWER`) when
+Exit status: 0 when done; 1 (:data:`roofline.api.EXIT_SLOWER`) when
 ``--fail-if-slower PCT`` is given and the total kernel time grew by more than PCT
 percent; 2 on bad input.
 """
@@ -14,9 +14,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import Fp16, input_files
-from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
+from roofline.cli.console import Messages, messages_for, results_console
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
+from roofline.errors import InputError
 
 
 class MatchBy(str, Enum):
@@ -40,64 +40,60 @@ def register(app: typer.Typer) -> None:
         sort: SortOpt = Sort.time,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,
+        fp16: Fp16NamedOpt = Fp16.ncu,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the before/after roofline chart (.png, .svg or .pdf).")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the interactive before/after chart (self-contained HTML).")] = None,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the comparison as JSON (schema roofline.comparison/1); - writes standard output.")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         fail_if_slower: Annotated[Optional[float], typer.Option(min=0, callback=finite, help="Exit with status 1 when the total kernel time grew by more than this many percent (for CI).")] = None,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Compare two profiles: both runs on one roofline with arrows, a table of changes, totals."""
         import json
 
         from roofline import api
-        from roofline.comparison import EXIT_SLOWER, changes_table, comparison_to_dict
-        from roofline.errors import InputError
-        from roofline.writing.analysis_files import check_drawable, check_files, figure_bytes, write_all
-        from roofline.readers.stream import is_stdio
 
         messages = messages_for(ctx, quiet)
-        if is_stdio(before) and is_stdio(after):
+        if api.is_stdio(before) and api.is_stdio(after):
             raise InputError("standard input (-) can be BEFORE or AFTER, not both", hint="it can be read once only")
         machines = [m for m in (machine, machine_before, machine_after) if m]
-        inputs = input_files([before, after], machines)
+        inputs = api.input_files([before, after], machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
-        check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
+        api.check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
         comp = api.compare(before, after, machine or None, machine_before=machine_before or None,
                            machine_after=machine_after or None, by=by.value, fp16=fp16.value,
                            kernels=kernel_filter, nvtx=nvtx, allow_other_machine=allow_other_machine)
         analysis_b, analysis_a = comp.before, comp.after
         if png_out is not None:
-            check_drawable(analysis_b)
-            check_drawable(analysis_a)
+            api.check_drawable(analysis_b)
+            api.check_drawable(analysis_a)
 
-        to_stdout = any(is_stdio(p) for p, _ in targets)
-        results_console(to_stderr=to_stdout).print(changes_table(comp, top=top, sort=sort.value))
+        to_stdout = any(api.is_stdio(p) for p, _ in targets)
+        results_console(to_stderr=to_stdout).print(api.changes_table(comp, top=top, sort=sort.value))
         _notes(messages, analysis_b.notes, analysis_a.notes)
         outputs: list[tuple[Path, Callable[[], str | bytes]]] = []
         if json_out is not None:
-            outputs.append((json_out, lambda: json.dumps(comparison_to_dict(comp), indent=2, allow_nan=False) + "\n"))
+            outputs.append((json_out, lambda: json.dumps(api.comparison_to_dict(comp), indent=2, allow_nan=False) + "\n"))
         if png_out is not None:
             from roofline.views.chart.compare import comparison_figure
 
-            outputs.append((png_out, lambda: figure_bytes(comparison_figure(comp, top=top, ceilings=ceilings.value),
+            outputs.append((png_out, lambda: api.figure_bytes(comparison_figure(comp, top=top, ceilings=ceilings.value),
                                                           png_out.suffix)))
         if html_out is not None:
             from roofline.views.chart.compare import comparison_plotly
 
             outputs.append((html_out, lambda: comparison_plotly(comp, top=top, ceilings=ceilings.value).to_html(
                 full_html=True, include_plotlyjs=True, config={"displaylogo": False})))
-        for path in write_all(outputs, force=force, inputs=inputs):
+        for path in api.write_all(outputs, force=force, inputs=inputs):
             messages.wrote(path)
         if fail_if_slower is not None and comp.slower_than(fail_if_slower):
             pct = comp.totals["time_change_pct"]
             typer.echo(f"roofline: total kernel time grew by {pct:.1f}% (more than {fail_if_slower:g}%)", err=True)
-            raise typer.Exit(EXIT_SLOWER)
+            raise typer.Exit(api.EXIT_SLOWER)
 
 
-def _notes(messages, before: tuple[str, ...], after: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def _notes(messages: Messages, before: tuple[str, ...], after: tuple[str, ...]) -> None:
     """Each note once: said of both runs when both have it, else of the run that has it."""
     for note in dict.fromkeys([*before, *after]):
         side = "before and after" if note in before and note in after else ("before" if note in before else "after")

@@ -26,6 +26,27 @@ class Sort(str, Enum):
     ai = "ai"
 
 
+class Fp16(str, Enum):
+    ncu = "ncu"
+    paper = "paper"
+
+
+class By(str, Enum):
+    name = "name"
+    launch = "launch"
+    phase = "phase"
+    op = "op"
+    module = "module"
+
+
+#: Help of --by, --depth and --parquet (`roofline analyze` and `roofline profile`).
+BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
+           "or per module path (module; see --depth).")
+DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
+PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
+                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
+
+
 class Work(str, Enum):
     flops = "flops"
     ops = "ops"
@@ -50,3 +71,9 @@ AllowOtherMachineOpt = Annotated[bool, typer.Option("--allow-other-machine", hel
 MACHINE_HELP = ("Ceilings: our machine JSON, an ERT roofline.json/sum file, a GPU spec name (roofline machine "
                 "--list-specs), or 'profile' (the profile's own peak metrics). An ERT file with several compute entries per precision gives the highest (FMA "
                 "vector) one; FILE#ENTRY picks another, e.g. 'roofline.json#FP64 Scalar GFLOPs'.")
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")]
+ByOpt = Annotated[By, typer.Option(help=BY_HELP)]
+DepthOpt = Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)]
+#: --fp16 where the convention is said in full (`roofline analyze`), and where it is named only.
+Fp16Opt = Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")]
+Fp16NamedOpt = Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")]

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import BY_HELP, DEPTH_HELP, PARQUET_HELP, By, Fp16
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, Quiet, Work, WorkOpt
+from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, By, ByOpt, Ceilings, CeilingsOpt, DepthOpt, Fp16,
+                                  Quiet, Work, WorkOpt)
+
+if TYPE_CHECKING:
+    from roofline.api import KernelTable, OutputRequest
 
 
 def _live_printer(console, status):  # type: ignore[no-untyped-def]
@@ -49,8 +53,8 @@ def register(app: typer.Typer) -> None:
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings (measured once, about 10 s, and cached per host and CPU).")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
-        by: Annotated[By, typer.Option(help=BY_HELP)] = By.name,
-        depth: Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)] = None,
+        by: ByOpt = By.name,
+        depth: DepthOpt = None,
         top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
         fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,
@@ -69,19 +73,14 @@ def register(app: typer.Typer) -> None:
         3 the program failed (what was profiled is analyzed); 4 no permission for the GPU counters
         and --no-fallback; 130 interrupted (what was profiled is analyzed).
         """
-        from roofline.writing.analysis_files import OutputRequest, check_targets
-        from roofline.profiling.ranks import rank_from_env
-        from roofline.profiling.session import profile as run_profile
-        from roofline.profiling.settings import ProfileSettings
+        from roofline import api
 
         messages = messages_for(ctx, quiet)
-        rank = rank_from_env(os.environ)
+        rank = api.rank(os.environ)
         inputs = _command_files(command)
         for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json"):  # what the profile writes next to PREFIX
-            from roofline.writing.safe import check_not_input
-
-            check_not_input(Path(f"{output}{suffix}"), inputs)
-        settings = ProfileSettings(
+            api.check_not_input(Path(f"{output}{suffix}"), inputs)
+        settings = api.ProfileSettings(
             command=tuple(command), output=output, arch=arch,
             metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else None,
             clock_control=clock_control, kernel_name=kernel_name, launch_skip=launch_skip,
@@ -89,15 +88,15 @@ def register(app: typer.Typer) -> None:
             fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
             torch=torch, estimate=not no_estimate,
         )
-        request = OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank), html=_ranked(html_out, rank),
-                                png=_ranked(png_out, rank), parquet=_ranked(parquet_out, rank), force=force, top=top,
-                                ceilings=ceilings.value,
-                                inputs=inputs)
-        check_targets(request)
+        request = api.OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank),
+                                    html=_ranked(html_out, rank), png=_ranked(png_out, rank),
+                                    parquet=_ranked(parquet_out, rank), force=force, top=top, ceilings=ceilings.value,
+                                    inputs=inputs)
+        api.check_targets(request)
         console = results_console(to_stderr=request.to_stdout)  # stdout may carry --json -
         with console.status("starting the program") as status:
             on_line, on_progress = _live_printer(console, status)
-            outcome = run_profile(settings, on_line=on_line, on_progress=on_progress)
+            outcome = api.profile(settings, on_line=on_line, on_progress=on_progress)
         for note in outcome.notes:
             messages.note(note)
         if outcome.table is not None:
@@ -117,19 +116,10 @@ def register(app: typer.Typer) -> None:
         quiet: Quiet = False,
     ) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
-        from roofline.writing.analysis_files import check_files, write_all
-        from roofline.profiling.rank_tables import merge_tables, merge_to_parquet
-        from roofline.readers import kernel_json as table_file
+        from roofline import api
 
         messages = messages_for(ctx, quiet)
-        check_files([(out, False)], force=force, inputs=files)
-        if out.suffix.lower() == ".parquet":
-            summary = merge_to_parquet(files, out, fp16=fp16.value, force=force, inputs=files)
-            ranks, rows = summary.ranks, summary.rows
-        else:
-            table = merge_tables(files, fp16=fp16.value)
-            write_all([(out, lambda: table_file.to_json(table))], force=force, inputs=files)
-            ranks, rows = int(table.metrics["rank"].dropna().nunique()), len(table)
+        ranks, rows = api.merge_ranks(files, out, fp16=fp16.value, force=force)
         messages.info(f"merged {len(files)} files ({ranks} ranks, {rows} rows) into {out}")
 
 
@@ -151,20 +141,18 @@ def _command_files(command: list[str]) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def _report(launches, machine, by: str, top: int, request, messages: Messages,  # type: ignore[no-untyped-def]
-            work: str = "flops", depth: Optional[int] = None, estimated=None,
+def _report(launches: KernelTable, machine: Sequence[str] | None, by: str, top: int, request: OutputRequest,
+            messages: Messages, work: str = "flops", depth: Optional[int] = None, estimated: KernelTable | None = None,
             allow_other_machine: bool = False, measure_cpu: bool = True) -> None:
     """The one-screen summary, measured against estimated (``--torch``), and the requested files,
     as `roofline analyze` makes them. A CPU program with no ``--machine`` is held to this CPU's
     measured ceilings, measured now when none are cached unless ``measure_cpu`` is false (under a
     launcher, whose ranks would all measure the same cores at once)."""
     from roofline import api
-    from roofline.cli.analyze import (analyze_by, at_depth, comparison_for, print_analysis, print_comparison,
-                                      with_cpu_ceilings)
-    from roofline.writing.analysis_files import save_outputs
+    from roofline.cli.analyze import analyze_by, comparison_for, print_analysis, print_comparison, with_cpu_ceilings
 
-    table, machine = with_cpu_ceilings(at_depth(launches, depth), machine, messages, measure=measure_cpu)
-    analysis = analyze_by(table, machine, by, depth, work, allow_other_machine)
+    table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages, measure=measure_cpu)
+    analysis = analyze_by(table, chosen, by, depth, work, allow_other_machine)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
     comparison = None
     if estimated is not None:
@@ -172,8 +160,8 @@ def _report(launches, machine, by: str, top: int, request, messages: Messages,  
         print_comparison(comparison, by=by, top=top, to_stderr=request.to_stdout)
     companion = None
     if request.html is not None and analysis.work != "instructions":  # the report shows both rooflines
-        companion = api.instruction_analysis(table, machine if machine else None, by=by,
+        companion = api.instruction_analysis(table, chosen if chosen else None, by=by,
                                              allow_other_machine=allow_other_machine)
-    for path in save_outputs(analysis, request, diagnoses=table.metrics, instructions=companion, table=launches,
-                             estimates=estimated, comparison=comparison):
+    for path in api.save(analysis, request, diagnoses=table.metrics, instructions=companion, table=launches,
+                         estimates=estimated, comparison=comparison):
         messages.wrote(path)

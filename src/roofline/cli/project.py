@@ -18,9 +18,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.analyze import Fp16, input_files
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, NvtxOpt, Quiet, finite
+from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, finite
 
 
 class ProjectBy(str, Enum):
@@ -48,32 +47,30 @@ def register(app: typer.Typer) -> None:
         sort: Annotated[ProjectSort, typer.Option(help="Order of each section of the table: gain (the change of time there, largest first: most time saved, most time lost) or time (today's time).")] = ProjectSort.gain,
         kernel_filter: FilterOpt = None,
         nvtx: NvtxOpt = None,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")] = Fp16.ncu,
+        fp16: Fp16NamedOpt = Fp16.ncu,
         png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")] = None,
         html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the projection as one self-contained HTML page.")] = None,
         json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")] = None,
         ceilings: CeilingsOpt = Ceilings.used,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")] = False,
+        force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
         """Project a measured profile onto another machine: per kernel, per phase and for the program."""
         import json
 
         from roofline import api
-        from roofline.writing.analysis_files import check_files, figure_bytes, write_all
-        from roofline.readers.stream import is_stdio
         from roofline.views.projection.json_out import projection_to_dict
         from roofline.views.projection import phase_table, projection_table
 
         messages = messages_for(ctx, quiet)
         machines = [*to, *(m for m in source or [] if m != "profile")]
-        inputs = input_files(files, machines)
+        inputs = api.input_files(files, machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
-        check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
+        api.check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
         src = source[0] if source == ["profile"] else (source or None)
         proj = api.project(files, to, source=src, by=by.value, fp16=fp16.value, kernels=kernel_filter,
                            nvtx=nvtx, target_clock_hz=target_clock, allow_other_machine=allow_other_machine)
-        to_stdout = any(is_stdio(p) for p, _ in targets)
+        to_stdout = any(api.is_stdio(p) for p, _ in targets)
         console = results_console(to_stderr=to_stdout)
         console.print(projection_table(proj, top=top, sort=sort.value))
         phases = phase_table(proj)
@@ -87,11 +84,11 @@ def register(app: typer.Typer) -> None:
         if png_out is not None:
             from roofline.views.projection import projection_figure
 
-            outputs.append((png_out, lambda: figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
+            outputs.append((png_out, lambda: api.figure_bytes(projection_figure(proj, top=top, ceilings=ceilings.value),
                                                           png_out.suffix)))
         if html_out is not None:
             from roofline.views.projection import projection_html
 
             outputs.append((html_out, lambda: projection_html(proj, top=max(top, 30))))
-        for path in write_all(outputs, force=force, inputs=inputs):
+        for path in api.write_all(outputs, force=force, inputs=inputs):
             messages.wrote(path)

@@ -19,8 +19,9 @@ kept beside (:attr:`Resolved.peaks`) and shown in the JSON and the report, so a 
 A named machine (a file, a spec name, a :class:`Machine`, several combined) is used as given, after
 :func:`applied_machine` checks it is of the same kind of processor as the profile. CPU work recorded
 on this host (``roofline profile --torch`` without a GPU) is held to this CPU's measured ceilings,
-cached per host and CPU (:func:`cpu_machine_for`, called by the command-line entry points, which
-decide whether measuring is allowed now).
+cached per host and CPU: measuring and caching belong with the benchmarks
+(:func:`roofline.bench.cpu.cache.cpu_machine_for`, called through :func:`roofline.api.cpu_machine_for`
+by the command-line entry points, which decide whether measuring is allowed now).
 
 The device's highest SM clock comes with the ceilings (``metadata.max_sm_clock_hz``): from the
 profile's device attributes (:func:`roofline.readers.ncu.peaks.max_clock_hz`), else the measured
@@ -30,7 +31,7 @@ file's record of the GPU, else the spec's boost clock. The analysis never scales
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -219,50 +220,6 @@ def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_othe
         notes.append("no L1 ceiling: the profile's only L1 peak is Nsight Compute's tag-stage rate, "
                      "above what loads deliver; measure it (roofline machine) or draw it with --machine profile")
     return Resolved(_with_max_clock(combined, table, measured or spec), peaks, tuple(notes))
-
-
-def cpu_machine_for(table: KernelTable, *, cache_dir: PathArg | None = None, measure: bool = True,
-                    announce: Callable[[str], None] | None = None) -> tuple[Machine | None, str]:
-    """This CPU's measured ceilings for a table of CPU work that ran on this host's CPU, and a sentence
-    saying where they came from; what the command-line entry points use when no machine is given (they
-    decide whether measuring is allowed now: measuring is the only choice here with a side effect).
-
-    A table qualifies when every row is CPU work (``metrics['device_type']`` 'cpu', as the
-    counter-free mode records PyTorch operators) and every row names this host and CPU
-    (``metrics`` columns ``host``, ``cpu``, ``cpuid``: :func:`roofline.machine.cpu_host.cpu_identity`).
-    Its machine is :func:`roofline.bench.cpu.cache.cached_cpu_machine` (measured now and cached
-    when ``measure`` and none is cached; ``announce(sentence)`` is called first, as the measurement
-    takes seconds). Returns ``(None, why)`` for CPU work from elsewhere, of unknown origin or with
-    nothing cached and ``measure`` false, and ``(None, "")`` for a table that is not all CPU work.
-    """
-    from roofline.bench.cpu.cache import cache_file, cache_root, cached_cpu_machine
-    from roofline.machine.cpu_host import cpu_identity, cpu_key
-    from roofline.profiling.counter_free.collect import HOST_COLUMNS
-
-    m = table.metrics
-    if m is None or len(m) == 0 or "device_type" not in m.columns or not (m["device_type"] == "cpu").all():
-        return None, ""
-    way_out = "pass --machine (a file from `roofline machine --cpu -o FILE` on the host it ran on)"
-    if any(c not in m.columns for c in HOST_COLUMNS) or m[list(HOST_COLUMNS)].isna().any().any():
-        return None, (f"no CPU ceilings: the table does not say which host's CPU it ran on (recorded by an "
-                      f"earlier roofline); {way_out}")
-    where = m[list(HOST_COLUMNS)].astype(str).drop_duplicates()
-    if len(where) > 1:
-        names = "; ".join(f"{r.host} ({r.cpu})" for r in where.itertuples())
-        return None, f"no CPU ceilings: the table ran on {len(where)} hosts or CPUs ({names}), no one machine fits all; {way_out}"
-    ran, here = where.iloc[0].to_dict(), cpu_identity()
-    if any(ran[c] != here[c] for c in HOST_COLUMNS):
-        return None, (f"no CPU ceilings: the table ran on {ran['host']} ({ran['cpu']}, {ran['cpuid']}), not on this "
-                      f"host's CPU ({here['host']}, {here['cpu']}, {here['cpuid']}); {way_out}")
-    if announce is not None and measure and cached_cpu_machine(cache_dir=cache_dir, measure=False) is None:
-        announce("no measured ceilings cached for this CPU: measuring them now, once "
-                 "(`roofline machine --cpu --quick`, about 10 s on 2 cores)")
-    found = cached_cpu_machine(cache_dir=cache_dir, measure=measure)
-    if found is None:
-        path = cache_file(cpu_key(), cache_root(cache_dir))
-        return None, (f"no CPU ceilings: none measured for this CPU yet, and not measured now; "
-                      f"`roofline machine --cpu -o {path}` measures them for later runs, or pass --machine")
-    return found
 
 
 def _with_max_clock(machine: Machine | None, table: KernelTable, fallback: Machine | None) -> Machine | None:

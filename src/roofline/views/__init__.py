@@ -12,6 +12,8 @@
 - :mod:`roofline.views.report`: the HTML report (``report_html`` -> str), one offline file
 - :mod:`roofline.views.projection`: the views of a projection (``roofline project``)
 - :mod:`roofline.views.notebook`: the notebook display of an analysis (registered with IPython)
+- :mod:`roofline.views.machine_table`: ``ceilings_table``, ``specs_table`` -> rich tables of a machine's ceilings
+- :mod:`roofline.kernels.labels`: ``short_name``, ``short_names`` for C++ kernel names
 
 Import the module you need: importing this package imports neither matplotlib nor plotly.
 """
@@ -19,5 +21,5 @@ Import the module you need: importing this package imports neither matplotlib no
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
-_SUBMODULES = ("chart", "json_out", "notebook", "projection", "report", "terminal")
+_SUBMODULES = ("chart", "json_out", "machine_table", "notebook", "projection", "report", "terminal")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())

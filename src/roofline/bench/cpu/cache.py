@@ -23,13 +23,14 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from roofline.errors import MachineError
-from roofline.machine.cpu_host import cpu_key
+from roofline.kernels import KernelTable
+from roofline.machine.cpu_host import cpu_identity, cpu_key
 from roofline.machine.model import Machine
 
 #: The environment variable that names the cache folder (tests point it at a temporary folder).
@@ -169,3 +170,45 @@ def cached_cpu_machine(*, cache_dir: str | os.PathLike[str] | None = None,
         return None
     return machine, (f"ceilings: measured CPU machine cached at {path}, measured on {_date(machine)}"
                      f"{_caveat(machine)}; {_redo(path)}")
+
+
+def cpu_machine_for(table: KernelTable, *, cache_dir: str | os.PathLike[str] | None = None, measure: bool = True,
+                    announce: Callable[[str], None] | None = None) -> tuple[Machine | None, str]:
+    """This CPU's measured ceilings for a table of CPU work that ran on this host's CPU, and a sentence
+    saying where they came from; what the command-line entry points use when no machine is given (they
+    decide whether measuring is allowed now: measuring is the only choice here with a side effect).
+
+    A table qualifies when every row is CPU work (``metrics['device_type']`` 'cpu', as the
+    counter-free mode records PyTorch operators) and every row names this host and CPU
+    (``metrics`` columns ``host``, ``cpu``, ``cpuid``: :func:`roofline.machine.cpu_host.cpu_identity`).
+    Its machine is :func:`cached_cpu_machine` (measured now and cached
+    when ``measure`` and none is cached; ``announce(sentence)`` is called first, as the measurement
+    takes seconds). Returns ``(None, why)`` for CPU work from elsewhere, of unknown origin or with
+    nothing cached and ``measure`` false, and ``(None, "")`` for a table that is not all CPU work.
+    """
+    from roofline.profiling.counter_free.collect import HOST_COLUMNS  # what the counter-free recorder names
+
+    m = table.metrics
+    if m is None or len(m) == 0 or "device_type" not in m.columns or not (m["device_type"] == "cpu").all():
+        return None, ""
+    way_out = "pass --machine (a file from `roofline machine --cpu -o FILE` on the host it ran on)"
+    if any(c not in m.columns for c in HOST_COLUMNS) or m[list(HOST_COLUMNS)].isna().any().any():
+        return None, (f"no CPU ceilings: the table does not say which host's CPU it ran on (recorded by an "
+                      f"earlier roofline); {way_out}")
+    where = m[list(HOST_COLUMNS)].astype(str).drop_duplicates()
+    if len(where) > 1:
+        names = "; ".join(f"{r.host} ({r.cpu})" for r in where.itertuples())
+        return None, f"no CPU ceilings: the table ran on {len(where)} hosts or CPUs ({names}), no one machine fits all; {way_out}"
+    ran, here = where.iloc[0].to_dict(), cpu_identity()
+    if any(ran[c] != here[c] for c in HOST_COLUMNS):
+        return None, (f"no CPU ceilings: the table ran on {ran['host']} ({ran['cpu']}, {ran['cpuid']}), not on this "
+                      f"host's CPU ({here['host']}, {here['cpu']}, {here['cpuid']}); {way_out}")
+    if announce is not None and measure and cached_cpu_machine(cache_dir=cache_dir, measure=False) is None:
+        announce("no measured ceilings cached for this CPU: measuring them now, once "
+                 "(`roofline machine --cpu --quick`, about 10 s on 2 cores)")
+    found = cached_cpu_machine(cache_dir=cache_dir, measure=measure)
+    if found is None:
+        path = cache_file(cpu_key(), cache_root(cache_dir))
+        return None, (f"no CPU ceilings: none measured for this CPU yet, and not measured now; "
+                      f"`roofline machine --cpu -o {path}` measures them for later runs, or pass --machine")
+    return found

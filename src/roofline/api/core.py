@@ -1,5 +1,5 @@
-"""The Python API under the CLI: read, analyze, plot, compare, project. Each takes profile paths,
-a KernelTable or (plot, compare) an Analysis alike.
+"""The analysis side of the API: read, analyze, plot, compare, project. Each takes profile paths,
+a KernelTable, a pandas DataFrame of the kernel table's columns or (plot, compare) an Analysis alike.
 
     >>> import roofline
     >>> result = roofline.analyze("report.csv", machine="h100-sxm")   # doctest: +SKIP
@@ -10,38 +10,75 @@ a KernelTable or (plot, compare) an Analysis alike.
 from __future__ import annotations
 
 import dataclasses
-
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from roofline.errors import MachineError
-from roofline.kernels import KernelTable
-from roofline.machine.model import Machine, combine
+import pandas as pd
+
+from roofline.analysis import analyze as _analyze
+from roofline.analysis.result import Analysis
+from roofline.analysis.select import select
+from roofline.analysis.work import require_work
+from roofline.comparison import Comparison, compare as _compare
+from roofline.errors import InputError, MachineError
+from roofline.kernels import KernelTable, cut_modules, validate
+from roofline.machine.model import Machine
+from roofline.machine.resolve import PROFILE, applied_machine, gpus, load_machine as _load, named_spec, resolve
+from roofline.projection import Projection, profile_l2_bytes, project as _project
+from roofline.readers import read_profile
+
+if TYPE_CHECKING:  # the figures' libraries load only when a chart is drawn
+    from matplotlib.figure import Figure
+    from plotly.graph_objects import Figure as PlotlyFigure
 
 PathArg = str | PathLike[str]
+MachineArg = Machine | PathArg | Sequence[Machine | PathArg]
+#: What :func:`analyze`, :func:`compare` and :func:`project` read: a KernelTable, a DataFrame of its
+#: columns, or profile paths.
+Data: TypeAlias = KernelTable | pd.DataFrame | Sequence[PathArg] | PathArg
 
 
 def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:
     """Read profiler output(s) into one kernel table (see :func:`roofline.readers.read_profile`)."""
-    from roofline.readers import read_profile
-
     return read_profile(paths, fp16=fp16)
+
+
+def table_of(data: Data, *, fp16: str = "ncu") -> KernelTable:
+    """``data`` as a KernelTable: as it is, a pandas DataFrame of the kernel table's columns checked
+    (:func:`roofline.kernels.validate`: missing columns raise :class:`~roofline.errors.InputError`),
+    or profile paths read (:func:`read`)."""
+    if isinstance(data, KernelTable):
+        return data
+    if isinstance(data, pd.DataFrame):
+        return KernelTable(validate(data, where="the DataFrame given"))
+    return read(data, fp16=fp16)
+
+
+def select_launches(table: KernelTable, *, kernels: str | None = None, nvtx: str | None = None) -> KernelTable:
+    """The launches of ``table`` whose kernel name matches ``kernels`` (``re.search``) and that ran in
+    the NVTX range ``nvtx`` (its name, else a regular expression): :func:`roofline.analysis.select.select`."""
+    return select(table, kernels=kernels, nvtx=nvtx)
+
+
+def at_depth(table: KernelTable, depth: int | None) -> KernelTable:
+    """``table`` with its module paths cut to ``depth`` components (None: as it is), so that an analysis,
+    its companion instruction analysis and the advice all see the same modules
+    (:func:`roofline.kernels.cut_modules`)."""
+    return table if depth is None else dataclasses.replace(table, frame=cut_modules(table.frame, depth))
 
 
 def load_machine(spec: Machine | PathArg | Sequence[Machine | PathArg]) -> Machine:
     """A Machine from a Machine, a file (ours, ERT json/sum, NERSC txt) or a GPU spec name, or several
     combined (:func:`roofline.machine.resolve.load_machine`)."""
-    from roofline.machine.resolve import load_machine as _load
-
     return _load(spec)
 
 
 def analyze(
-    data: KernelTable | Sequence[PathArg] | PathArg,
-    machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    data: Data,
+    machine: MachineArg | None = None,
     *,
     by: str = "name",
     fp16: str = "ncu",
@@ -50,8 +87,9 @@ def analyze(
     work: str = "flops",
     depth: int | None = None,
     allow_other_machine: bool = False,
-) -> Any:
-    """Analyze a kernel table (or files, read first) against a machine's ceilings.
+) -> Analysis:
+    """Analyze a kernel table (a KernelTable, a DataFrame of its columns, or files, read first: :func:`table_of`)
+    against a machine's ceilings; returns an :class:`~roofline.analysis.result.Analysis`.
 
     ``by``: one row per kernel ``"name"``, per ``"launch"``, per ``"phase"`` and name, per PyTorch
     ``"op"`` and phase, or per ``"module"`` (paths cut to ``depth`` components; None: whole paths).
@@ -73,38 +111,31 @@ def analyze(
     (:func:`roofline.analysis.select.select`). To order rows otherwise than by time, use
     :func:`roofline.analysis.select.sort_rows` on ``result.frame``.
     """
-    from roofline.analysis import analyze as _analyze
-    from roofline.analysis.select import select
-    from roofline.analysis.work import require_work
-
-    table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
-    table = select(table, kernels=kernels, nvtx=nvtx)
+    table = select(table_of(data, fp16=fp16), kernels=kernels, nvtx=nvtx)
     require_work(table.frame, work, table.metric_hints)
-    from roofline.machine.resolve import resolve
-
     chosen = resolve(table, machine, allow_other_machine=allow_other_machine)
     if chosen.notes:
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
-    from roofline.views.notebook import register_if_interactive
+    from roofline.views.notebook import register_if_interactive  # a view: loaded when an analysis is made
 
     register_if_interactive()  # in Jupyter or IPython, an Analysis displays as the notebook view
     return dataclasses.replace(result, peaks=chosen.peaks)
 
 
 def compare(
-    before: Any,
-    after: Any,
-    machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    before: Analysis | Data,
+    after: Analysis | Data,
+    machine: MachineArg | None = None,
     *,
-    machine_before: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
-    machine_after: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    machine_before: MachineArg | None = None,
+    machine_after: MachineArg | None = None,
     by: str = "auto",
     fp16: str = "ncu",
     kernels: str | None = None,
     nvtx: str | None = None,
     allow_other_machine: bool = False,
-) -> Any:
+) -> Comparison:
     """Compare two runs (before and after a change, or one program on two GPUs); returns a
     :class:`roofline.comparison.Comparison` (:func:`roofline.comparison.compare`).
 
@@ -116,11 +147,6 @@ def compare(
     :class:`~roofline.errors.InputError`, as would reading a per-launch analysis.
     ``allow_other_machine``: as for :func:`analyze`.
     """
-    from roofline.analysis.result import Analysis
-    from roofline.analysis.select import select
-    from roofline.comparison import compare as _compare
-    from roofline.errors import InputError
-
     sides = (("before", before, machine if machine_before is None else machine_before),
              ("after", after, machine if machine_after is None else machine_after))
     tables: dict[str, KernelTable] = {}
@@ -130,8 +156,7 @@ def compare(
                 raise InputError(f"{side} is already an analysis: its machine and kernels are its own",
                                  hint="pass the KernelTable or the profile files to analyse them here")
             continue
-        table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
-        tables[side] = select(table, kernels=kernels, nvtx=nvtx)
+        tables[side] = select(table_of(data, fp16=fp16), kernels=kernels, nvtx=nvtx)
     if by == "auto":
         def has_phases(side: str, data: Any) -> bool:
             if side in tables:
@@ -145,8 +170,8 @@ def compare(
     return _compare(*analysed)
 
 
-def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
-                         *, by: str = "name", allow_other_machine: bool = False) -> Any:
+def instruction_analysis(table: KernelTable, machine: MachineArg | None = None,
+                         *, by: str = "name", allow_other_machine: bool = False) -> Analysis | None:
     """``table`` analysed with ``work="instructions"`` (the instruction roofline), for a report that
     shows it beside a FLOP or operations roofline; None when no kernel has warp-instruction counts."""
     if "warp_inst" not in table.frame.columns or not table.frame["warp_inst"].notna().any():
@@ -154,41 +179,24 @@ def instruction_analysis(table: KernelTable, machine: Machine | PathArg | Sequen
     return analyze(table, machine, by=by, work="instructions", allow_other_machine=allow_other_machine)
 
 
-def _gpus(table: KernelTable) -> list[str]:
-    from roofline.machine.resolve import gpus
-
-    return gpus(table)
-
-
 def machine_for(table: KernelTable) -> Machine | None:
     """The ceilings roofline's rule chooses for ``table`` with no machine named (:func:`roofline.machine.resolve.resolve`),
     or None (also when it names several GPUs)."""
-    from roofline.machine.resolve import resolve
-
     return resolve(table).machine
 
 
-def cpu_machine_for(table: KernelTable, *, cache_dir: PathArg | None = None, measure: bool = True,
-                    announce: Callable[[str], None] | None = None) -> tuple[Machine | None, str]:
-    """This CPU's measured ceilings for a table of CPU work that ran on this host's CPU, and a sentence
-    saying where they came from (:func:`roofline.machine.resolve.cpu_machine_for`)."""
-    from roofline.machine.resolve import cpu_machine_for as _cpu
-
-    return _cpu(table, cache_dir=cache_dir, measure=measure, announce=announce)
-
-
 def project(
-    data: KernelTable | Sequence[PathArg] | PathArg,
-    to: Machine | PathArg | Sequence[Machine | PathArg],
+    data: Data,
+    to: MachineArg,
     *,
-    source: Machine | PathArg | Sequence[Machine | PathArg] | None = None,
+    source: MachineArg | None = None,
     by: str = "auto",
     fp16: str = "ncu",
     kernels: str | None = None,
     nvtx: str | None = None,
     target_clock_hz: float | None = None,
     allow_other_machine: bool = False,
-) -> Any:
+) -> Projection:
     """Project a measured profile onto another machine (:func:`roofline.projection.project`).
 
     ``to``: the target's ceilings (a GPU spec name such as ``"h200"``, a machine file, or several
@@ -202,13 +210,7 @@ def project(
     source) for a GPU profile, or the reverse (:func:`roofline.machine.resolve.applied_machine`; refused by
     default). Returns a :class:`roofline.projection.Projection`.
     """
-    from roofline.analysis.select import select
-    from roofline.projection import profile_l2_bytes, project as _project
-
-    table = data if isinstance(data, KernelTable) else read(data, fp16=fp16)
-    table = select(table, kernels=kernels, nvtx=nvtx)
-    from roofline.machine.resolve import PROFILE, applied_machine, named_spec, resolve
-
+    table = select(table_of(data, fp16=fp16), kernels=kernels, nvtx=nvtx)
     target, said = applied_machine(to, table, allow_other_machine=allow_other_machine, what="the target")
 
     if isinstance(source, str) and source == PROFILE:  # the profile's own peak metrics, as asked
@@ -226,10 +228,10 @@ def project(
                         "like); --from profile to use its peak metrics instead")
             src = spec
     if src is None:
-        gpus = _gpus(table)
+        named = gpus(table)
         raise MachineError(
             "the ceilings of the machine the profile was measured on are unknown"
-            + (f" (it names {len(gpus)} GPUs: {', '.join(gpus)})" if len(gpus) > 1 else
+            + (f" (it names {len(named)} GPUs: {', '.join(named)})" if len(named) > 1 else
                " (it has no peak metrics and names no GPU we know)"),
             hint="say which machine it ran on: --from a machine JSON or a GPU spec name (roofline machine --list-specs)")
     if by == "auto":
@@ -239,8 +241,8 @@ def project(
     return dataclasses.replace(proj, notes=(*said, *proj.notes)) if said else proj
 
 
-def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: bool = False,
-         ceilings: str = "used") -> Any:
+def plot(analysis: Analysis | Data, *, top: int = 8, phase: str | None = None, interactive: bool = False,
+         ceilings: str = "used") -> Figure | PlotlyFigure:
     """The hierarchical roofline chart: a matplotlib Figure, or a plotly Figure if ``interactive``;
     for an analysis of ``work="instructions"``, the instruction roofline with its memory-pattern walls.
 
@@ -248,8 +250,6 @@ def plot(analysis: Any, *, top: int = 8, phase: str | None = None, interactive: 
     first with :func:`analyze`'s defaults (call it yourself to choose the machine or grouping).
     ``ceilings``: ``"used"`` (the precisions the kernels use plus the highest) or ``"all"``.
     """
-    from roofline.analysis.result import Analysis
-
     if not isinstance(analysis, Analysis):
         analysis = analyze(analysis)
     if getattr(analysis, "work", "flops") == "instructions":

@@ -1,0 +1,56 @@
+"""The Python API, and the command line's one library: read, analyze, plot, compare, project
+(:mod:`roofline.api.core`), measure a machine (:mod:`roofline.api.machines`), profile a program and
+merge ranks (:mod:`roofline.api.profiling`), write the files (:mod:`roofline.api.files`), advice and
+comparisons' tables (:mod:`roofline.api.reports`).
+
+    >>> from roofline import api
+    >>> result = api.analyze("report.csv", machine="h100-sxm")   # doctest: +SKIP
+    >>> result.frame.head()                                       # doctest: +SKIP
+    >>> api.plot(result).savefig("roofline.png")                  # doctest: +SKIP
+    >>> api.measure_machine(api.processor_to_measure(cpu=True), mode="quick").machine   # doctest: +SKIP
+
+Each name loads its module on first use (:mod:`roofline._lazy`): ``roofline machine --spec`` needs
+no pandas, ``roofline --help`` nothing at all. The modules themselves import what they use at their
+top, but for the charts' libraries (matplotlib, plotly), the benchmarks and the advice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from roofline._lazy import attach
+
+#: Public name -> the api module that defines it.
+_NAMES = {
+    **dict.fromkeys(("Analysis", "Comparison", "Data", "KernelTable", "Machine", "MachineArg", "Projection", "PathArg", "analyze", "at_depth", "compare", "example_files",
+                     "instruction_analysis", "load_machine", "machine_for", "plot", "project", "read",
+                     "select_launches", "table_of"), "roofline.api.core"),
+    **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
+                     "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
+                     "save_sweep", "theoretical"), "roofline.api.machines"),
+    **dict.fromkeys(("Outcome", "ProfileSettings", "merge_ranks", "profile", "rank"), "roofline.api.profiling"),
+    **dict.fromkeys(("OutputRequest", "check_drawable", "check_files", "check_not_input", "check_replaceable",
+                     "check_targets", "check_writable", "figure_bytes", "input_files", "is_stdio", "record_text",
+                     "save", "write_all", "write_bytes", "write_text"), "roofline.api.files"),
+    **dict.fromkeys(("EXIT_SLOWER", "advice", "changes_table", "comparison_to_dict", "diagnosis",
+                     "measured_vs_estimated"), "roofline.api.reports"),
+}
+_SUBMODULES = ("core", "files", "machines", "profiling", "reports")
+
+__all__ = sorted(_NAMES)
+
+__getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
+
+if TYPE_CHECKING:  # what the names are, for type checkers and readers
+    from roofline.api.core import (Analysis, Comparison, Data, KernelTable, Machine, MachineArg, Projection, PathArg, analyze, at_depth, compare, example_files,
+                                   instruction_analysis, load_machine, machine_for, plot, project, read,
+                                   select_launches, table_of)
+    from roofline.api.files import (OutputRequest, check_drawable, check_files, check_not_input, check_replaceable,
+                                    check_targets, check_writable, figure_bytes, input_files, is_stdio, record_text,
+                                    save, write_all, write_bytes, write_text)
+    from roofline.api.machines import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
+                                       gpu_specs, load_per_core, measure_machine, processor_to_measure,
+                                       reliability_warning, save_sweep, theoretical)
+    from roofline.api.profiling import Outcome, ProfileSettings, merge_ranks, profile, rank
+    from roofline.api.reports import (EXIT_SLOWER, advice, changes_table, comparison_to_dict, diagnosis,
+                                      measured_vs_estimated)
