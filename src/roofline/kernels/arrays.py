@@ -86,6 +86,19 @@ def repeated(value: str | None, n: int) -> pd.api.extensions.ExtensionArray:
     return pd.array([value], dtype="string").take(np.zeros(n, dtype=np.intp))
 
 
+def encoded_text(texts: np.ndarray | Sequence[Any], codes: np.ndarray) -> pd.Categorical:
+    """Text given as its distinct values ``texts`` and one code per launch (-1: missing) as an
+    encoded identity column (:data:`roofline.kernels.schema.ENCODED_COLUMNS`): a categorical of
+    ``string`` categories, sorted (so that sorting by it sorts by the text), duplicates merged; the
+    codes are renumbered through the few distinct texts, not compared per launch."""
+    texts = np.asarray(texts, dtype=object)
+    uniques, inverse = np.unique(texts.astype(str), return_inverse=True)
+    remap = np.append(np.asarray(inverse, dtype=np.int64).reshape(-1), -1)  # code -1 stays -1
+    small = np.int8 if len(uniques) < 127 else np.int16 if len(uniques) < 32_000 else np.int32
+    dtype = pd.CategoricalDtype(pd.Index(uniques.astype(object), dtype="string"))
+    return pd.Categorical.from_codes(remap[np.asarray(codes, dtype=np.int64)].astype(small), dtype=dtype)
+
+
 def flags(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """A bool array (adopted: pass a fresh one) as the ``boolean`` dtype, none missing."""
     return pd.arrays.BooleanArray(np.asarray(values, dtype=bool), np.zeros(len(values), dtype=bool))
@@ -123,6 +136,11 @@ def sameness(values: pd.api.extensions.ExtensionArray) -> str:
     which needs no grouping (a comparison, not a hash of 1e6 strings)."""
     if not len(values):
         return "missing"
+    if isinstance(values, pd.Categorical):  # an encoded identity: its codes
+        codes = values.codes
+        if (codes < 0).any():
+            return "missing" if (codes < 0).all() else "mixed"
+        return "one" if bool((codes == codes[0]).all()) else "mixed"
     if isinstance(values, pd.arrays.ArrowExtensionArray):
         arrow = pa.array(values)
         if arrow.null_count:

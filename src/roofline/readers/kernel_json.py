@@ -48,7 +48,7 @@ def _rows(frame: pd.DataFrame) -> list[list[Any]]:
 
 def to_json(table: KernelTable) -> str:
     """The kernel table (and its raw metrics) as our JSON text."""
-    frame = kernels.validate(table.frame)
+    frame = kernels.widened(kernels.validate(table.frame))  # every declared column, text decoded
     doc = {
         "schema": SCHEMA,
         "fp16_convention": table.fp16_convention,
