@@ -62,6 +62,7 @@ from roofline.kernels.schema import (
     group_keys,
     has_runs,
     is_encoded,
+    lean,
     total_ops,
     validate,
     widened,
@@ -70,7 +71,7 @@ from roofline.kernels.schema import (
 )
 
 __all__ = [
-    "ABSENT_ALLOWED", "ENCODED_COLUMNS", "column_or_nan", "decoded", "encoded_text", "is_encoded", "widened",
+    "ABSENT_ALLOWED", "ENCODED_COLUMNS", "column_or_nan", "decoded", "encoded_text", "is_encoded", "lean", "widened",
     "BYTE_COLUMNS", "COLUMNS", "COLUMN_NAMES", "COUNT_COLUMNS", "DTYPES", "FLOP_COLUMNS", "FP16_CONVENTIONS",
     "INSTRUCTION_COLUMNS", "KEY_COLUMNS", "NON_NEGATIVE", "NO_OPERATOR", "OP_COLUMNS", "OUTSIDE_MODULES",
     "STACK_LIMIT", "SUMMED", "TRANSACTION_COLUMNS", "VIEW_KEYS", "Column", "GroupBy", "KernelTable", "aggregate",

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import STACK_LIMIT, frame_of, group_ids, groups_from_codes, known_sum
+from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,28 @@ def decoded(values: Any) -> Any:
     if not is_encoded(values):
         return values
     return values.astype("string")
+
+
+def lean(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
+    """A valid launch table in the lean form every reader returns: identity text encoded
+    (:data:`ENCODED_COLUMNS` as categoricals, their categories sorted) and the count columns of
+    :data:`ABSENT_ALLOWED` that are unknown for every launch left out. The inverse of :func:`widened`.
+    ``copy=False``: the frame's other columns are adopted, not copied (a frame nothing else will use)."""
+    if all(is_encoded(frame[c]) for c in ENCODED_COLUMNS if c in frame.columns) and not any(
+            frame[c].dtype == np.float64 and bool(np.isnan(frame[c].to_numpy()).all())
+            for c in ABSENT_ALLOWED if c in frame.columns):
+        return frame
+    columns: dict[str, Any] = {}
+    for name in frame.columns:
+        values = frame[name]
+        if name in ABSENT_ALLOWED and values.dtype == np.float64 and bool(np.isnan(values.to_numpy()).all()):
+            continue
+        if name in ENCODED_COLUMNS and not is_encoded(values):
+            codes, uniques = pd.factorize(values.array, use_na_sentinel=True)
+            columns[name] = encoded_text(np.asarray(uniques, dtype=object), codes)
+        else:
+            columns[name] = values.to_numpy() if values.dtype == np.float64 else values.array
+    return frame_of(columns, frame.index, copy=copy)
 
 
 def widened(frame: pd.DataFrame) -> pd.DataFrame:

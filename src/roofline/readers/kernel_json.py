@@ -94,7 +94,7 @@ def read(path: str | Path) -> KernelTable:
             frame[name] = pd.array([None] * len(frame), dtype=kernels.DTYPES[name])
     if older and "flops" in frame.columns:
         frame = kernels.with_total_ops(frame.astype({"flops": "float64"}))
-    frame = kernels.validate(frame, where=str(p))
+    frame = kernels.lean(kernels.validate(frame, where=str(p)))  # the launch table's contract
     m = doc.get("metrics") or {"columns": [], "rows": []}
     metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
     metrics.index = frame.index

@@ -27,6 +27,7 @@ from roofline.kernels import (
     flags,
     frame_of,
     known_sum,
+    lean,
     repeated,
     strings,
     total_ops,
@@ -100,7 +101,7 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
             columns[c.name] = unknown_values(c.dtype, n)
     # valid by construction: declared dtypes, and counts checked above. The float arrays are the
     # counted ones, adopted (1e6 launches: no 2-D copy).
-    frame = frame_of(columns)
+    frame = lean(frame_of(columns), copy=False)  # text the reader gave plain (not a dictionary) encoded too
     metrics = profile.metrics.reset_index(drop=True)
     metrics.index = frame.index
     warnings = [f"{label}: {w}" for w in counted.warnings]
