@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -191,7 +192,7 @@ def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | Non
     for col in IDENTITY:
         if col in out and col in _ENCODED and _text_categories(out[col]):  # kept encoded: not decoded per launch
             values = out[col]
-            categorical = values.array if isinstance(values, pd.Series) else values
+            categorical: Any = values.array if isinstance(values, pd.Series) else values
             arrays[col] = encoded_text(categorical.categories.to_numpy(dtype=object), np.asarray(categorical.codes))
         elif col in out:
             arrays[col] = _int_ids(out[col]) if col in INT_IDS else text_array(out[col])  # type: ignore[arg-type]

@@ -27,10 +27,9 @@ from roofline.kernels import (
     flags,
     frame_of,
     known_sum,
-    lean,
-    repeated,
     strings,
     total_ops,
+    unknown_encoded,
     unknown_values,
 )
 from roofline.readers.ncu.raw_profile import RawProfile
@@ -85,12 +84,14 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
             decoded = _decoded(ids)
             if decoded is not None:  # a categorical (or Arrow dictionary): its codes group the launches
                 columns[c.name], codes[c.name] = decoded
+            elif c.name in ENCODED_COLUMNS:  # text the reader gave plain: encoded here (distinct values)
+                found, uniques = pd.factorize(ids, use_na_sentinel=True)
+                columns[c.name] = encoded_text(np.asarray(uniques, dtype=object), found)
             else:
                 columns[c.name] = ids.astype(c.dtype) if str(ids.dtype) != c.dtype else \
                     ids if isinstance(ids, pd.arrays.ArrowExtensionArray) else ids.copy()
         elif c.name == "source":  # one text for every launch: one category
-            columns[c.name] = pd.Categorical.from_codes(np.zeros(n, dtype=np.int8),
-                                                        dtype=pd.CategoricalDtype(pd.Index([label], dtype="string")))
+            columns[c.name] = encoded_text([label], np.zeros(n, dtype=np.int64))
         elif c.name == "launches":
             columns[c.name] = pd.arrays.IntegerArray(np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool))
         elif c.dtype == "boolean":
@@ -101,7 +102,7 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
             columns[c.name] = unknown_values(c.dtype, n)
     # valid by construction: declared dtypes, and counts checked above. The float arrays are the
     # counted ones, adopted (1e6 launches: no 2-D copy).
-    frame = lean(frame_of(columns), copy=False)  # text the reader gave plain (not a dictionary) encoded too
+    frame = frame_of(columns)
     metrics = profile.metrics.reset_index(drop=True)
     metrics.index = frame.index
     warnings = [f"{label}: {w}" for w in counted.warnings]
@@ -132,12 +133,6 @@ def _decoded(values: pd.api.extensions.ExtensionArray) -> tuple[pd.api.extension
     else:
         return None
     return encoded_text(texts, codes), codes
-
-
-def unknown_encoded(n: int) -> pd.Categorical:
-    """``n`` missing values of an encoded identity column (no category, codes -1)."""
-    return pd.Categorical.from_codes(np.full(n, -1, dtype=np.int8),
-                                     dtype=pd.CategoricalDtype(pd.Index([], dtype="string")))
 
 
 def _owned(values: np.ndarray | None, n: int, seen: set[int]) -> np.ndarray:
