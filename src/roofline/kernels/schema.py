@@ -408,19 +408,19 @@ def by_name(by: GroupBy | str) -> str:
     return by if isinstance(by, str) else ",".join(by)
 
 
-def _dtype_text(name: str) -> str:
-    """A column's dtype as the docs print it, with what the contract allows a launch table."""
+def _launch_note(name: str) -> str:
+    """What the contract allows a table of launches for column ``name``, as the docs say it."""
     if name in ENCODED_COLUMNS:
-        return f"{DTYPES[name]} (launches: may be categorical)"
+        return " (a table of launches may hold it encoded: categorical)"
     if name in ABSENT_ALLOWED:
-        return f"{DTYPES[name]} (launches: may be absent)"
-    return DTYPES[name]
+        return " (a table of launches may leave it out when unknown throughout)"
+    return ""
 
 
 def describe_columns() -> str:
     """The schema as a Markdown table (used by the docs)."""
     lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{c.name}` | {_dtype_text(c.name)} | {c.unit or '-'} | {c.description} |" for c in COLUMNS]
+    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description}{_launch_note(c.name)} |" for c in COLUMNS]
     return "\n".join(lines)
 
 
