@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from ncu_routes import same_table_both_ways
 
+from roofline.kernels import widened  # a launch table leaves out the counts it has no counter for
 from roofline.readers.ncu.peaks import machine_from_profile
 from roofline.errors import MissingMetricsError
 from roofline.readers import read_profile
@@ -42,7 +43,7 @@ def test_h100_pcie_set_full_silu_by_hand():
     """H100 PCIe (CC 9.0), ncu 2025.1 --set full, silu_kernel_vector on 2^26 floats, 3 launches.
     Instruction counts exist only as .sum.per_cycle_elapsed rates."""
     t = read_profile(H100_SILU)
-    f = t.frame
+    f = widened(t.frame)
     assert len(f) == 3 and set(f["compute_capability"]) == {"9.0"}
     assert set(f["device"]) == {0}  # ncu's device index; the name (device__attribute_display_name) is "NVIDIA H100 PCIe"
     # gpu__time_duration.sum [ns] per launch
@@ -77,7 +78,7 @@ def test_h100_pcie_set_full_silu_by_hand():
 def test_gh200_set_full_rms_norm_by_hand():
     """GH200 480GB (CC 9.0, aarch64 host), ncu 2025.1 --set full -c 1: the first launch is torch's
     randn (distribution_elementwise_grid_stride_kernel)."""
-    f = read_profile(GH200_RMS).frame
+    f = widened(read_profile(GH200_RMS).frame)
     assert len(f) == 1 and f.loc[0, "compute_capability"] == "9.0"
     assert f.loc[0, "device"] == 0  # device index; device__attribute_display_name "NVIDIA GH200 480GB"
     assert f.loc[0, "time_s"] == pytest.approx(6_880e-9, rel=1e-12)  # gpu__time_duration.sum 6,880 ns
@@ -99,7 +100,7 @@ def test_gh200_sections_only_by_hand():
     SpeedOfLight_RooflineChart: rates and per-second values only, no smsp__cycles_elapsed.avg and no
     byte counts. Work = rate x smsp__cycles_elapsed.avg.per_second x gpu__time_duration.sum."""
     t = read_profile(GH200_SECTIONS)
-    f = t.frame
+    f = widened(t.frame)
     assert len(f) == 3 and set(f["compute_capability"]) == {"9.0"}
     np.testing.assert_allclose(f["time_s"], [140_576e-9, 151_776e-9, 151_008e-9], rtol=1e-12)
     # launch 0 (randn): derived__smsp__..._ffma_pred_on_x2 1262.450367254502 /cycle
@@ -125,7 +126,7 @@ def test_gh200_sections_only_by_hand():
 def test_gh200_default_set_gives_time_only():
     """GH200, ncu 2025.1 default set (-c 2): time and cycles, no FLOP or byte counters -> NaN."""
     t = read_profile(GH200_BASIC)
-    f = t.frame
+    f = widened(t.frame)
     assert len(f) == 2 and set(f["compute_capability"]) == {"9.0"}
     np.testing.assert_allclose(f["time_s"], [141_760e-9, 151_584e-9], rtol=1e-12)  # gpu__time_duration.sum
     for column in ["fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops", "flops",
@@ -145,7 +146,7 @@ def test_rtx5090_details_page_with_rule_columns_by_hand():
     """RTX 5090 (CC 12.0) --page details CSV with Rule and Estimated Speedup columns: a --metrics list
     plus sections (display names), for a cutlass bf16 tensor-op GEMM."""
     t = read_profile(RTX5090_DETAILS)
-    f = t.frame
+    f = widened(t.frame)
     assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0"
     assert f.loc[0, "time_s"] == pytest.approx(111.81e-6, rel=1e-12)  # gpu__time_duration.sum 111.81 us
     assert f.loc[0, "sm_clock_hz"] == pytest.approx(2.00e9, rel=1e-12)  # "SM Frequency" 2.00 Ghz
@@ -165,7 +166,7 @@ def test_rtx5090_details_page_with_rule_columns_by_hand():
 def test_rtx5090_speed_of_light_section_only():
     """RTX 5090 (CC 12.0), the GPU Speed Of Light section alone in display names ("Duration",
     "SM Frequency", "Elapsed Cycles", throughputs in %): time only."""
-    f = read_profile(RTX5090_SOL).frame
+    f = widened(read_profile(RTX5090_SOL).frame)
     assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0"
     assert f.loc[0, "time_s"] == pytest.approx(404.70e-6, rel=1e-12)  # "Duration" 404.70 us
     assert f.loc[0, "sm_clock_hz"] == pytest.approx(2.00e9, rel=1e-12)  # "SM Frequency" 2.00 Ghz
@@ -189,7 +190,7 @@ def test_rtx5090_roofline_chart_section_alone_says_what_is_missing():
 
 def test_rtx5090_metrics_and_roofline_chart_of_one_run_merge():
     t = read_profile([FMHA / "ncu.metrics.csv", FMHA / "ncu.section_SpeedOfLight_RooflineChart.csv"])
-    f = t.frame
+    f = widened(t.frame)
     assert len(f) == 1 and f.loc[0, "compute_capability"] == "12.0" and f.loc[0, "process_id"] == 1745130
     assert f.loc[0, "time_s"] == pytest.approx(160.74e-6, rel=1e-12)
     assert f.loc[0, "sm_clock_hz"] == pytest.approx(1.98e9, rel=1e-12)  # the chart's "SM Frequency"
@@ -215,7 +216,7 @@ def test_set_full_matches_nsight_computes_own_roofline_formulas(report):
     """Nsight Compute 2025.1's Single and Double roofline sections on these --set full reports:
     achieved FLOP/s = (add + mul per cycle + derived__smsp__..._fma_pred_on_x2) x
     smsp__cycles_elapsed.avg.per_second; DRAM intensity = that / dram__bytes.sum.per_second."""
-    f = read_profile(report).frame
+    f = widened(read_profile(report).frame)
     actions = ncu_report.load_report(str(report)).range_by_idx(0)
     for i in range(actions.num_actions()):
         action = actions.action_by_idx(i)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from roofline.kernels import widened  # a launch table leaves out the counts it has no counter for
 from roofline import api
 from roofline.analysis import analyze
 from roofline.analysis.limits import MAX_PER_INSTRUCTION, SLACK
@@ -49,7 +50,7 @@ def _check(a) -> None:
 @pytest.mark.parametrize("path", PROFILES, ids=lambda p: p.parent.name if p.is_file() else p.name)
 def test_every_row_within_limits_or_flagged(path):
     table = api.read(path, fp16="paper" if "v100" in str(path) else "ncu")
-    works = ["flops", *(["instructions"] if table.frame["warp_inst"].notna().any() else [])]
+    works = ["flops", *(["instructions"] if widened(table.frame)["warp_inst"].notna().any() else [])]
     for work in works:
         for by in ("launch", "name"):
             _check(api.analyze(table, by=by, work=work))

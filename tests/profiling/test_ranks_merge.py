@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from roofline.kernels import widened  # a launch table leaves out the counts it has no counter for
 from roofline import kernels
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
@@ -56,7 +57,7 @@ def test_kernel_table_file_round_trips_unknowns(tmp_path: Path) -> None:
     path.write_text(table_file.to_json(t))
     back = table_file.read(path)
     assert back.frame["time_s"].tolist() == [1e-3, 2e-3]
-    assert np.isnan(back.frame["l1_bytes"]).all()  # unknown stays unknown
+    assert np.isnan(widened(back.frame)["l1_bytes"]).all()  # unknown stays unknown (left out: known-missing)
     assert back.frame["phase"].tolist() == ["forward", "forward"]
     assert back.warnings == ("w10",) and back.metrics["gpu__time_duration.sum"].tolist() == [1e-3, 2e-3]
     (tmp_path / "bad.json").write_text("{}")
@@ -168,7 +169,7 @@ def test_streaming_merge_of_three_real_ranks(tmp_path: Path) -> None:
     assert merged.frame["process_id"].tolist() == [100 + r for r in range(3) for _ in range(11)]
     assert merged.frame["time_s"].sum() == pytest.approx(6 * one["time_s"].sum(), rel=1e-12)
     assert merged.frame["flops"].sum() == 3 * V100_FLOPS
-    assert merged.frame["int_ops"].isna().all()  # unknown in every rank stays unknown
+    assert widened(merged.frame)["int_ops"].isna().all()  # unknown in every rank stays unknown
     assert merged.sources == tuple(str(p) for p in paths)
     assert merged.metrics["dram__bytes.sum"].sum() == 3 * api.read(V100_GEMM).metrics["dram__bytes.sum"].sum()
     by_name = kernels.aggregate(merged.frame, by="name")
@@ -176,7 +177,7 @@ def test_streaming_merge_of_three_real_ranks(tmp_path: Path) -> None:
     in_memory = merge_tables(paths)  # the same merge, held in memory (for .kernels.json outputs)
     import pandas as pd
 
-    pd.testing.assert_frame_equal(merged.frame, in_memory.frame)
+    pd.testing.assert_frame_equal(widened(merged.frame), widened(in_memory.frame))
     pd.testing.assert_frame_equal(merged.metrics, in_memory.metrics, check_dtype=False)
 
 

@@ -8,14 +8,14 @@ Selecting happens before the analysis, so totals and shares are those of the sel
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.kernels import KernelTable
+from roofline.kernels import KernelTable, is_encoded
 
 #: Sort keys: the column each orders by (largest first); ``ai`` is resolved per analysis.
 #: ``work`` orders by the analysis's work (FLOPs, OPs or warp instructions: its ``work_spec.total``).
@@ -49,25 +49,35 @@ def _names_by_time(frame: pd.DataFrame, column: str) -> list[str]:
     return [str(n) for n in order.index if n != ""]
 
 
+def _rows_where(column: pd.Series, test: Callable[[pd.Series], pd.Series]) -> np.ndarray:
+    """True for the rows whose text passes ``test`` (a Series of ``string`` -> booleans, <NA> false).
+    An encoded column (a categorical, :data:`roofline.kernels.ENCODED_COLUMNS`) is tested on its
+    distinct texts only, and the answer spread to the launches by their codes."""
+    if is_encoded(column):
+        texts = pd.Series(column.cat.categories.astype("string"))
+        hit = np.append(test(texts).fillna(False).to_numpy(dtype=bool), False)  # code -1 (missing): False
+        return hit[column.cat.codes.to_numpy()]
+    return test(column.astype("string")).fillna(False).to_numpy(dtype=bool)
+
+
 def kernel_mask(frame: pd.DataFrame, pattern: str) -> np.ndarray:
     """True for the rows whose ``kernel_name`` matches ``pattern`` (``re.search``)."""
     regex = compile_regex(pattern)
-    names = frame["kernel_name"].astype("string")
-    return names.str.contains(regex, regex=True).fillna(False).to_numpy(dtype=bool)
+    return _rows_where(frame["kernel_name"], lambda names: names.str.contains(regex, regex=True))
 
 
 def nvtx_mask(frame: pd.DataFrame, nvtx: str) -> np.ndarray:
     """True for the rows in the NVTX range ``nvtx``: the ``phase`` named exactly so, else the
     phases that match it as a regular expression (``re.search``)."""
-    phases = frame["phase"].astype("string")
+    phases = frame["phase"]
     if phases.isna().all():
         raise InputError("the profile has no NVTX ranges (no phase column values)",
                          hint="profile with NVTX ranges (ncu --nvtx, or roofline profile --nvtx-include)")
-    exact = (phases == nvtx).fillna(False).to_numpy(dtype=bool)
+    exact = _rows_where(phases, lambda texts: texts == nvtx)
     if exact.any():
         return exact
     regex = compile_regex(nvtx, "--nvtx")
-    hit = phases.str.contains(regex, regex=True).fillna(False).to_numpy(dtype=bool)
+    hit = _rows_where(phases, lambda texts: texts.str.contains(regex, regex=True))
     if not hit.any():
         raise InputError(f"no NVTX range is named {nvtx!r} or matches it as a regular expression",
                          hint="ranges (longest first): " + _listing(_names_by_time(frame, "phase")))

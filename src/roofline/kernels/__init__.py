@@ -6,7 +6,9 @@ declared with its dtype, its SI unit and what it means (:data:`COLUMNS`); reader
 :func:`validate` checks it, and analysis and views read only these columns.
 
 Unknown is not zero: a quantity whose counter was not collected is NaN (or
-``<NA>``), and ``flops_partial`` says when the FLOP total lacks a component.
+``<NA>``), or, in a table of launches, an absent column (:func:`column_or_nan`); ``flops_partial``
+says when the FLOP total lacks a component. Identity text columns of a table of launches may be
+dictionary-encoded (:data:`ENCODED_COLUMNS`); the contract is written in :mod:`roofline.kernels.schema`.
 
 - :mod:`roofline.kernels.schema`: the columns, :class:`KernelTable`, building and checking tables;
 - :mod:`roofline.kernels.grouping`: launches summed into rows (:func:`aggregate`);
@@ -17,6 +19,7 @@ Unknown is not zero: a quantity whose counter was not collected is NaN (or
 
 from roofline.kernels.arrays import (
     STACK_LIMIT,
+    encoded_text,
     flags,
     frame_of,
     group_ids,
@@ -25,15 +28,18 @@ from roofline.kernels.arrays import (
     repeated,
     sameness,
     strings,
+    unknown_encoded,
     unknown_values,
 )
 from roofline.kernels.grouping import aggregate, aggregate_columns, cut_modules
 from roofline.kernels.schema import (
+    ABSENT_ALLOWED,
     BYTE_COLUMNS,
     COLUMN_NAMES,
     COLUMNS,
     COUNT_COLUMNS,
     DTYPES,
+    ENCODED_COLUMNS,
     FLOP_COLUMNS,
     FP16_CONVENTIONS,
     INSTRUCTION_COLUMNS,
@@ -50,19 +56,25 @@ from roofline.kernels.schema import (
     KernelTable,
     by_name,
     check_counts,
+    column_or_nan,
     concat,
+    decoded,
     describe_columns,
     empty_frame,
     from_records,
     group_keys,
     has_runs,
+    is_encoded,
+    lean,
     total_ops,
     validate,
+    widened,
     with_total_flops,
     with_total_ops,
 )
 
 __all__ = [
+    "ABSENT_ALLOWED", "ENCODED_COLUMNS", "column_or_nan", "decoded", "encoded_text", "is_encoded", "lean", "unknown_encoded", "widened",
     "BYTE_COLUMNS", "COLUMNS", "COLUMN_NAMES", "COUNT_COLUMNS", "DTYPES", "FLOP_COLUMNS", "FP16_CONVENTIONS",
     "INSTRUCTION_COLUMNS", "KEY_COLUMNS", "NON_NEGATIVE", "NO_OPERATOR", "OP_COLUMNS", "OUTSIDE_MODULES",
     "STACK_LIMIT", "SUMMED", "TRANSACTION_COLUMNS", "VIEW_KEYS", "Column", "GroupBy", "KernelTable", "aggregate",

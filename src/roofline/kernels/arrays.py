@@ -86,6 +86,31 @@ def repeated(value: str | None, n: int) -> pd.api.extensions.ExtensionArray:
     return pd.array([value], dtype="string").take(np.zeros(n, dtype=np.intp))
 
 
+def encoded_text(texts: np.ndarray | Sequence[Any], codes: np.ndarray) -> pd.Categorical:
+    """Text given as its distinct values ``texts`` and one code per launch (-1: missing) as an
+    encoded identity column (:data:`roofline.kernels.schema.ENCODED_COLUMNS`): a categorical of
+    text categories (a plain object Index: an Arrow-backed one costs 4x as much to make, 60 us),
+    sorted (so that sorting by it sorts by the text), duplicates merged; the codes are renumbered
+    through the few distinct texts, not compared per launch."""
+    distinct = [str(t) for t in (texts.tolist() if isinstance(texts, np.ndarray) else texts)]
+    categories = sorted(set(distinct))
+    position = {text: i for i, text in enumerate(categories)}
+    remap = np.array([position[t] for t in distinct] + [-1], dtype=np.int64)  # code -1 stays -1
+    small = np.int8 if len(categories) < 127 else np.int16 if len(categories) < 32_000 else np.int32
+    dtype = pd.CategoricalDtype(pd.Index(categories, dtype=_OBJECT)) if categories else _NO_CATEGORIES
+    return pd.Categorical.from_codes(remap[np.asarray(codes, dtype=np.int64)].astype(small), dtype=dtype)
+
+
+def unknown_encoded(n: int) -> pd.Categorical:
+    """``n`` missing values of an encoded identity column (no category, codes -1: one byte a launch)."""
+    return pd.Categorical.from_codes(np.full(n, -1, dtype=np.int8), dtype=_NO_CATEGORIES)
+
+
+_OBJECT = np.dtype(object)
+#: The dtype of an encoded column with no known value (immutable, made once).
+_NO_CATEGORIES = pd.CategoricalDtype(pd.Index([], dtype=_OBJECT))
+
+
 def flags(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """A bool array (adopted: pass a fresh one) as the ``boolean`` dtype, none missing."""
     return pd.arrays.BooleanArray(np.asarray(values, dtype=bool), np.zeros(len(values), dtype=bool))
@@ -123,6 +148,11 @@ def sameness(values: pd.api.extensions.ExtensionArray) -> str:
     which needs no grouping (a comparison, not a hash of 1e6 strings)."""
     if not len(values):
         return "missing"
+    if isinstance(values, pd.Categorical):  # an encoded identity: its codes
+        codes = values.codes
+        if (codes < 0).any():
+            return "missing" if (codes < 0).all() else "mixed"
+        return "one" if bool((codes == codes[0]).all()) else "mixed"
     if isinstance(values, pd.arrays.ArrowExtensionArray):
         arrow = pa.array(values)
         if arrow.null_count:

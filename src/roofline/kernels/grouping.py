@@ -32,8 +32,10 @@ from roofline.kernels.schema import (
     SUMMED,
     GroupBy,
     KernelTable,
+    column_or_nan,
     group_keys,
     has_runs,
+    widened,
 )
 
 
@@ -128,9 +130,9 @@ def _common_value(values: pd.api.extensions.ExtensionArray, gid: np.ndarray, fir
 
 
 def _float_column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """A column as floats, NaN where missing (a float64 column as it is: no conversion, no copy)."""
-    column = frame[name]
-    return column.to_numpy() if column.dtype == np.float64 else column.to_numpy(dtype=np.float64, na_value=np.nan)
+    """A column as floats, NaN where missing (a float64 column as it is: no conversion, no copy); an
+    absent count column (known-missing) NaN throughout."""
+    return column_or_nan(frame, name)
 
 
 def _as_declared(name: str, values: Any) -> Any:
@@ -148,7 +150,8 @@ def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: in
     making one frame (:func:`frame_of`). ``table``: the KernelTable whose ``frame`` this is, to group
     its launches once for every caller (:meth:`KernelTable.group_ids`)."""
     frame = cut_modules(frame, depth)
-    if by == "launch":
+    if by == "launch":  # every launch a row: the whole declared table (absent columns, encoded text restored)
+        frame = widened(frame)
         order = longest_first(frame["time_s"].to_numpy(dtype=float, na_value=np.nan))
         return {c.name: _as_declared(c.name, frame[c.name].to_numpy(dtype=float, na_value=np.nan)[order]
                                      if c.dtype == "float64" else frame[c.name].array.take(order))
@@ -161,6 +164,9 @@ def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: in
     ngroups = len(first_rows)
     sums: dict[str, np.ndarray] = {}
     for col in SUMMED:  # bincount on the dense group ids: no sorting, one pass per column
+        if col not in frame.columns:  # known-missing (a column the profile has no counter for)
+            sums[col] = np.full(ngroups, np.nan)
+            continue
         values = _float_column(frame, col)
         missing = np.isnan(values)
         if not missing.any():
@@ -223,6 +229,6 @@ def aggregate(frame: pd.DataFrame, by: GroupBy | str = "name", depth: int | None
     Rows are sorted by time, longest first.
     """
     if by == "launch":
-        frame = cut_modules(frame, depth)
+        frame = widened(cut_modules(frame, depth))
         return frame.sort_values("time_s", ascending=False, kind="stable", na_position="last").reset_index(drop=True)
     return frame_of(aggregate_columns(frame, by, depth))

@@ -2,6 +2,24 @@
 
 Every column is declared here with its dtype, its SI unit and what it means (:data:`COLUMNS`);
 readers build tables, :func:`validate` checks one, and analysis and views read only these columns.
+
+The contract (issue 34, a lean table of launches):
+
+- **What a reader returns**: a :class:`KernelTable` whose ``frame`` has one row per launch and the
+  declared columns in declared order, checked by :func:`validate`, except as the two points below allow.
+- **Identity columns are dictionary-encoded.** The text columns of :data:`ENCODED_COLUMNS` (kernel name,
+  phase, operator, module, run, source, architecture, grid and block) may be held as a pandas
+  categorical of strings (one code per launch, each distinct text once) instead of the declared
+  ``string`` dtype: readers of large profiles return them so (the ncu CSV readers), and nothing decodes
+  them per launch. Their values are the same text either way. Grouping (:func:`roofline.kernels.aggregate`)
+  decodes them on the groups only, so grouped tables hold the declared ``string`` dtype.
+- **Absent is known-missing.** A float count column (:data:`ABSENT_ALLOWED`) that the profile has no
+  counter for may be left out of a launch table rather than held as a column of NaN; it means exactly
+  what NaN in every row would mean (unknown), and :func:`column_or_nan` reads it so. Which metric would
+  supply it is said in :attr:`KernelTable.column_notes`, by the reader. Grouped tables (what analysis
+  and views read) hold every declared column: :func:`roofline.kernels.aggregate` and :func:`widened`
+  restore the absent ones as NaN.
+- Time, clock, ``flops``, ``ops`` and every non-float column are always present.
 """
 
 from __future__ import annotations
@@ -14,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import STACK_LIMIT, frame_of, group_ids, groups_from_codes, known_sum
+from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,76 @@ VIEW_KEYS: dict[str, tuple[str, ...]] = {
 KEY_COLUMNS = ("module", "op", "phase", "kernel_name", "launch_id", "process_id", "device", "stream", "run")
 #: Labels of the rows whose operator or module is unknown (``op`` or ``module`` <NA>).
 NO_OPERATOR, OUTSIDE_MODULES = "(no operator)", "(outside modules)"
+#: Text columns a launch table may hold dictionary-encoded (a pandas categorical of strings).
+ENCODED_COLUMNS = ("kernel_name", "phase", "op", "module", "run", "source", "compute_capability", "grid", "block")
+#: Float count columns a launch table may leave out when the profile has no counter for them (unknown).
+ABSENT_ALLOWED = tuple(c for c in COUNT_COLUMNS if c not in ("launches", "flops", "ops"))
+
+
+def is_encoded(values: Any) -> bool:
+    """True when ``values`` (a Series or array) is a categorical of strings (an encoded identity column)."""
+    dtype = getattr(values, "dtype", None)
+    return isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype.kind in "OUT"
+
+
+def column_or_nan(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """Column ``name`` of a kernel table as float64 (NaN where unknown), NaN throughout when the
+    table leaves it out (known-missing: :data:`ABSENT_ALLOWED`). A float64 column is returned as it is."""
+    if name not in frame.columns:
+        if name not in ABSENT_ALLOWED:
+            raise KeyError(name)
+        return np.full(len(frame), np.nan)
+    column = frame[name]
+    return column.to_numpy() if column.dtype == np.float64 else column.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def decoded(values: Any) -> Any:
+    """An identity column (Series or array) as the declared ``string`` dtype; as it is when not encoded."""
+    if not is_encoded(values):
+        return values
+    return values.astype("string")
+
+
+def lean(frame: pd.DataFrame, *, copy: bool = True) -> pd.DataFrame:
+    """A valid launch table in the lean form every reader returns: identity text encoded
+    (:data:`ENCODED_COLUMNS` as categoricals, their categories sorted) and the count columns of
+    :data:`ABSENT_ALLOWED` that are unknown for every launch left out. The inverse of :func:`widened`.
+    ``copy=False``: the frame's other columns are adopted, not copied (a frame nothing else will use)."""
+    if all(is_encoded(frame[c]) for c in ENCODED_COLUMNS if c in frame.columns) and not any(
+            frame[c].dtype == np.float64 and bool(np.isnan(frame[c].to_numpy()).all())
+            for c in ABSENT_ALLOWED if c in frame.columns):
+        return frame
+    columns: dict[str, Any] = {}
+    for name in frame.columns:
+        values = frame[name]
+        if name in ABSENT_ALLOWED and values.dtype == np.float64 and bool(np.isnan(values.to_numpy()).all()):
+            continue
+        if name in ENCODED_COLUMNS and not is_encoded(values):
+            codes, uniques = pd.factorize(values.array, use_na_sentinel=True)
+            columns[name] = encoded_text(np.asarray(uniques, dtype=object), codes)
+        else:
+            columns[name] = values.to_numpy() if values.dtype == np.float64 else values.array
+    return frame_of(columns, frame.index, copy=copy)
+
+
+def widened(frame: pd.DataFrame) -> pd.DataFrame:
+    """A launch table with every declared column in its declared dtype: absent count columns as NaN,
+    encoded identities decoded (per launch: for the few callers that need whole per-launch rows, such
+    as ``by="launch"`` and the files written). The frame itself when it already is."""
+    absent = [c for c in COLUMN_NAMES if c not in frame.columns]
+    encoded = [c for c in ENCODED_COLUMNS if c in frame.columns and is_encoded(frame[c])]
+    if not absent and not encoded:
+        return frame
+    columns = {}
+    for c in COLUMNS:
+        if c.name in absent:
+            columns[c.name] = np.full(len(frame), np.nan)
+        elif c.name in encoded:
+            columns[c.name] = frame[c.name].array.astype("string")
+        else:
+            values = frame[c.name]
+            columns[c.name] = values.to_numpy() if c.dtype == "float64" else values.array
+    return frame_of(columns, frame.index, copy=True)
 
 
 @dataclass(frozen=True)
@@ -161,13 +249,13 @@ class KernelTable:
 
     def group_ids(self, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """:func:`group_ids` of :attr:`frame` by ``keys``, kept for the next caller while the key
-        columns are the very (immutable, Arrow-backed) arrays they were computed from."""
+        columns are the very (Arrow-backed or categorical) arrays they were computed from."""
         columns = tuple(self.frame[k].array for k in keys)
         kept = self._groups.get(tuple(keys))
         if kept is not None and all(a is b for a, b in zip(kept[0], columns)):
             return kept[1], kept[2]
         gid, first = group_ids(self.frame, keys)
-        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+        if all(isinstance(c, (pd.arrays.ArrowExtensionArray, pd.Categorical)) for c in columns):
             self._groups[tuple(keys)] = (columns, gid, first)
         return gid, first
 
@@ -175,7 +263,7 @@ class KernelTable:
         """Keep the groups of :attr:`frame` by ``keys`` from codes the reader had (one per distinct key,
         -1 for a missing one: a categorical's), so that :meth:`group_ids` does not hash the keys again."""
         columns = tuple(self.frame[k].array for k in keys)
-        if all(isinstance(c, pd.arrays.ArrowExtensionArray) for c in columns):
+        if all(isinstance(c, (pd.arrays.ArrowExtensionArray, pd.Categorical)) for c in columns):
             self._groups[tuple(keys)] = (columns, *groups_from_codes(codes))
 
     def __getstate__(self) -> dict[str, Any]:
@@ -273,18 +361,23 @@ def validate(frame: pd.DataFrame, *, where: str | None = None) -> pd.DataFrame:
     Raises :class:`InputError` when columns are missing or values are impossible
     (negative times or counts). Extra columns are dropped.
     """
-    missing = [c for c in COLUMN_NAMES if c not in frame.columns]
+    missing = [c for c in COLUMN_NAMES if c not in frame.columns and c not in ABSENT_ALLOWED]
     if missing:
         raise InputError(f"kernel table lacks columns: {', '.join(missing)}", path=where)
     out: dict[str, pd.Series] = {}
     for c in COLUMNS:
+        if c.name not in frame.columns:  # known-missing (ABSENT_ALLOWED): left out
+            continue
         col = frame[c.name]
+        if c.name in ENCODED_COLUMNS and is_encoded(col):  # dictionary-encoded identities are kept so
+            out[c.name] = col
+            continue
         try:
             out[c.name] = col.astype(c.dtype) if str(col.dtype) != c.dtype else col
         except (TypeError, ValueError) as exc:
             raise InputError(f"kernel-table column {c.name!r} is not {c.dtype}: {exc}", path=where) from None
     # column by column: no 2-D copy of the table (1e6 launches)
-    check_counts({n: out[n].to_numpy() for n in NON_NEGATIVE}, where)
+    check_counts({n: out[n].to_numpy() for n in NON_NEGATIVE if n in out}, where)
     if len(frame) * len(COLUMNS) > STACK_LIMIT:  # large: the columns as they are, not copied
         return pd.DataFrame(out, index=frame.index, copy=False)
     return frame_of({n: col.to_numpy() if DTYPES[n] == "float64" else col.array for n, col in out.items()},
@@ -319,10 +412,19 @@ def by_name(by: GroupBy | str) -> str:
     return by if isinstance(by, str) else ",".join(by)
 
 
+def _launch_note(name: str) -> str:
+    """What the contract allows a table of launches for column ``name``, as the docs say it."""
+    if name in ENCODED_COLUMNS:
+        return " (a table of launches may hold it encoded: categorical)"
+    if name in ABSENT_ALLOWED:
+        return " (a table of launches may leave it out when unknown throughout)"
+    return ""
+
+
 def describe_columns() -> str:
     """The schema as a Markdown table (used by the docs)."""
     lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description} |" for c in COLUMNS]
+    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description}{_launch_note(c.name)} |" for c in COLUMNS]
     return "\n".join(lines)
 
 
@@ -330,4 +432,4 @@ def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Stack kernel tables (e.g. measurements and profiles) into one validated table."""
     if not frames:
         return empty_frame(0)
-    return validate(pd.concat([validate(f) for f in frames], ignore_index=True))
+    return validate(pd.concat([widened(validate(f)) for f in frames], ignore_index=True))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import FP16_CONVENTIONS, KernelTable
+from roofline.kernels import FP16_CONVENTIONS, KernelTable, decoded
 from roofline.readers.ncu.count import build_table
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
@@ -219,7 +219,7 @@ def _with_run(table: KernelTable, label: str) -> KernelTable:
     keeps them, after its own label (``x/a``, ``x/b`` for runs a and b of x.kernels.json)."""
     frame = table.frame.copy()
     fill = pd.Series(pd.array([label], dtype="string").take(np.zeros(len(frame), dtype=np.intp)), index=frame.index)
-    frame["run"] = (fill + "/" + frame["run"]).fillna(fill)
+    frame["run"] = (fill + "/" + decoded(frame["run"])).fillna(fill)  # (several runs: text per launch)
     return replace(table, frame=frame)
 
 

@@ -49,7 +49,7 @@ def _rows(frame: pd.DataFrame) -> list[list[Any]]:
 
 def to_json(table: KernelTable) -> str:
     """The kernel table (and its raw metrics) as our JSON text."""
-    frame = kernels.validate(table.frame)
+    frame = kernels.widened(kernels.validate(table.frame))  # every declared column, text decoded
     doc = {
         "schema": SCHEMA,
         "fp16_convention": table.fp16_convention,
@@ -96,7 +96,7 @@ def read(path: str | Path) -> KernelTable:
             frame[name] = pd.array([None] * len(frame), dtype=kernels.DTYPES[name])
     if older and "flops" in frame.columns:
         frame = kernels.with_total_ops(frame.astype({"flops": "float64"}))
-    frame = kernels.validate(frame, where=str(p))
+    frame = kernels.lean(kernels.validate(frame, where=str(p)))  # the launch table's contract
     m = doc.get("metrics") or {"columns": [], "rows": []}
     metrics = pd.DataFrame(m["rows"], columns=m["columns"]) if m["columns"] else pd.DataFrame(index=frame.index)
     metrics.index = frame.index

@@ -118,8 +118,12 @@ def to_arrow(table: KernelTable) -> pa.Table:
         frame = kernels.validate(frame)
     arrays: list[pa.Array] = []
     for f in TABLE_FIELDS:
+        if f.name not in frame.columns:  # known-missing (absent): unknown in every row, as NaN was
+            arrays.append(pa.nulls(len(frame), f.type))
+            continue
         col = frame[f.name]
-        # float64: NaN -> null (unknown); the extension dtypes carry their own mask
+        # float64: NaN -> null (unknown); the extension dtypes carry their own mask; an encoded
+        # identity (categorical) is an Arrow dictionary, cast to the file's text by Arrow
         arr = pa.array(col.to_numpy(), from_pandas=True) if f.type == pa.float64() else pa.array(col.array)
         arrays.append(arr if arr.type == f.type else arr.cast(f.type))
     fields = list(TABLE_FIELDS)
@@ -248,7 +252,7 @@ def _frame(data: pa.Table, footer: Footer) -> pd.DataFrame:
             frame[name] = empty[name].to_numpy() if empty[name].dtype == "float64" else empty[name].array
         if "ops" in missing:
             frame = kernels.with_total_ops(frame)
-    return kernels.validate(frame, where=str(footer.path))
+    return kernels.lean(kernels.validate(frame, where=str(footer.path)))  # the launch table's contract
 
 
 def _metrics(data: pa.Table, index: pd.Index) -> pd.DataFrame:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from roofline.errors import InputError
+from roofline.kernels.arrays import encoded_text
 from roofline.readers.ncu.names import attribution_from_nvtx, demangle_names, has_mangled
 from roofline.readers.ncu.layout import ID_MAP, CsvLayout, is_nvtx_column
 from roofline.readers.ncu.raw_profile import IDENTITY
@@ -188,7 +190,11 @@ def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | Non
             out[ours] = columns[ncu_name]
     arrays: dict[str, object] = {}
     for col in IDENTITY:
-        if col in out:
+        if col in out and col in _ENCODED and _text_categories(out[col]):  # kept encoded: not decoded per launch
+            values = out[col]
+            categorical: Any = values.array if isinstance(values, pd.Series) else values
+            arrays[col] = encoded_text(categorical.categories.to_numpy(dtype=object), np.asarray(categorical.codes))
+        elif col in out:
             arrays[col] = _int_ids(out[col]) if col in INT_IDS else text_array(out[col])  # type: ignore[arg-type]
         else:
             arrays[col] = unknown_array(n, col in INT_IDS)
@@ -203,6 +209,16 @@ def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | Non
     if "process_name" in out:
         arrays["process_name"] = text_array(out["process_name"])  # type: ignore[arg-type]
     return arrays
+
+
+#: Identity columns kept dictionary-encoded when the parser gives them so (a categorical of text).
+_ENCODED = ("kernel_name", "grid", "block", "compute_capability")
+
+
+def _text_categories(values: object) -> bool:
+    """True for a categorical (Series or array) of text categories (not numbers, such as a CC read as 8.0)."""
+    dtype = getattr(values, "dtype", None)
+    return isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype.kind in "OUT"
 
 
 def _series(values: object) -> pd.Series:

@@ -363,7 +363,10 @@ def _fullest_names(names: pd.Series, others: list[np.ndarray]) -> pd.Series:
                           dtype=bool)
         if longer.any():
             chosen = np.where(longer, other, chosen)
-    return names if chosen is values else pd.Series(pd.array(chosen, dtype=names.dtype), index=names.index)
+    if chosen is values:
+        return names
+    dtype = "string" if isinstance(names.dtype, pd.CategoricalDtype) else names.dtype  # new texts: not categories
+    return pd.Series(pd.array(chosen, dtype=dtype), index=names.index)
 
 
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).
@@ -380,12 +383,16 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
             continue
         values = given = ids[col].array
         missing = np.asarray(values.isna())
+        if missing.any() and isinstance(values, pd.Categorical):  # filled from other inputs' text: decoded
+            values = values.astype("string")                      # (the kernel table encodes it again)
         for p, order in others:
             if not missing.any():
                 break
             if col not in p.ids.columns:
                 continue
             other = p.ids[col].array
+            if isinstance(other, pd.Categorical):
+                other = other.astype("string")
             unknown = np.asarray(other.isna())
             if unknown.all():  # nothing to fill from (the usual case: no input knows the column)
                 continue

@@ -15,18 +15,21 @@ import pyarrow.compute as pc
 from roofline import counting
 from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import (
+    ABSENT_ALLOWED,
     COLUMNS,
+    ENCODED_COLUMNS,
     FLOP_COLUMNS,
     NON_NEGATIVE,
     OP_COLUMNS,
     KernelTable,
     check_counts,
+    encoded_text,
     flags,
     frame_of,
     known_sum,
-    repeated,
     strings,
     total_ops,
+    unknown_encoded,
     unknown_values,
 )
 from roofline.readers.ncu.raw_profile import RawProfile
@@ -60,29 +63,41 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
         _no_roofline_metrics(profile, where)
     check_counts({name: floats[name] for name in NON_NEGATIVE}, where)
     blank = _blank_launches(floats, profile.ids)
+    for name in ABSENT_ALLOWED:  # a count column unknown for every launch is left out: known-missing
+        if np.isnan(floats[name]).all():
+            del floats[name]
     columns: dict[str, Any] = {}
     codes: dict[str, np.ndarray] = {}
     for c in COLUMNS:
         if c.dtype == "float64":
-            columns[c.name] = floats[c.name]
+            if c.name in floats:
+                columns[c.name] = floats[c.name]
         elif c.name == "tensor_precision":
             columns[c.name] = strings(numbers[c.name])
         elif c.name in ("flops_partial", "ops_partial"):
             columns[c.name] = flags(flops_partial if c.name == "flops_partial" else ops_partial)
         elif c.name in profile.ids.columns:
             ids = profile.ids[c.name].array  # the profile's own: copied unless immutable (Arrow)
+            if c.name in ENCODED_COLUMNS and c.dtype == "string" and len(ids) and bool(ids.isna().all()):
+                columns[c.name] = unknown_encoded(n)  # (no phase, operator or module: one byte a launch)
+                continue
             decoded = _decoded(ids)
             if decoded is not None:  # a categorical (or Arrow dictionary): its codes group the launches
                 columns[c.name], codes[c.name] = decoded
+            elif c.name in ENCODED_COLUMNS:  # text the reader gave plain: encoded here (distinct values)
+                found, uniques = pd.factorize(ids, use_na_sentinel=True)
+                columns[c.name] = encoded_text(np.asarray(uniques, dtype=object), found)
             else:
                 columns[c.name] = ids.astype(c.dtype) if str(ids.dtype) != c.dtype else \
                     ids if isinstance(ids, pd.arrays.ArrowExtensionArray) else ids.copy()
-        elif c.name == "source":
-            columns[c.name] = repeated(label, n)
+        elif c.name == "source":  # one text for every launch: one category
+            columns[c.name] = encoded_text([label], np.zeros(n, dtype=np.int64))
         elif c.name == "launches":
             columns[c.name] = pd.arrays.IntegerArray(np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool))
         elif c.dtype == "boolean":
             columns[c.name] = flags(np.zeros(n, dtype=bool))
+        elif c.name in ENCODED_COLUMNS:
+            columns[c.name] = unknown_encoded(n)
         else:
             columns[c.name] = unknown_values(c.dtype, n)
     # valid by construction: declared dtypes, and counts checked above. The float arrays are the
@@ -104,21 +119,20 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
 
 
 def _decoded(values: pd.api.extensions.ExtensionArray) -> tuple[pd.api.extensions.ExtensionArray, np.ndarray] | None:
-    """A categorical of text, or an Arrow dictionary column, as the ``string`` dtype, and its codes
-    (-1 where missing); None for any other column."""
+    """A categorical of text, or an Arrow dictionary column, as the kernel table's encoded identity
+    (:data:`~roofline.kernels.ENCODED_COLUMNS`: a categorical of ``string`` categories, sorted, never
+    decoded per launch), and its codes (-1 where missing); None for any other column."""
     if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.categories.dtype.kind in "OUT":
         codes = np.asarray(values.codes)
-        dictionary = pa.array(values.dtype.categories.astype(str).to_numpy(dtype=object), type=pa.large_string())
-        indices = pa.array(codes, mask=codes < 0)
+        texts = values.dtype.categories.astype(str).to_numpy(dtype=object)
     elif isinstance(values.dtype, pd.ArrowDtype) and pa.types.is_dictionary(values.dtype.pyarrow_dtype):
         arrow = pa.array(values)
         arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
-        dictionary, indices = arrow.dictionary.cast(pa.large_string()), arrow.indices
-        codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False)
+        texts = arrow.dictionary.cast(pa.string()).to_numpy(zero_copy_only=False)
+        codes = pc.fill_null(arrow.indices, -1).to_numpy(zero_copy_only=False)
     else:
         return None
-    decoded = pa.DictionaryArray.from_arrays(indices, dictionary).cast(pa.large_string())
-    return strings(decoded), codes
+    return encoded_text(texts, codes), codes
 
 
 def _owned(values: np.ndarray | None, n: int, seen: set[int]) -> np.ndarray:
@@ -134,8 +148,9 @@ def _owned(values: np.ndarray | None, n: int, seen: set[int]) -> np.ndarray:
 
 
 def _any_known(floats: dict[str, np.ndarray]) -> bool:
-    """True when some launch has a time, a FLOP count or a byte count."""
-    return any(not np.isnan(floats[c]).all() for c in ("time_s", *FLOP_COLUMNS, "l1_bytes", "l2_bytes", "dram_bytes"))
+    """True when some launch has a time, a FLOP count or a byte count (absent columns: unknown)."""
+    return any(not np.isnan(floats[c]).all() for c in ("time_s", *FLOP_COLUMNS, "l1_bytes", "l2_bytes", "dram_bytes")
+               if c in floats)
 
 
 def _no_roofline_metrics(profile: RawProfile, where: str | None) -> NoReturn:
@@ -179,7 +194,7 @@ def _blank_launches(floats: dict[str, np.ndarray], ids: pd.DataFrame) -> str | N
     candidates = np.flatnonzero(np.isnan(floats["time_s"]))
     if not len(candidates):
         return None
-    blank = candidates[np.logical_and.reduce([np.isnan(floats[c][candidates]) for c in RECORDED])]
+    blank = candidates[np.logical_and.reduce([np.isnan(floats[c][candidates]) for c in RECORDED if c in floats])]
     if not len(blank):
         return None
     for values in floats.values():

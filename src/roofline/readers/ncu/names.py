@@ -63,6 +63,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from roofline.kernels.arrays import encoded_text
 from roofline.readers.torch_ranges import DEFAULT_DOMAIN, Range, attribute
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,12 @@ def demangle_names(names: pd.Series) -> tuple[pd.Series, list[str]]:
     as they are, the very Series given (one Arrow scan, no copy)."""
     if names.dtype == pd.StringDtype() and not has_mangled(names.array):
         return names, []
+    if isinstance(names.dtype, pd.CategoricalDtype):  # encoded: the distinct names demangled, still encoded
+        texts, warnings = demangle_names(pd.Series(names.cat.categories.astype("string")))
+        if not warnings and texts.equals(pd.Series(names.cat.categories.astype("string"))):
+            return names, []
+        return pd.Series(encoded_text(texts.to_numpy(dtype=object), names.cat.codes.to_numpy()),
+                         index=names.index), warnings
     mangled = [n for n in pd.unique(names.dropna()) if isinstance(n, str) and n.startswith("_Z")]
     if not mangled:
         return names.astype("string"), []
