@@ -27,12 +27,6 @@ DATA_MODULES = {
     "guidance/rules.py": "the guidance rules as data: metrics, thresholds and source of each rule",
 }
 
-#: Modules past :data:`MAX_LINES` whose split is under way in another part of issue 34; this list
-#: empties as those land (an entry whose module fits is reported, so it is not forgotten).
-SPLIT_UNDER_WAY = {
-    "analysis/roofline.py": "split by part-ncu (issue 34, item 2)",
-}
-
 #: File names the issue found meaning two things in two places (merge.py in readers and profiling,
 #: ceilings.py in analysis and projection, ...): each may be used once at most.
 ONCE_ONLY = ("merge.py", "ceilings.py", "ert.py", "names.py", "result.py", "profile.py")
@@ -77,14 +71,12 @@ def test_the_graph_sees_imports_inside_functions() -> None:
 
 
 def test_modules_are_small_enough_to_read() -> None:
-    declared = DATA_MODULES | SPLIT_UNDER_WAY
+    declared = set(DATA_MODULES)
     long = {_rel(p): len(p.read_text().splitlines()) for p in _modules()}
     over = {name: n for name, n in long.items() if n > MAX_LINES and name not in declared}
     assert not over, f"modules over {MAX_LINES} lines (split by subject, or declare data in DATA_MODULES): {over}"
     stale = [name for name in declared if name not in long]
     assert not stale, f"declared modules that no longer exist: {stale}"
-    fits = [name for name in SPLIT_UNDER_WAY if long[name] <= MAX_LINES]
-    assert not fits, f"split done: take these out of SPLIT_UNDER_WAY: {fits}"
 
 
 def test_every_package_says_what_it_holds() -> None:

@@ -12,5 +12,5 @@ __all__ = ["Analysis", "analyze"]
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.analysis.<module>`` after ``import roofline``).
-_SUBMODULES = ("columns", "estimate", "patterns", "peaks", "result", "roofline", "work")
+_SUBMODULES = ("columns", "estimate", "compute_peak", "patterns", "result", "roofline", "work")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -11,10 +11,10 @@ For each kernel (row) and each memory level ``l`` the machine and the table both
 the kernel uses, i.e. the peak that would run its FLOP mix in the least time:
 ``flops / sum_p(flops_p / peak_p)``.
 
-When the machine lacks a peak the kernel uses, that peak is unknown (:mod:`roofline.analysis.peaks`),
+When the machine lacks a peak the kernel uses, that peak is unknown (:mod:`roofline.analysis.compute_peak`),
 but a lower bound often decides the bound anyway: memory binds whenever ``max_l(bytes_l / BW_l)`` is at
 least the longest the compute term can be, ``min(time, flops / peak_low)``, where
-``peak_low`` is the harmonic mean of per-precision lower bounds (:data:`~roofline.analysis.peaks.PEAK_AT_LEAST`,
+``peak_low`` is the harmonic mean of per-precision lower bounds (:data:`~roofline.analysis.compute_peak.PEAK_AT_LEAST`,
 or the spec of the GPU the machine names) and ``time`` stands for the kernel's achieved
 rate, a lower bound on its peak since it reached it. Then the bound, roofline time,
 attainable, % of roofline, savable time and region are known; compute_peak and
@@ -32,7 +32,7 @@ import pandas as pd
 
 from roofline.analysis.columns import COLUMNS, level_columns
 from roofline.analysis.limits import INCONSISTENT, limit_reasons
-from roofline.analysis.peaks import compute_peaks, spec_ceilings
+from roofline.analysis.compute_peak import compute_peaks, spec_ceilings
 from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import Work, work_for

@@ -1,6 +1,6 @@
 """The Python API, and the command line's one library: read, analyze, plot, compare, project
-(:mod:`roofline.api.core`), measure a machine (:mod:`roofline.api.machines`), profile a program and
-merge ranks (:mod:`roofline.api.profiling`), write the files (:mod:`roofline.api.files`), advice and
+(:mod:`roofline.api.core`), measure a machine (:mod:`roofline.api.hardware`), profile a program and
+merge ranks (:mod:`roofline.api.profiling`), write the files (:mod:`roofline.api.outputs`), advice and
 comparisons' tables (:mod:`roofline.api.reports`).
 
     >>> from roofline import api
@@ -27,15 +27,15 @@ _NAMES = {
                      "select_launches", "table_of"), "roofline.api.core"),
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
                      "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
-                     "save_sweep", "theoretical"), "roofline.api.machines"),
+                     "save_sweep", "theoretical"), "roofline.api.hardware"),
     **dict.fromkeys(("Outcome", "ProfileSettings", "merge_ranks", "profile", "rank"), "roofline.api.profiling"),
     **dict.fromkeys(("OutputRequest", "check_drawable", "check_files", "check_not_input", "check_replaceable",
                      "check_targets", "check_writable", "figure_bytes", "input_files", "is_stdio", "record_text",
-                     "save", "write_all", "write_bytes", "write_text"), "roofline.api.files"),
+                     "save", "write_all", "write_bytes", "write_text"), "roofline.api.outputs"),
     **dict.fromkeys(("EXIT_SLOWER", "advice", "changes_table", "comparison_to_dict", "diagnosis",
                      "measured_vs_estimated"), "roofline.api.reports"),
 }
-_SUBMODULES = ("core", "files", "machines", "profiling", "reports")
+_SUBMODULES = ("core", "hardware", "outputs", "profiling", "reports")
 
 __all__ = sorted(_NAMES)
 
@@ -45,10 +45,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
     from roofline.api.core import (Analysis, Comparison, Data, KernelTable, Machine, MachineArg, Projection, PathArg, analyze, at_depth, compare, example_files,
                                    instruction_analysis, load_machine, machine_for, plot, project, read,
                                    select_launches, table_of)
-    from roofline.api.files import (OutputRequest, check_drawable, check_files, check_not_input, check_replaceable,
+    from roofline.api.outputs import (OutputRequest, check_drawable, check_files, check_not_input, check_replaceable,
                                     check_targets, check_writable, figure_bytes, input_files, is_stdio, record_text,
                                     save, write_all, write_bytes, write_text)
-    from roofline.api.machines import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
+    from roofline.api.hardware import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
                                        gpu_specs, load_per_core, measure_machine, processor_to_measure,
                                        reliability_warning, save_sweep, theoretical)
     from roofline.api.profiling import Outcome, ProfileSettings, merge_ranks, profile, rank

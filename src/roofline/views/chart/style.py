@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from roofline.analysis.result import Analysis
-from roofline.analysis.peaks import TENSOR_DEFAULT
+from roofline.analysis.compute_peak import TENSOR_DEFAULT
 from roofline.analysis.work import FLOPS, TENSOR, Work
 from roofline.machine.model import FLOP_KEYS, SOURCES, Machine, base_compute_key, compute_variant, variant_words
 from roofline.machine.model import compute_unit as model_compute_unit
