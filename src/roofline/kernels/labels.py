@@ -1,13 +1,11 @@
-"""Readable labels: C++ kernel names, and the words for what a roofline counts.
+"""Readable labels: C++ kernel names (the words for what a roofline counts are a view's:
+:mod:`roofline.views.work_words`).
 
 Demangled CUDA kernel names carry a return type, namespaces, template arguments
 and parameter lists (``void at::native::modern::vectorized_elementwise_kernel<4,
 ...>(int, ...)``). Views label kernels with the bare function name, adding the most
 telling template argument only where names would otherwise collide.
 
-:func:`work_labels` gives the tables (terminal, notebook, HTML report) their headers for
-the analysis' work: FLOP/s and FLOP/B, OP/s and OP/B, or warp instructions/s and
-instructions per transaction (the Instruction Roofline's axes).
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roofline.analysis.work import Work
 
 _OPEN = {"<": ">", "(": ")", "{": "}", "[": "]"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -198,39 +195,3 @@ def short_names(kernel_names: Sequence[str]) -> list[str]:
                 number = seen.setdefault(kernel_names[i], len(seen) + 1)
                 labels[i] = _cut(f"{label} #{number}")
     return labels
-
-
-@dataclass(frozen=True)
-class WorkLabels:
-    """Words for one kind of work in table headers and sentences.
-
-    ``rate``: header of the achieved-rate column (``FLOP/s``, ``OP/s``, ``warp inst/s``);
-    ``rate_unit``: the unit a rate is formatted in (``format_si(rate, rate_unit)``);
-    ``intensity``: prefix of the per-level intensity headers (``AI`` arithmetic intensity, or ``II``
-    instruction intensity); ``intensity_unit``: ``FLOP/B``, ``OP/B``, ``inst/transaction``;
-    ``counted``: the work's count, plural (``FLOPs``, ``OPs``, ``warp instructions``), and ``unit`` its
-    unit for formatting a total (``FLOP``, ``OP``, ``inst``); ``roofline``: the chart's name;
-    ``partial``: the kernel-table column flagging a lower bound (``flops_partial``, ``ops_partial``; ``""``
-    for warp instructions, one counter).
-    """
-
-    kind: str
-    rate: str
-    rate_unit: str
-    intensity: str
-    intensity_unit: str
-    counted: str
-    unit: str
-    roofline: str
-    partial: str
-
-
-def work_labels(work: Work) -> WorkLabels:
-    """The :class:`WorkLabels` of ``work`` (``analysis.work_spec``)."""
-    if work.kind == "instructions":
-        return WorkLabels(work.kind, "warp inst/s", work.rate_unit, "II", work.intensity_unit, "warp instructions",
-                          work.unit, "instruction roofline", work.partial)
-    counted_words = {"flops": "FLOPs", "ops": "OPs"}.get(work.kind, f"{work.unit}s")
-    roofline = {"flops": "FLOP roofline", "ops": "operation roofline"}.get(work.kind, f"{work.kind} roofline")
-    return WorkLabels(work.kind, work.rate_unit, work.rate_unit, "AI", work.intensity_unit, counted_words, work.unit,
-                      roofline, work.partial)

@@ -21,5 +21,5 @@ Import the module you need: importing this package imports neither matplotlib no
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.views.<module>`` after ``import roofline``).
-_SUBMODULES = ("chart", "json_out", "machine_table", "notebook", "projection", "report", "terminal")
+_SUBMODULES = ("chart", "json_out", "machine_table", "notebook", "projection", "report", "terminal", "work_words")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=())

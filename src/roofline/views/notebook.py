@@ -20,7 +20,8 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.units import counted, format_number, format_si
-from roofline.kernels.labels import short_names, work_labels
+from roofline.kernels.labels import short_names
+from roofline.views.work_words import work_labels
 from roofline.views.chart.style import level_label
 
 #: The HTML formatter's MIME type in IPython.

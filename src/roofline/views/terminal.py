@@ -14,7 +14,8 @@ from roofline.analysis.result import Analysis
 from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
-from roofline.kernels.labels import WorkLabels, short_names, work_labels
+from roofline.kernels.labels import short_names
+from roofline.views.work_words import WorkLabels, work_labels
 from roofline.views.chart.style import ceilings_caption, level_label
 
 UNKNOWN = "-"

@@ -41,7 +41,8 @@ from roofline.analysis.work import work_for
 from roofline.kernels import NO_OPERATOR, OUTSIDE_MODULES, KernelTable, cut_modules, has_runs, validate
 from roofline.machine.model import Machine
 from roofline.units import format_number, format_si, format_time
-from roofline.kernels.labels import short_names, work_labels
+from roofline.kernels.labels import short_names
+from roofline.views.work_words import work_labels
 from roofline.views.chart.style import level_label
 
 #: Label of the node holding the launches outside every module.

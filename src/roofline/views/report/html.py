@@ -33,7 +33,8 @@ from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.kernels import KernelTable
 from roofline.units import counted, format_si, format_time
 from roofline.views.chart.rows import UndrawnKernel, undrawn_kernels
-from roofline.kernels.labels import short_names, work_labels
+from roofline.kernels.labels import short_names
+from roofline.views.work_words import work_labels
 from roofline.views.report.assets import CSS, JS
 from roofline.views.report.cells import escape as _e
 from roofline.views.report.cells import number as _num

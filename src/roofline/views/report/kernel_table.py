@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.work import work_for
-from roofline.kernels.labels import WorkLabels, work_labels
+from roofline.views.work_words import WorkLabels, work_labels
 from roofline.units import format_number, format_si, format_time
 from roofline.views.chart.style import level_label
 from roofline.views.report.cells import escape as _e
