@@ -114,8 +114,8 @@ def test_rows_denser_than_the_first_slab_grow_the_reserved_columns(tmp_path, tin
     reserved: list[int] = []
     add = csv_arrow.Columns.add
 
-    def spy(self, table):
-        add(self, table)
+    def spy(self, table, pool=None):
+        add(self, table, pool)
         reserved.append(self.capacity)
 
     monkeypatch = pytest.MonkeyPatch()
@@ -216,3 +216,42 @@ def test_without_pandas_block_api_the_frame_is_the_same(tmp_path, monkeypatch):
     built = csv_arrow._from_blocks(blocks, pd.RangeIndex(3), columns)
     pd.testing.assert_frame_equal(adopted, built)
     assert built["f1"].tolist()[:2] == [4.0, 5.0] and built["i"].dtype == np.int64 and built["t"].iloc[2] == "c"
+
+
+def test_ncu_grouped_numbers_are_read_in_one_cast_and_odd_ones_still_read(tmp_path, tiny_slabs):
+    """Every cell written as ncu writes it by default (``"1,234"``, ``"1,234.50"``): a whole number
+    first and a decimal later in the same slab, and cells with spaces around them, read by hand."""
+    rows = [_row(0, "k", "1,000", "1,234", " 2,048 ", "7"), _row(1, "k", "1,000.50", "2,000,000", "4,096", "8")]
+    m = read_ncu_csv(_file(tmp_path, rows)).metrics
+    assert m["gpu__time_duration.sum"].tolist() == pytest.approx([1000e-6, 1000.5e-6], rel=1e-15)
+    assert m["dram__bytes.sum"].tolist() == [1_234_000, 2_000_000_000]  # Kbyte -> B
+    assert m["lts__t_bytes.sum"].dtype == np.int64 and m["lts__t_bytes.sum"].tolist() == [2048, 4096]
+
+
+LOCALES = Path(__file__).parent / "data" / "ncu" / "t4_setfull_locales"
+
+
+@pytest.mark.parametrize("name", ["C.raw.csv.gz", "en_IN.raw.csv.gz", "de_DE.raw.csv.gz", "fr_FR.raw.csv.gz"])
+def test_columns_converted_side_by_side_give_the_profile_one_thread_gives(tmp_path, monkeypatch, name):
+    """Large files convert and copy their columns on one thread per core: forced here on a real
+    export (T4, ``--set full``, exported under four locales), in slabs of 4 kB, it reads the same."""
+    import gzip
+
+    path = tmp_path / name.removesuffix(".gz")
+    path.write_bytes(gzip.decompress((LOCALES / name).read_bytes()))
+    monkeypatch.setattr(csv_arrow, "SLAB_BYTES", 4096)
+    one = read_ncu_csv(path)
+    monkeypatch.setattr(csv_arrow, "THREADED_BYTES", 0)
+    calls: list[int] = []
+    add = csv_arrow.Columns.add
+
+    def spy(self, table, pool=None):
+        calls.append(pool is not None)
+        add(self, table, pool)
+
+    monkeypatch.setattr(csv_arrow.Columns, "add", spy)
+    side_by_side = read_ncu_csv(path)
+    assert calls and (all(calls) if (os.cpu_count() or 1) > 1 else not any(calls))
+    pd.testing.assert_frame_equal(one.ids, side_by_side.ids)
+    pd.testing.assert_frame_equal(one.metrics, side_by_side.metrics)
+    assert one.metrics.select_dtypes("number").shape[1] > 100  # the numbers really were read

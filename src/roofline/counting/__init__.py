@@ -54,6 +54,7 @@ from roofline.counting.forms import (
     arch_family,
     formula_value,
     ncu_hint,
+    nowhere,
     sass,
     sm,
 )
@@ -191,7 +192,7 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
         missing["time_s"] = [GPU_TIME.name]
     cols["time_s"] = time
     clock = flops.sm_clock(reader)
-    cols["sm_clock_hz"] = clock if clock is not None else np.full(n, np.nan)
+    cols["sm_clock_hz"] = clock if clock is not None else nowhere(n)
     if clock is None:
         missing["sm_clock_hz"] = [SM_CLOCK.name]
 

@@ -318,6 +318,12 @@ def terms(*pairs: tuple[float, Counter]) -> tuple[Terms, ...]:
     return (tuple(pairs),)
 
 
+def nowhere(n: int) -> np.ndarray:
+    """NaN for each of ``n`` launches, as a read-only array that takes no memory (a column nothing
+    counted: at a million launches, 8 MB each that the kernel table leaves out anyway)."""
+    return np.broadcast_to(np.float64(np.nan), (n,))
+
+
 def unknown(values: np.ndarray | None) -> bool:
     """Not collected: no column, or a column of empty cells (a derived metric whose inputs were not)."""
     return values is None or bool(np.isnan(values).all())
@@ -414,7 +420,7 @@ def formula_value(reader: Reader, f: Formula) -> FormulaValue:
                     lacking += [c.name for _, c in full if c.name in f.optional
                                 and _absent(reader.read(c), fill & lacks)]
     if out is None:
-        out = np.full(reader.n, np.nan)
+        out = nowhere(reader.n)
     missing = [c.name for _, c in f.terms if unknown(reader.read(c))] if np.isnan(out).all() else []
     return FormulaValue(out, lower, list(dict.fromkeys(lacking)), missing)
 

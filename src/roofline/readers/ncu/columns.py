@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import encoded_text
+from roofline.kernels.arrays import encoded_text, unknown_encoded
 from roofline.readers.ncu.names import attribution_from_nvtx, demangle_names, has_mangled
 from roofline.readers.ncu.layout import ID_MAP, CsvLayout, is_nvtx_column
 from roofline.readers.ncu.raw_profile import IDENTITY
@@ -191,11 +191,11 @@ def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | Non
     arrays: dict[str, object] = {}
     for col in IDENTITY:
         if col in out and col in _ENCODED and _text_categories(out[col]):  # kept encoded: not decoded per launch
-            values = out[col]
-            categorical: Any = values.array if isinstance(values, pd.Series) else values
-            arrays[col] = encoded_text(categorical.categories.to_numpy(dtype=object), np.asarray(categorical.codes))
+            arrays[col] = _encoded(out[col])
         elif col in out:
             arrays[col] = _int_ids(out[col]) if col in INT_IDS else text_array(out[col])  # type: ignore[arg-type]
+        elif col in _ENCODED or col == "phase":  # unknown for every launch: one byte a launch, not a text each
+            arrays[col] = unknown_encoded(n)
         else:
             arrays[col] = unknown_array(n, col in INT_IDS)
     nvtx = [c for c in columns if is_nvtx_column(c)]
@@ -206,13 +206,21 @@ def identity_arrays(columns: Mapping[str, object], n: int, index: pd.Index | Non
                                             kernel_names=pd.Series(arrays["kernel_name"], index=index))
         for col in attribution.columns:
             arrays[col] = attribution[col].array
-    if "process_name" in out:
-        arrays["process_name"] = text_array(out["process_name"])  # type: ignore[arg-type]
+    if "process_name" in out:  # the same program's name for every launch, mostly: kept encoded when read so
+        values = out["process_name"]
+        arrays["process_name"] = (_encoded(values) if _text_categories(values)
+                                  else text_array(values))  # type: ignore[arg-type]
     return arrays
 
 
 #: Identity columns kept dictionary-encoded when the parser gives them so (a categorical of text).
 _ENCODED = ("kernel_name", "grid", "block", "compute_capability")
+
+
+def _encoded(values: Any) -> pd.Categorical:
+    """A categorical of text (Series or array) as an encoded identity column (sorted text categories)."""
+    categorical: Any = values.array if isinstance(values, pd.Series) else values
+    return encoded_text(categorical.categories.to_numpy(dtype=object), np.asarray(categorical.codes))
 
 
 def _text_categories(values: object) -> bool:

@@ -58,13 +58,15 @@ def build_table(profile: RawProfile, *, fp16: str = "ncu", sources: Sequence[str
     ops, ops_partial = total_ops(flops, flops_partial, [numbers[c] for c in OP_COLUMNS])
     numbers = {**numbers, "flops": flops, "ops": ops}
     seen: set[int] = set()
-    floats = {c.name: _owned(numbers.get(c.name), n, seen) for c in COLUMNS if c.dtype == "float64"}
+    # a count column unknown for every launch is left out (known-missing) before anything is made for it
+    absent = {name for name in ABSENT_ALLOWED if numbers.get(name) is None or bool(np.isnan(numbers[name]).all())}
+    floats = {c.name: _owned(numbers.get(c.name), n, seen) for c in COLUMNS if c.dtype == "float64" and c.name not in absent}
     if not _any_known(floats):
         _no_roofline_metrics(profile, where)
-    check_counts({name: floats[name] for name in NON_NEGATIVE}, where)
+    check_counts({name: floats[name] for name in NON_NEGATIVE if name in floats}, where)
     blank = _blank_launches(floats, profile.ids)
-    for name in ABSENT_ALLOWED:  # a count column unknown for every launch is left out: known-missing
-        if np.isnan(floats[name]).all():
+    for name in ABSENT_ALLOWED:  # and one that the blank launches alone had
+        if name in floats and np.isnan(floats[name]).all():
             del floats[name]
     columns: dict[str, Any] = {}
     codes: dict[str, np.ndarray] = {}

@@ -162,7 +162,10 @@ def known_values(p: RawProfile, column: str) -> frozenset[object]:
     """The distinct known values of an identity column (empty when the reader has none)."""
     if column not in p.ids.columns:
         return frozenset()
-    values = p.ids[column].array.to_numpy(dtype=object, na_value=None)
+    array = p.ids[column].array
+    if isinstance(array, pd.Categorical):  # encoded: the categories that some launch has, not a value per launch
+        return frozenset(array.categories[np.unique(array.codes[array.codes >= 0])].tolist())
+    values = array.to_numpy(dtype=object, na_value=None)
     return frozenset(v for v in set(values.tolist()) if v is not None and not pd.isna(v))  # distinct values first
 
 

@@ -25,12 +25,21 @@ log = logging.getLogger(__name__)
 _NUMERIC_IDS = ("ID", "Process ID", "Device", "Stream")
 
 
-def _types(id_cols: list[str], metric_cols: list[str], decimal_comma: bool) -> dict[str, pa.DataType]:
-    """Text identities as dictionaries, NVTX columns as plain text (they are parsed per value);
-    with a decimal comma, metrics as text too: pyarrow would read ``6.144`` (6144) as a decimal."""
+def _types(id_cols: list[str], metric_cols: list[str], layout: CsvLayout) -> dict[str, pa.DataType]:
+    """Text identities as dictionaries, NVTX columns as plain text (they are parsed per value).
+    Metrics as text when the first rows write them with digit groups (``"5,977,413.20"``, ncu's
+    default): pyarrow would try each number type on every block before falling back to text, and
+    :func:`roofline.readers.csv_arrow.numbers` reads the text anyway. With a decimal comma, every
+    metric as text: pyarrow would read ``6.144`` (6144) as a decimal."""
     types = {c: (pa.string() if is_nvtx_column(c) else csv_arrow.DICTIONARY) for c in id_cols if c not in _NUMERIC_IDS}
-    if decimal_comma:
+    if layout.decimal_comma:
         types.update(dict.fromkeys(metric_cols, pa.string()))
+        return types
+    position = {c: i for i, c in enumerate(layout.header)}
+    for c in metric_cols:
+        values = [row[position[c]] for row in layout.sample if position[c] < len(row)]
+        if any("," in v for v in values):
+            types[c] = pa.string()
     return types
 
 
@@ -59,7 +68,7 @@ def read_raw(layout: CsvLayout) -> RawProfile:
     metric_cols = [c for c in header if not is_non_metric(c)]
     id_cols = [c for c in header if c in ID_MAP or is_nvtx_column(c)]
     units = dict(zip(header, layout.units)) if layout.units else {}
-    types = _types(id_cols, metric_cols, layout.decimal_comma)
+    types = _types(id_cols, metric_cols, layout)
     columns = _read(layout, id_cols + metric_cols, types, {c: si_factor(units.get(c)) for c in metric_cols})
     if columns.rows == 0:
         raise InputError("the CSV has a header but no data rows", path=layout.path)
