@@ -10,6 +10,7 @@ a KernelTable, a pandas DataFrame of the kernel table's columns or (plot, compar
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
@@ -117,9 +118,10 @@ def analyze(
     if chosen.notes:
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work, depth=depth)  # type: ignore[arg-type]
-    from roofline.views.notebook import register_if_interactive  # a view: loaded when an analysis is made
+    if "IPython" in sys.modules:  # in Jupyter or IPython, an Analysis displays as the notebook view
+        from roofline.views.notebook import register_if_interactive  # (a view: not loaded elsewhere, 15 ms)
 
-    register_if_interactive()  # in Jupyter or IPython, an Analysis displays as the notebook view
+        register_if_interactive()
     return dataclasses.replace(result, peaks=chosen.peaks)
 
 

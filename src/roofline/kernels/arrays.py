@@ -96,9 +96,21 @@ def encoded_text(texts: np.ndarray | Sequence[Any], codes: np.ndarray) -> pd.Cat
     categories = sorted(set(distinct))
     position = {text: i for i, text in enumerate(categories)}
     remap = np.array([position[t] for t in distinct] + [-1], dtype=np.int64)  # code -1 stays -1
-    small = np.int8 if len(categories) < 127 else np.int16 if len(categories) < 32_000 else np.int32
+    small = code_type(len(categories))
     dtype = pd.CategoricalDtype(pd.Index(categories, dtype=_OBJECT)) if categories else _NO_CATEGORIES
     return pd.Categorical.from_codes(remap[np.asarray(codes, dtype=np.int64)].astype(small), dtype=dtype)
+
+
+def code_type(categories: int) -> type[np.signedinteger]:
+    """The codes' type of an encoded column with ``categories`` distinct texts: the smallest that holds them."""
+    return np.int8 if categories < 127 else np.int16 if categories < 32_000 else np.int32
+
+
+def is_lean(values: Any) -> bool:
+    """True when ``values`` is a categorical as :func:`encoded_text` makes them (plain text categories,
+    sorted, the smallest codes), which needs no renumbering."""
+    return (isinstance(values, pd.Categorical) and values.categories.dtype == _OBJECT
+            and values.categories.is_monotonic_increasing and values.codes.dtype == code_type(len(values.categories)))
 
 
 def unknown_encoded(n: int) -> pd.Categorical:

@@ -26,6 +26,7 @@ from roofline.kernels import (
     encoded_text,
     flags,
     frame_of,
+    is_lean,
     known_sum,
     strings,
     total_ops,
@@ -124,6 +125,8 @@ def _decoded(values: pd.api.extensions.ExtensionArray) -> tuple[pd.api.extension
     """A categorical of text, or an Arrow dictionary column, as the kernel table's encoded identity
     (:data:`~roofline.kernels.ENCODED_COLUMNS`: a categorical of ``string`` categories, sorted, never
     decoded per launch), and its codes (-1 where missing); None for any other column."""
+    if is_lean(values):
+        return values.copy(), np.asarray(values.codes)  # encoded so by the reader already: its own copy (a byte a launch)
     if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.categories.dtype.kind in "OUT":
         codes = np.asarray(values.codes)
         texts = values.dtype.categories.astype(str).to_numpy(dtype=object)
