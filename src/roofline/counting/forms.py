@@ -174,6 +174,7 @@ class Reader:
         self._reads: dict[tuple[object, ...], np.ndarray | None] = {}
         self._cycles: dict[str, np.ndarray | None] = {}
         self._time: np.ndarray | None = None  # set by count() once time is known
+        self._rows_of: dict[tuple[int, ...], np.ndarray] = {}  # launches of some architectures, by their codes
 
     @property
     def time(self) -> np.ndarray:
@@ -238,7 +239,11 @@ class Reader:
         lacking = [code for code, cc in enumerate(self._distinct) if not counter.exists_on(cc)]
         if not lacking:
             return values
-        rows = np.isin(self._cc_codes, lacking)
+        if len(lacking) == len(self._distinct):  # no launch's architecture has it: 0 throughout
+            return np.zeros(self.n)
+        rows = self._rows_of.get(tuple(lacking))
+        if rows is None:
+            rows = self._rows_of[tuple(lacking)] = np.isin(self._cc_codes, lacking)
         out = np.full(self.n, np.nan) if values is None else values.copy()
         out[rows] = 0.0
         return out

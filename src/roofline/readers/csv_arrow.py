@@ -8,12 +8,14 @@ of :data:`SLAB_BYTES` cut at line ends. A file on disk is memory-mapped one slab
 than read (no copy of its bytes: 0.08 s against 0.3 s for the 380 MB). Each slab's number columns
 are written into arrays reserved for the whole file before the next slab is parsed, and those
 arrays become the pandas frame's blocks as they are (:class:`Columns`): the numbers are copied once.
-ncu never writes a line break inside a value, which is what cutting at line ends needs.
+ncu never writes a line break inside a value, which is what cutting at line ends needs. In a large
+file (:data:`THREADED_BYTES`) the next slab is parsed while this one's columns are converted and
+copied, one column per thread (Arrow compute and NumPy release the GIL).
 
 Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (digit groups
 ``"1,234,567"``, ``"1 234"``, a decimal comma ``"1.234,5"``) is converted here with Arrow compute
-(:func:`roofline.readers.ncu.numbers.plain_arrow`, then cast), per column, never per value in
-Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
+(:func:`roofline.readers.ncu.numbers.plain_arrow`, then one cast: :func:`numbers`), per column,
+never per value in Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
 decimal, so the caller asks for such columns as text.
 """
 
@@ -280,18 +282,30 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
     fh.seek(start)
     threads = min(os.cpu_count() or 1, 8) if data_bytes >= THREADED_BYTES else 1
-    with ThreadPoolExecutor(threads) if threads > 1 else contextlib.nullcontext() as pool:
-        for piece in slabs(fh, slab_bytes or SLAB_BYTES):
-            piece_bytes = len(piece)
-            try:
-                table = pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse, convert_options=conv)
-            except pa.ArrowInvalid as exc:
-                if "UTF8" in str(exc) and encoding == "utf8":
-                    raise NotUtf8(str(exc)) from None
-                if bad:
-                    raise MalformedRow(bad[0]) from None
-                raise MalformedRow(str(exc).splitlines()[0]) from None
-            del piece
+
+    def parsed(piece: memoryview) -> tuple[pa.Table, int]:
+        try:
+            return pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse,
+                                 convert_options=conv), len(piece)
+        except pa.ArrowInvalid as exc:
+            if "UTF8" in str(exc) and encoding == "utf8":
+                raise NotUtf8(str(exc)) from None
+            if bad:
+                raise MalformedRow(bad[0]) from None
+            raise MalformedRow(str(exc).splitlines()[0]) from None
+
+    pieces = slabs(fh, slab_bytes or SLAB_BYTES)
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(ThreadPoolExecutor(threads)) if threads > 1 else None
+        # the next slab is parsed while this one's columns are converted and copied (a slab is
+        # asked for, and the last one unmapped, only once the one before it is parsed)
+        ahead = stack.enter_context(ThreadPoolExecutor(1)) if threads > 1 else None
+        piece = next(pieces, None)
+        pending = ahead.submit(parsed, piece) if ahead is not None and piece is not None else None
+        while piece is not None:
+            table, piece_bytes = pending.result() if pending is not None else parsed(piece)
+            piece = next(pieces, None)
+            pending = ahead.submit(parsed, piece) if ahead is not None and piece is not None else None
             if not out.capacity and table.num_rows:  # the whole file's rows, as dense as this slab's, and 2 % more
                 out.capacity = max(table.num_rows, int(table.num_rows * data_bytes / piece_bytes * 1.02))
             out.add(table, pool)
