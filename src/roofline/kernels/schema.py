@@ -32,7 +32,15 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum
+from roofline.kernels.arrays import (
+    STACK_LIMIT,
+    encoded_text,
+    frame_of,
+    group_ids,
+    groups_from_codes,
+    known_sum,
+    stacked_text,
+)
 
 
 @dataclass(frozen=True)
@@ -429,7 +437,25 @@ def describe_columns() -> str:
 
 
 def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Stack kernel tables (e.g. measurements and profiles) into one validated table."""
+    """Stack kernel tables (e.g. measurements and profiles, or several runs) into one validated
+    launch table in the lean form (:func:`lean`). Identity text stays encoded: each column of
+    :data:`ENCODED_COLUMNS` is one categorical whose categories are the sorted union of the inputs'
+    (:func:`~roofline.kernels.arrays.stacked_text`: codes renumbered, no text decoded per launch). A
+    count column that one input leaves out (known-missing) and another holds is unknown (NaN) in the
+    rows of the first; one that every input leaves out stays out."""
     if not frames:
         return empty_frame(0)
-    return validate(pd.concat([widened(validate(f)) for f in frames], ignore_index=True))
+    tables = [lean(validate(f), copy=False) for f in frames]
+    present = {name for t in tables for name in t.columns}
+    columns: dict[str, Any] = {}
+    for c in COLUMNS:
+        if c.name not in present:
+            continue
+        if c.name in ENCODED_COLUMNS:
+            columns[c.name] = stacked_text([t[c.name].array for t in tables])
+        elif c.dtype == "float64":
+            columns[c.name] = np.concatenate([t[c.name].to_numpy() if c.name in t.columns else np.full(len(t), np.nan)
+                                              for t in tables])
+        else:  # Int64, boolean, string: present in every validated table (only float counts may be absent)
+            columns[c.name] = pd.concat([t[c.name] for t in tables], ignore_index=True).array
+    return frame_of(columns, pd.RangeIndex(sum(len(t) for t in tables)))

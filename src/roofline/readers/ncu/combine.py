@@ -71,6 +71,7 @@ import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
+from roofline.kernels.arrays import encoded_text, text_codes
 from roofline.readers.ncu.columns import frame_of
 from roofline.readers.ncu.matching import (
     Launches,
@@ -369,6 +370,16 @@ def _fullest_names(names: pd.Series, others: list[np.ndarray]) -> pd.Series:
     return pd.Series(pd.array(chosen, dtype=dtype), index=names.index)
 
 
+def _filled_text(values: ExtensionArray, other: ExtensionArray, fill: np.ndarray) -> pd.Categorical:
+    """Text ``values`` with the launches marked ``fill`` taken from ``other`` (same launches, same
+    order), as an encoded column: the two inputs' codes into their distinct texts, joined (nothing
+    decoded per launch)."""
+    texts, codes = text_codes(values)
+    other_texts, other_codes = text_codes(other)
+    joined = np.where(fill, np.asarray(other_codes, dtype=np.int64) + len(texts), np.asarray(codes, dtype=np.int64))
+    return encoded_text([*texts, *other_texts], joined)
+
+
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).
 _FILLED = ("phase", "op", "module", "process_id", "device", "compute_capability", "grid", "block", "stream")
 
@@ -383,22 +394,23 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
             continue
         values = given = ids[col].array
         missing = np.asarray(values.isna())
-        if missing.any() and isinstance(values, pd.Categorical):  # filled from other inputs' text: decoded
-            values = values.astype("string")                      # (the kernel table encodes it again)
         for p, order in others:
             if not missing.any():
                 break
             if col not in p.ids.columns:
                 continue
             other = p.ids[col].array
-            if isinstance(other, pd.Categorical):
-                other = other.astype("string")
             unknown = np.asarray(other.isna())
             if unknown.all():  # nothing to fill from (the usual case: no input knows the column)
                 continue
             if order is not None:
                 other, unknown = other.take(order), unknown[order]
-            if other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
+            if isinstance(values, pd.Categorical) or isinstance(other, pd.Categorical):  # encoded text
+                fill = missing & ~unknown
+                if not fill.any():
+                    continue
+                values = _filled_text(values, other, fill)
+            elif other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
                 values = pd.Series(values).fillna(pd.Series(other)).array
             else:
                 fill = missing & ~unknown
