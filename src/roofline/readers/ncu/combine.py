@@ -376,8 +376,12 @@ def _filled_text(values: ExtensionArray, other: ExtensionArray, fill: np.ndarray
     decoded per launch)."""
     texts, codes = text_codes(values)
     other_texts, other_codes = text_codes(other)
+    every = [*texts, *other_texts]
     joined = np.where(fill, np.asarray(other_codes, dtype=np.int64) + len(texts), np.asarray(codes, dtype=np.int64))
-    return encoded_text([*texts, *other_texts], joined)
+    used = np.flatnonzero(np.bincount(joined[joined >= 0], minlength=len(every)))  # the texts launches hold
+    position = np.full(len(every) + 1, -1, dtype=np.int64)  # (the last: -1, missing, stays missing)
+    position[used] = np.arange(len(used))
+    return encoded_text([every[i] for i in used.tolist()], position[joined])
 
 
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).
