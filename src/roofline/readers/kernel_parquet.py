@@ -6,7 +6,7 @@ The same table, columns and units as the ``*.kernels.json`` file (schema ``roofl
 :mod:`roofline.readers.kernel_json`), in a columnar file. One row per launch. Columns: every
 column of :data:`roofline.kernels.COLUMNS` under its own name and declared type (``Int64`` ->
 int64, ``string`` -> string, ``boolean`` -> bool, ``float64`` -> double), then the raw profiler
-metrics (:attr:`KernelTable.metrics`) as ``metric:<name>`` (``metric:dram__bytes.sum``), so that
+metrics (:attr:`KernelTable.metrics`) as ``metric:<name>`` (the profiler's own metric name), so that
 guidance works on a table read back. Unknown is null in every column, floats included: a NaN is
 written as null and read back as NaN, so a query that asks ``IS NULL`` finds every unknown value.
 The file's key-value metadata (:data:`KEYS`, named ``roofline:...`` like Arrow's own
@@ -43,7 +43,7 @@ from roofline.readers.kernel_json import SCHEMA
 SCHEMA_NAME, _, _version = SCHEMA.partition("/")
 #: The kernel-table schema version this module writes and the newest it reads.
 VERSION = int(_version)
-#: Raw metric columns are stored under this prefix (``metric:sm__cycles_elapsed.avg``).
+#: Raw metric columns are stored under this prefix, then the profiler's metric name.
 METRIC_PREFIX = "metric:"
 MAGIC = b"PAR1"
 #: The key-value metadata of the file (values are UTF-8 text; JSON where marked).
