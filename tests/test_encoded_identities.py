@@ -170,3 +170,18 @@ def test_filling_text_from_another_input_keeps_it_encoded() -> None:
     got = _filled_text(base, other, fill)
     assert kernels.is_encoded(got) and got.categories.tolist() == ["a", "b", "y"]
     assert text(pd.Series(got)) == ["b", "y", "a", "a"]
+
+
+def test_the_fullest_names_of_a_report_beside_its_export_stay_encoded() -> None:
+    """An export printing short names (ncu 2026) first, its report (the fullest forms) second: the
+    merged table names each launch as the report does, encoded, its categories only the names kept."""
+    pytest.importorskip("ncu_report", reason="the ncu-report wheel reads .ncu-rep in Python (pip install ncu-report)")
+    folder = NCU / "h200_sections_rep_and_details_export"
+    report, export = folder / "ncu.ncu-rep", folder / "ncu_raw.csv"
+    export_first = read_profile([export, report]).frame
+    assert_encoded(export_first)
+    report_names = text(read_profile(report).frame["kernel_name"])
+    assert text(export_first["kernel_name"]) == report_names != text(read_profile(export).frame["kernel_name"])
+    assert export_first["kernel_name"].cat.categories.tolist() == sorted(set(report_names))
+    merged = merge_profiles([read_one(export), read_one(report)]).ids["kernel_name"]  # before counting
+    assert kernels.is_encoded(merged) and text(merged) == report_names

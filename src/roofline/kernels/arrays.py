@@ -112,6 +112,16 @@ def text_codes(values: Any) -> tuple[list[str], np.ndarray]:
     return [str(t) for t in np.asarray(uniques, dtype=object).tolist()], codes
 
 
+def used_text(texts: Sequence[str], codes: np.ndarray) -> pd.Categorical:
+    """:func:`encoded_text` of the texts the codes (-1: missing) use: the others are not made categories
+    (texts joined from several inputs, of which the launches kept only some)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(texts)))
+    position = np.full(len(texts) + 1, -1, dtype=np.int64)  # (the last: -1, missing, stays missing)
+    position[used] = np.arange(len(used))
+    return encoded_text([texts[i] for i in used.tolist()], position[codes])
+
+
 def recoded_text(values: Any, texts: Sequence[str], missing: str | None = None) -> pd.Categorical:
     """An identity column (encoded or not) with each distinct text replaced by the one at its place
     in ``texts`` (made from :func:`text_codes`' texts, in their order; duplicates merge), missing
