@@ -185,3 +185,17 @@ def test_the_fullest_names_of_a_report_beside_its_export_stay_encoded() -> None:
     assert export_first["kernel_name"].cat.categories.tolist() == sorted(set(report_names))
     merged = merge_profiles([read_one(export), read_one(report)]).ids["kernel_name"]  # before counting
     assert kernels.is_encoded(merged) and text(merged) == report_names
+
+
+def test_the_drilldown_keys_module_and_phase_on_their_codes() -> None:
+    """The report's comparison by module, operator and phase joins module and phase per distinct pair:
+    encoded, the values the launches' decoded texts give."""
+    from roofline.views.report.drilldown import _JOIN, _NONE, _module_in_phase
+
+    table = read_profile(H100)
+    joined = _module_in_phase(table).frame["phase"]
+    assert kernels.is_encoded(joined)
+    want = [f"{_NONE if m is None else m}{_JOIN}{_NONE if p is None else p}"
+            for m, p in zip(text(table.frame["module"]), text(table.frame["phase"]))]
+    assert text(joined) == want and len(set(want)) > 2
+    assert text(table.frame["phase"]) != want  # the caller's table keeps its phases
