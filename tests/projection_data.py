@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.counting import NCU_HINTS
 from roofline.kernels import KernelTable, from_records
 from roofline.machine.model import Machine
 
@@ -53,5 +54,6 @@ def kernel(name: str, time: float | None, *, fp64: float | None = 0.0, fp32: flo
 
 
 def table(*records: dict[str, Any]) -> KernelTable:
-    """A kernel table of the records; keys a record lacks are unknown (NaN) in that row."""
-    return KernelTable(frame=from_records(records))
+    """A kernel table of the records; keys a record lacks are unknown (NaN) in that row. What to
+    collect is named as the ncu reader names it."""
+    return KernelTable(frame=from_records(records), metric_hints=NCU_HINTS)

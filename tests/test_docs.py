@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from roofline.counting.hints import COLUMN_COUNTERS
 from roofline.kernels import COLUMNS, describe_columns
 
 DOCS = Path(__file__).parents[1] / "docs"
@@ -11,7 +12,8 @@ DOCS = Path(__file__).parents[1] / "docs"
 
 def test_kernel_table_doc_lists_every_declared_column():
     text = (DOCS / "kernel-table.md").read_text()
-    assert describe_columns() in text  # regenerate with: python tests/test_docs.py
+    assert describe_columns(COLUMN_COUNTERS) in text  # regenerate with: python tests/test_docs.py
+    assert set(COLUMN_COUNTERS) <= {c.name for c in COLUMNS}
     assert "| `run` | string | - |" in text
     assert [line.split("`")[1] for line in text.split("## Analysis columns")[0].splitlines()
             if line.startswith("| `")] == [c.name for c in COLUMNS]
@@ -62,7 +64,7 @@ def regenerate() -> None:
     path = DOCS / "kernel-table.md"
     text = path.read_text()
     head, analysis = text.split("## Analysis columns", 1)
-    head = re.sub(r"\| column \| dtype.*?(?=\n\n|\n?\Z)", lambda _: describe_columns(), head, count=1, flags=re.S)
+    head = re.sub(r"\| column \| dtype.*?(?=\n\n|\n?\Z)", lambda _: describe_columns(COLUMN_COUNTERS), head, count=1, flags=re.S)
     tables = iter([_markdown(PER_LEVEL), _markdown(ANALYSIS), _markdown(INSTRUCTION_COLUMNS)])
     analysis = re.sub(r"\| column \| dtype.*?(?=\n\n|\n?\Z)", lambda _: next(tables), analysis, flags=re.S)
     path.write_text(head + "## Analysis columns" + analysis)

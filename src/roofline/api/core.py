@@ -225,7 +225,7 @@ def project(
         spec = named_spec(table)
         if spec is not None and target.source == "theoretical":
             # like with like: the profile's peak metrics and a datasheet spec define some ceilings differently
-            # (GH100's L2: ncu's lts__t_sectors peak is about twice the whitepaper's 5120 B/clk)
+            # (GH100's L2: ncu's peak of L2 sectors is about twice the whitepaper's 5120 B/clk)
             said.append(f"the source's ceilings from the {spec.name} spec, as the target's are from a spec (like with "
                         "like); --from profile to use its peak metrics instead")
             src = spec

@@ -4,10 +4,22 @@ The guidance (:mod:`roofline.guidance`) reads these from a kernel table's ``metr
 metrics per launch, SI units; ncu's percentages stay in percent, 0..100) by the names given here;
 ``roofline profile`` collects them (:mod:`roofline.profiling.metricsets`). :data:`SECTION_OF` names the
 ncu section that collects each, :data:`COLUMN_METRICS` the metrics that supply each kernel-table or
-analysis column a rule needs, and :func:`is_count` which of them add up over launches.
+analysis column a rule needs, and :func:`is_count` which of them add up over launches. Also here, for
+the packages that read a profile's ``metrics`` beyond the rules: the L2 size its device attributes
+record (:data:`DEVICE_L2_BYTES`, the projection) and the prefixes that mark a metric as ncu's
+(:data:`NCU_PREFIXES`, telling a GPU profile from a CPU one).
 """
 
 from __future__ import annotations
+
+# -- Beyond the rules: device attributes and metric names ---------------------------
+#: The L2 size of the profile's GPU in bytes: a device attribute ncu records with every launch
+#: (:func:`roofline.projection.machines.profile_l2_bytes`).
+DEVICE_L2_BYTES = "device__attribute_l2_cache_size"
+#: Name prefixes of Nsight Compute metrics (units of an NVIDIA GPU): a table whose ``metrics`` hold one
+#: came from a GPU (:func:`roofline.machine.processor.table_processor`).
+NCU_PREFIXES = ("sm__", "smsp__", "dram__", "lts__", "l1tex__", "gpu__", "gpc__", "device__attribute_", "launch__",
+                "fbpa__", "tpc__", "idc__")
 
 # -- Speed of Light (ncu section SpeedOfLight) ---------------------------------------
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"

@@ -26,9 +26,12 @@ from roofline.kernels.arrays import (
     is_lean,
     known_sum,
     longest_first,
+    recoded_text,
     repeated,
     sameness,
+    stacked_text,
     strings,
+    text_codes,
     unknown_encoded,
     unknown_values,
 )
@@ -75,7 +78,8 @@ from roofline.kernels.schema import (
 )
 
 __all__ = [
-    "ABSENT_ALLOWED", "ENCODED_COLUMNS", "column_or_nan", "decoded", "encoded_text", "is_encoded", "is_lean", "lean", "unknown_encoded", "widened",
+    "ABSENT_ALLOWED", "ENCODED_COLUMNS", "column_or_nan", "decoded", "encoded_text", "is_encoded", "is_lean", "lean", "recoded_text",
+    "stacked_text", "text_codes", "unknown_encoded", "widened",
     "BYTE_COLUMNS", "COLUMNS", "COLUMN_NAMES", "COUNT_COLUMNS", "DTYPES", "FLOP_COLUMNS", "FP16_CONVENTIONS",
     "INSTRUCTION_COLUMNS", "KEY_COLUMNS", "NON_NEGATIVE", "NO_OPERATOR", "OP_COLUMNS", "OUTSIDE_MODULES",
     "STACK_LIMIT", "SUMMED", "TRANSACTION_COLUMNS", "VIEW_KEYS", "Column", "GroupBy", "KernelTable", "aggregate",

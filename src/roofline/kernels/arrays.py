@@ -113,6 +113,52 @@ def is_lean(values: Any) -> bool:
             and values.categories.is_monotonic_increasing and values.codes.dtype == code_type(len(values.categories)))
 
 
+def text_codes(values: Any) -> tuple[list[str], np.ndarray]:
+    """An identity column's distinct texts and one code per launch into them (-1: missing): an encoded
+    column's (categorical's) own categories and codes, nothing decoded; other text factorized."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        return [str(t) for t in values.categories.tolist()], values.codes
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return [str(t) for t in np.asarray(uniques, dtype=object).tolist()], codes
+
+
+def used_text(texts: Sequence[str], codes: np.ndarray) -> pd.Categorical:
+    """:func:`encoded_text` of the texts the codes (-1: missing) use: the others are not made categories
+    (texts joined from several inputs, of which the launches kept only some)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(texts)))
+    position = np.full(len(texts) + 1, -1, dtype=np.int64)  # (the last: -1, missing, stays missing)
+    position[used] = np.arange(len(used))
+    return encoded_text([texts[i] for i in used.tolist()], position[codes])
+
+
+def recoded_text(values: Any, texts: Sequence[str], missing: str | None = None) -> pd.Categorical:
+    """An identity column (encoded or not) with each distinct text replaced by the one at its place
+    in ``texts`` (made from :func:`text_codes`' texts, in their order; duplicates merge), missing
+    values by ``missing`` (None: they stay missing), as an encoded column: the work is on the
+    distinct texts and integer codes, not per launch."""
+    _, codes = text_codes(values)
+    codes = np.asarray(codes, dtype=np.int64)
+    if missing is None:
+        return encoded_text(texts, codes)
+    return encoded_text([*texts, missing], np.where(codes < 0, len(texts), codes))
+
+
+def stacked_text(parts: Sequence[Any]) -> pd.Categorical:
+    """Identity columns (encoded or not) one after the other, as one encoded column: categories the
+    sorted union of theirs, each part's codes renumbered through its few texts (nothing decoded)."""
+    texts: list[str] = []
+    codes: list[np.ndarray] = []
+    for part in parts:
+        distinct, part_codes = text_codes(part)
+        part_codes = np.asarray(part_codes, dtype=np.int64)
+        codes.append(np.where(part_codes < 0, -1, part_codes + len(texts)))
+        texts += distinct
+    return encoded_text(texts, np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64))
+
+
 def unknown_encoded(n: int) -> pd.Categorical:
     """``n`` missing values of an encoded identity column (no category, codes -1: one byte a launch)."""
     return pd.Categorical.from_codes(np.full(n, -1, dtype=np.int8), dtype=_NO_CATEGORIES)

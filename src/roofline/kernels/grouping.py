@@ -19,9 +19,11 @@ from roofline.kernels.arrays import (
     frame_of,
     group_ids,
     longest_first,
+    recoded_text,
     repeated,
     sameness,
     strings,
+    text_codes,
     unknown_values,
 )
 from roofline.kernels.schema import (
@@ -42,15 +44,16 @@ from roofline.kernels.schema import (
 def cut_modules(frame: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     """``frame`` with its ``module`` paths cut to ``depth`` components
     (:func:`roofline.attribution.module_at_depth`; comma-joined lists, as after :func:`aggregate` by
-    name, member by member); the frame itself when ``depth`` is None. Works on the distinct paths only."""
+    name, member by member), held encoded (a categorical); the frame itself when ``depth`` is None.
+    Works on the distinct paths only: nothing is decoded per launch."""
     if depth is None or "module" not in frame.columns:
         if depth is not None and depth < 1:
             raise ValueError("depth must be at least 1")
         return frame
-    codes, uniques = pd.factorize(frame["module"], use_na_sentinel=True)
-    cut = [",".join(dict.fromkeys(module_at_depth(p, depth) for p in str(u).split(","))) for u in uniques]
+    paths, _ = text_codes(frame["module"])  # the distinct paths (an encoded column's categories)
+    cut = [",".join(dict.fromkeys(module_at_depth(p, depth) for p in path.split(","))) for path in paths]
     out = frame.copy(deep=False)  # copy-on-write: the caller's frame keeps its paths, no column is copied
-    out["module"] = pd.array(cut, dtype="string").take(codes, allow_fill=True)  # -1 (missing) stays <NA>
+    out["module"] = recoded_text(frame["module"], cut)  # encoded: codes renumbered, missing stays missing
     return out
 
 

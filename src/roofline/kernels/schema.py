@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum
+from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum, stacked_text
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("block", "string", "", "block size '(x, y, z)' where known"),
     Column("stream", "Int64", "", "CUDA stream id"),
     Column("launches", "Int64", "", "number of launches in the row (1 per launch)"),
-    Column("time_s", "float64", "s", "GPU time of the launch (gpu__time_duration.sum, else cycles / clock)"),
-    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at (gpc__cycles_elapsed.avg.per_second, else sm__cycles_elapsed.avg.per_second)"),
+    Column("time_s", "float64", "s", "GPU time of the launch"),
+    Column("sm_clock_hz", "float64", "Hz", "SM clock the launch ran at"),
     Column("fp64_flops", "float64", "FLOP", "FP64 FLOPs: dadd + dmul + 2 dfma (thread instructions)"),
     Column("fp32_flops", "float64", "FLOP", "FP32 FLOPs: fadd + fmul + 2 ffma (+ 2 fadd2 + 2 fmul2 + 4 ffma2 on SM 10.0/10.3)"),
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
@@ -70,43 +70,33 @@ COLUMNS: tuple[Column, ...] = (
            "(int8 or int4 when the only tensor work is integer)"),
     Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
     Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
-    Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...; "
-           "sm__sass_thread_inst_executed_op_integer_pred_on.sum), one OP each"),
-    Column("conversion_ops", "float64", "OP", "conversion thread instructions (F2F, F2I, I2F, I2I; "
-           "sm__sass_thread_inst_executed_op_conversion_pred_on.sum)"),
+    Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...), one OP each"),
+    Column("conversion_ops", "float64", "OP", "conversion thread instructions (F2F, F2I, I2F, I2I)"),
     Column("sfu_ops", "float64", "OP", "thread instructions on the XU pipe, the special-function units "
-           "(MUFU transcendentals; smsp__thread_inst_executed_pipe_xu_pred_on.sum); not in ops: the XU also "
-           "runs some conversions and integer instructions counted there"),
-    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8, INT4; sm__ops_path_tensor_src_int8..., "
-           "..._src_int4)"),
+           "(MUFU transcendentals); not in ops: the XU also runs some conversions and integer instructions counted there"),
+    Column("tensor_int_ops", "float64", "OP", "tensor-core integer operations (INT8, INT4)"),
     Column("ops", "float64", "OP", "all counted operations: flops + int_ops + conversion_ops + tensor_int_ops "
            "(the known parts); NaN when none is known"),
     Column("ops_partial", "boolean", "", "True when a part of ops is unknown, so ops is a lower bound"),
-    Column("l1_bytes", "float64", "B", "bytes through L1/TEX (l1tex__t_bytes.sum)"),
+    Column("l1_bytes", "float64", "B", "bytes through L1/TEX"),
     Column("shared_bytes", "float64", "B", "bytes through shared memory: 128 B x the wavefronts of shared-memory "
-           "instructions (sm__sass_l1tex_pipe_lsu_wavefronts_mem_shared.sum, else "
-           "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom,gmma}.sum + LDGSTS's "
-           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum), else sm__sass_data_bytes_mem_shared.sum"),
-    Column("l2_bytes", "float64", "B", "bytes through L2 (lts__t_bytes.sum)"),
-    Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM (dram__bytes.sum)"),
-    Column("warp_inst", "float64", "inst", "warp instructions executed (smsp__inst_executed.sum)"),
+           "instructions (LDGSTS's included), else the bytes those instructions move"),
+    Column("l2_bytes", "float64", "B", "bytes through L2"),
+    Column("dram_bytes", "float64", "B", "bytes to and from DRAM/HBM"),
+    Column("warp_inst", "float64", "inst", "warp instructions executed"),
     Column("global_inst", "float64", "inst", "global and local memory warp instructions: LDG, STG, LDL, STL, LDGSTS "
-           "(cp.async), global atomics and reductions (smsp__sass_inst_executed_op_{global,local}_{ld,st}.sum, "
-           "..._ldgsts, ..._global_atom, ..._global_red; roofline.counting.instructions)"),
+           "(cp.async), global atomics and reductions (roofline.counting.instructions)"),
     Column("shared_inst", "float64", "inst", "shared-memory warp instructions: LDS, STS, LDSM, STSM, shared atomics and "
-           "LDGSTS's shared side (smsp__sass_inst_executed_op_shared_{ld,st}.sum, ..._ldsm, ..._shared_stsm, "
-           "..._shared_atom, ..._ldgsts)"),
-    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of the global_inst instructions "
-           "(l1tex__t_sectors_pipe_lsu_mem_{global,local}_op_{ld,st}.sum, the loads' with LDGSTS's, + ..._global_op_{atom,red}.sum)"),
-    Column("shared_transactions", "float64", "wavefront", "shared-memory wavefronts (128 B) of the shared_inst instructions "
-           "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st,atom}.sum + "
-           "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum)"),
+           "LDGSTS's shared side"),
+    Column("l1_transactions", "float64", "sector", "L1 sectors (32 B) of the global_inst instructions (the loads' with "
+           "LDGSTS's)"),
+    Column("shared_transactions", "float64", "wavefront", "shared-memory wavefronts (128 B) of the shared_inst instructions"),
     Column("tma_inst", "float64", "inst", "TMA (bulk tensor and bulk copy) warp instructions, which move data between "
-           "global and shared memory without LD/ST instructions (smsp__sass_inst_executed_op_tma.sum; 0 before SM 9.0)"),
+           "global and shared memory without LD/ST instructions (0 before SM 9.0)"),
     Column("gmma_inst", "float64", "inst", "warpgroup MMA (wgmma) warp instructions, which read operands from shared "
-           "memory (smsp__sass_inst_executed_op_shared_gmma.sum; SM 9.x, 0 elsewhere)"),
-    Column("l2_transactions", "float64", "sector", "L2 sectors (32 B; lts__t_sectors.sum)"),
-    Column("dram_transactions", "float64", "sector", "DRAM sectors (32 B; dram__sectors_read.sum + dram__sectors_write.sum)"),
+           "memory (SM 9.x, 0 elsewhere)"),
+    Column("l2_transactions", "float64", "sector", "L2 sectors (32 B)"),
+    Column("dram_transactions", "float64", "sector", "DRAM sectors (32 B)"),
     Column("estimated", "boolean", "", "True when counts were estimated without hardware counters"),
     Column("run", "string", "", "the program run the row belongs to when the inputs hold several "
            "(its file name less .csv, .ncu-rep, .ncu.csv, .kernels.json); <NA> when they are one run"),
@@ -421,15 +411,39 @@ def _launch_note(name: str) -> str:
     return ""
 
 
-def describe_columns() -> str:
-    """The schema as a Markdown table (used by the docs)."""
+def describe_columns(counters: Mapping[str, str] | None = None) -> str:
+    """The schema as a Markdown table (used by the docs). ``counters``: column -> the profiler counters
+    it is counted from, said after its meaning (the docs give
+    :data:`roofline.counting.hints.COLUMN_COUNTERS`: the formula table names the metrics, not the schema)."""
+    def meaning(c: Column) -> str:
+        said = (counters or {}).get(c.name)
+        return c.description + (f" (Nsight Compute: {said})" if said else "") + _launch_note(c.name)
+
     lines = ["| column | dtype | unit | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {c.description}{_launch_note(c.name)} |" for c in COLUMNS]
+    lines += [f"| `{c.name}` | {c.dtype} | {c.unit or '-'} | {meaning(c)} |" for c in COLUMNS]
     return "\n".join(lines)
 
 
 def concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Stack kernel tables (e.g. measurements and profiles) into one validated table."""
+    """Stack kernel tables (e.g. measurements and profiles, or several runs) into one validated
+    launch table in the lean form (:func:`lean`). Identity text stays encoded: each column of
+    :data:`ENCODED_COLUMNS` is one categorical whose categories are the sorted union of the inputs'
+    (:func:`~roofline.kernels.arrays.stacked_text`: codes renumbered, no text decoded per launch). A
+    count column that one input leaves out (known-missing) and another holds is unknown (NaN) in the
+    rows of the first; one that every input leaves out stays out."""
     if not frames:
         return empty_frame(0)
-    return validate(pd.concat([widened(validate(f)) for f in frames], ignore_index=True))
+    tables = [lean(validate(f), copy=False) for f in frames]
+    present = {name for t in tables for name in t.columns}
+    columns: dict[str, Any] = {}
+    for c in COLUMNS:
+        if c.name not in present:
+            continue
+        if c.name in ENCODED_COLUMNS:
+            columns[c.name] = stacked_text([t[c.name].array for t in tables])
+        elif c.dtype == "float64":
+            columns[c.name] = np.concatenate([t[c.name].to_numpy() if c.name in t.columns else np.full(len(t), np.nan)
+                                              for t in tables])
+        else:  # Int64, boolean, string: present in every validated table (only float counts may be absent)
+            columns[c.name] = pd.concat([t[c.name] for t in tables], ignore_index=True).array
+    return frame_of(columns, pd.RangeIndex(sum(len(t) for t in tables)))

@@ -16,9 +16,9 @@ What says a machine is a CPU or a GPU (:func:`machine_processor`), first that sp
   ceilings);
 - with neither, a name that is a GPU we have a spec for (``"V100-SXM2"``).
 
-What says a kernel table came from a GPU or a CPU (:func:`table_processor`): a compute capability, a
-GPU name (``device__attribute_display_name``) or any Nsight Compute metric (``sm__``, ``dram__``,
-``lts__``... columns) is a GPU; PyTorch operators recorded without counters on CPU tensors only
+What says a kernel table came from a GPU or a CPU (:func:`table_processor`): a compute capability or
+any Nsight Compute metric (a GPU's device attributes and units: the prefixes of
+:data:`roofline.counting.raw_metrics.NCU_PREFIXES`) is a GPU; PyTorch operators recorded without counters on CPU tensors only
 (``device_type`` ``cpu``, ``roofline profile --torch`` on a CPU) are a CPU. ``roofline.measure`` rows
 say neither (the timed code may run anywhere): unknown.
 """
@@ -29,12 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from roofline.counting.raw_metrics import NCU_PREFIXES
 from roofline.errors import MachineError
 from roofline.machine.model import Machine
-
-#: Name prefixes of Nsight Compute metrics (units of an NVIDIA GPU): a table holding any came from a GPU.
-NCU_PREFIXES = ("sm__", "smsp__", "dram__", "lts__", "l1tex__", "gpu__", "gpc__", "device__attribute_", "launch__",
-                "fbpa__", "tpc__", "idc__")
 
 #: How a processor is named in messages.
 NAMES = {"cpu": "CPU", "gpu": "GPU"}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -80,8 +81,8 @@ def merge_tables(paths: Sequence[str | Path], *, fp16: str = "ncu") -> KernelTab
     for p in map(Path, paths):
         t = _read(p, fp16)
         conventions.add(t.fp16_convention)
-        f = t.frame.copy()
-        f["source"] = pd.array([p.name] * len(f), dtype="string")
+        f = t.frame.copy(deep=False)  # copy-on-write: only source is new
+        f["source"] = kernels.encoded_text([p.name], np.zeros(len(f), dtype=np.int64))  # one text, encoded
         frames.append(f)
         m = t.metrics.reset_index(drop=True).copy() if not t.metrics.empty else pd.DataFrame(index=range(len(f)))
         m["rank"] = pd.array([rank_of(p)] * len(f), dtype="Int64")

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from roofline.projection.machines import SUBSTITUTES, l2_size, profile_l2_bytes
 from roofline.projection.engine import project
-from roofline.projection.notes import FLOP_COUNTERS, L2_REUSE, NOTE_CODES, SHORT_LAUNCH_S
+from roofline.projection.notes import FLOP_HINT_KEYS, L2_REUSE, NOTE_CODES, SHORT_LAUNCH_S
 from roofline.projection.model import SCHEMA, TOTAL_KEYS, Projection
 
-__all__ = ["FLOP_COUNTERS", "L2_REUSE", "NOTE_CODES", "SCHEMA", "SHORT_LAUNCH_S", "SUBSTITUTES", "TOTAL_KEYS",
+__all__ = ["FLOP_HINT_KEYS", "L2_REUSE", "NOTE_CODES", "SCHEMA", "SHORT_LAUNCH_S", "SUBSTITUTES", "TOTAL_KEYS",
            "Projection", "l2_size", "profile_l2_bytes", "project"]

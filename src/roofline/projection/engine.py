@@ -82,7 +82,8 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
                   mem_tgt=memory_roof(tgt_analysis.frame, tgt_analysis.machine, tgt_analysis.levels),
                   mem_only_src=mem_only_src, mem_only_tgt=mem_only_tgt, projected=projected,
                   low=np.fmin(roof_tgt, projected), high=np.fmax(projected, fixed))
-    v = judge(frame, src_analysis.frame, tgt_analysis.frame, terms, capacity, subs, src_applied, tgt_machine, lv_t)
+    v = judge(frame, src_analysis.frame, tgt_analysis.frame, terms, capacity, subs, src_applied, tgt_machine, lv_t,
+              src_analysis.metric_hints)
 
     ok = np.array([w is None for w in v.why], dtype=bool)
     projected = np.where(ok, terms.projected, np.nan)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.result import Analysis
+from roofline.counting.raw_metrics import DEVICE_L2_BYTES
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine
 
@@ -50,9 +51,10 @@ def l2_size(machine: Machine | None) -> float | None:
 
 
 def profile_l2_bytes(table: KernelTable) -> float | None:
-    """The L2 size the profile's device attributes record (``device__attribute_l2_cache_size``)."""
+    """The L2 size (B) the profile's device attributes record (:data:`~roofline.counting.raw_metrics.DEVICE_L2_BYTES`,
+    the median over launches); None when the table has none."""
     m = table.metrics
-    col = "device__attribute_l2_cache_size"
+    col = DEVICE_L2_BYTES
     if m is None or col not in m.columns:
         return None
     values = pd.to_numeric(m[col], errors="coerce").dropna()

@@ -47,13 +47,9 @@ NOTE_CODES: Mapping[str, str] = {
 }
 
 
-#: FLOP column -> the ncu counters that count it (named when it was not collected).
-FLOP_COUNTERS = {
-    "fp64_flops": "sm__sass_thread_inst_executed_op_d{add,mul,fma}_pred_on.sum",
-    "fp32_flops": "sm__sass_thread_inst_executed_op_f{add,mul,fma}_pred_on.sum",
-    "fp16_flops": "sm__sass_thread_inst_executed_op_h{add,mul,fma}_pred_on.sum",
-    "tensor_flops": "sm__inst_executed_pipe_tensor.sum (Hopper: sm__ops_path_tensor_src_*)",
-}
+#: FLOP column -> the key of what to collect for it (:mod:`roofline.counting.hints`), named, from the
+#: kernel table's ``metric_hints``, when it was not collected.
+FLOP_HINT_KEYS = {column: f"flop:{column}" for column in ("fp64_flops", "fp32_flops", "fp16_flops", "tensor_flops")}
 
 
 def _bytes(value: float | None) -> str:
@@ -145,12 +141,14 @@ def _kind(bound: Any, levels: tuple[str, ...]) -> str | None:
 
 
 def judge(frame: pd.DataFrame, here: pd.DataFrame, there: pd.DataFrame, terms: Terms, capacity: Capacity,
-          subs: Mapping[str, str], source: Machine, target: Machine, levels: tuple[str, ...]) -> Verdicts:
+          subs: Mapping[str, str], source: Machine, target: Machine, levels: tuple[str, ...],
+          hints: Mapping[str, str]) -> Verdicts:
     """Walk the kernels: why each cannot be projected, else its notes and widened range.
 
     ``frame``: the kernel rows (as aggregated for the source analysis); ``here`` / ``there``: the
     source and target analyses' frames (same rows, same order); ``subs``: precisions held to a stand-in
-    on the target; ``source`` / ``target``: the machines as applied.
+    on the target; ``source`` / ``target``: the machines as applied; ``hints``: what to collect (the
+    kernel table's :attr:`~roofline.kernels.KernelTable.metric_hints`; none for a table that names no tool).
     """
     n = len(frame)
     v = Verdicts(why=np.full(n, None, dtype=object), ranged=np.zeros(n, dtype=bool),
@@ -230,7 +228,7 @@ def judge(frame: pd.DataFrame, here: pd.DataFrame, there: pd.DataFrame, terms: T
             if cand not in ratio_cache:
                 ratio_cache[cand] = max((source.compute[k] / target.compute[k] for k in cand), default=math.nan)
             r = ratio_cache[cand]
-            uncounted = [FLOP_COUNTERS[col] for col in FLOP_COUNTERS if pd.isna(row[col])]
+            uncounted = [hints[key] for col, key in FLOP_HINT_KEYS.items() if pd.isna(row[col]) and key in hints]
             what = ("no FLOP counts" if t.mem_only_src[i] else "a FLOP component not counted") + (
                 f" (collect {', '.join(uncounted)})" if uncounted else "")
             if np.isfinite(r):

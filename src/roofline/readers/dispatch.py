@@ -20,11 +20,8 @@ from dataclasses import replace
 from os import PathLike, fspath
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from roofline.errors import InputError, MissingMetricsError
-from roofline.kernels import FP16_CONVENTIONS, KernelTable, decoded
+from roofline.kernels import FP16_CONVENTIONS, KernelTable, recoded_text, text_codes
 from roofline.readers.ncu.count import build_table
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
@@ -217,9 +214,9 @@ def _folder_label(folders: dict[Source, Path]) -> str:
 def _with_run(table: KernelTable, label: str) -> KernelTable:
     """The table with ``run`` set to ``label``; a kernel-table file that already names its runs
     keeps them, after its own label (``x/a``, ``x/b`` for runs a and b of x.kernels.json)."""
-    frame = table.frame.copy()
-    fill = pd.Series(pd.array([label], dtype="string").take(np.zeros(len(frame), dtype=np.intp)), index=frame.index)
-    frame["run"] = (fill + "/" + decoded(frame["run"])).fillna(fill)  # (several runs: text per launch)
+    frame = table.frame.copy(deep=False)  # copy-on-write: only ``run`` is new
+    texts, _ = text_codes(frame["run"])  # the distinct runs' names, relabelled; codes kept (nothing decoded)
+    frame["run"] = recoded_text(frame["run"], [f"{label}/{t}" for t in texts], missing=label)
     return replace(table, frame=frame)
 
 

@@ -6,7 +6,7 @@ The same table, columns and units as the ``*.kernels.json`` file (schema ``roofl
 :mod:`roofline.readers.kernel_json`), in a columnar file. One row per launch. Columns: every
 column of :data:`roofline.kernels.COLUMNS` under its own name and declared type (``Int64`` ->
 int64, ``string`` -> string, ``boolean`` -> bool, ``float64`` -> double), then the raw profiler
-metrics (:attr:`KernelTable.metrics`) as ``metric:<name>`` (``metric:dram__bytes.sum``), so that
+metrics (:attr:`KernelTable.metrics`) as ``metric:<name>`` (the profiler's own metric name), so that
 guidance works on a table read back. Unknown is null in every column, floats included: a NaN is
 written as null and read back as NaN, so a query that asks ``IS NULL`` finds every unknown value.
 The file's key-value metadata (:data:`KEYS`, named ``roofline:...`` like Arrow's own
@@ -28,8 +28,10 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from roofline import kernels
@@ -41,7 +43,7 @@ from roofline.readers.kernel_json import SCHEMA
 SCHEMA_NAME, _, _version = SCHEMA.partition("/")
 #: The kernel-table schema version this module writes and the newest it reads.
 VERSION = int(_version)
-#: Raw metric columns are stored under this prefix (``metric:sm__cycles_elapsed.avg``).
+#: Raw metric columns are stored under this prefix, then the profiler's metric name.
 METRIC_PREFIX = "metric:"
 MAGIC = b"PAR1"
 #: The key-value metadata of the file (values are UTF-8 text; JSON where marked).
@@ -237,14 +239,34 @@ def read_arrow(footer: Footer, columns: Sequence[str] | None = None) -> pa.Table
         raise InputError(f"cannot read the Parquet file: {exc}", path=footer.path) from None
 
 
+def _encoded(column: pa.ChunkedArray) -> pd.Categorical:
+    """An identity column read as an Arrow dictionary (``read_dictionary``), as an encoded kernel-table
+    column: the dictionary's texts and the indices as codes (null: -1); no text is made per launch."""
+    if not pa.types.is_dictionary(column.type):  # not text in the file (never written so): encoded here
+        column = column.dictionary_encode()
+    column = column.unify_dictionaries()  # one dictionary for every row group
+    if not column.num_chunks:
+        return kernels.encoded_text([], np.zeros(0, dtype=np.int64))
+    texts = column.chunk(0).dictionary.to_pylist()
+    codes = np.concatenate([pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for chunk in column.chunks])
+    return kernels.encoded_text(texts, codes)
+
+
 def _frame(data: pa.Table, footer: Footer) -> pd.DataFrame:
-    """The validated kernel-table frame from the declared columns read (``data`` is used up).
+    """The validated kernel-table frame from the declared columns read (``data`` is used up), in
+    the launch table's lean form: identity columns (:data:`~roofline.kernels.ENCODED_COLUMNS`,
+    read as Arrow dictionaries) encoded straight from their dictionaries.
 
     Declared columns the file lacks (added to :data:`~roofline.kernels.COLUMNS` after it was
     written) are unknown; columns neither declared nor metrics are ignored."""
     names = set(data.column_names)
+    encoded = {name: _encoded(data.column(name)) for name in kernels.ENCODED_COLUMNS if name in names}
+    data = data.drop_columns(list(encoded))
     # self_destruct: each Arrow column is freed once converted (peak memory ~ one copy, not two)
     frame = data.to_pandas(types_mapper=_PANDAS_TYPES.get, self_destruct=True, split_blocks=True)
+    for name, values in encoded.items():  # (validate puts the columns in declared order)
+        frame[name] = values
     missing = [f.name for f in TABLE_FIELDS if f.name not in names]
     if missing:
         empty = kernels.empty_frame(len(frame))
@@ -276,13 +298,18 @@ def _metric_columns(schema: pa.Schema) -> list[str]:
     return [n for n in schema.names if n.startswith(METRIC_PREFIX)]
 
 
+def _identities(schema: pa.Schema) -> list[str]:
+    """The identity columns of the file, read as Arrow dictionaries (their distinct texts and codes)."""
+    return [name for name in kernels.ENCODED_COLUMNS if name in schema.names]
+
+
 def read(path: str | PathLike[str]) -> KernelTable:
     """Read a kernel-table Parquet file (see the module docstring): the declared columns first,
     then the metrics, each converted to pandas as it is read (1e6 launches: ~0.9 GB peak, not 1.4)."""
     footer = read_footer(path)
     present = set(footer.schema.names)
     try:
-        with pq.ParquetFile(footer.path, metadata=footer.metadata) as file:
+        with pq.ParquetFile(footer.path, metadata=footer.metadata, read_dictionary=_identities(footer.schema)) as file:
             frame = _frame(file.read(columns=[f.name for f in TABLE_FIELDS if f.name in present]), footer)
             metrics = _metrics(file.read(columns=_metric_columns(footer.schema)), frame.index)
     except (pa.ArrowException, OSError) as exc:

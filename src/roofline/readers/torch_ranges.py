@@ -219,10 +219,15 @@ def attribute(stack_codes: np.ndarray, stacks: Sequence[Sequence[Range]], *,
     if kernel_names is not None and n:
         own = np.asarray(_lookup([i.kernel_names_op for i in infos], codes), dtype=object)
         own[codes < 0] = True
-        names = kernel_names.astype("string").reset_index(drop=True)
-        triton = names.str.startswith(TRITON_PREFIX).fillna(False).to_numpy(dtype=bool) & own.astype(bool)
-        if triton.any():
-            op[triton] = op_stack[triton] = names.to_numpy(dtype=object)[triton]
+        names = kernel_names.reset_index(drop=True).array
+        if isinstance(names, pd.Categorical):  # encoded: the distinct names tested, spread by their codes
+            prefixed = np.append([str(t).startswith(TRITON_PREFIX) for t in names.categories.tolist()], False)
+            triton = prefixed[names.codes] & own.astype(bool)
+        else:
+            triton = pd.Series(names).astype("string").str.startswith(TRITON_PREFIX).fillna(False) \
+                .to_numpy(dtype=bool) & own.astype(bool)
+        if triton.any():  # only the Triton launches' names as text
+            op[triton] = op_stack[triton] = np.asarray(names[triton].astype("string").to_numpy(dtype=object), dtype=object)
     return pd.DataFrame({"phase": _strings(phase), "module": _strings(module), "op": _strings(op),
                          "op_stack": _strings(op_stack)})
 

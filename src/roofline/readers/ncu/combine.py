@@ -71,10 +71,12 @@ import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
 from roofline.errors import InputError
+from roofline.kernels.arrays import text_codes, used_text
 from roofline.readers.ncu.columns import frame_of
 from roofline.readers.ncu.matching import (
     Launches,
     check_same_launches,
+    joined_codes,
     launch_order,
     launch_summaries,
     refuse_repeated_ids,
@@ -328,7 +330,7 @@ def merge_profiles(profiles: Sequence[RawProfile]) -> RawProfile:
                                 f"kept {names[origin[c]]}'s values")
     metrics = frame_of(columns, len(base), copy=True)  # the inputs' own arrays: copied, as pandas would
     ids = _filled_ids(base, list(zip(profiles[1:], orders[1:])))
-    ids["kernel_name"] = _fullest_names(ids["kernel_name"], [take(launches[id(p)].names, order)
+    ids["kernel_name"] = _fullest_names(ids["kernel_name"], [(launches[id(p)], order)
                                                               for p, order in zip(profiles[1:], orders[1:])])
     source = ",".join(p.source for p in profiles)
     return RawProfile(ids=ids, metrics=metrics, source=source, units=units, warnings=tuple(dict.fromkeys(warnings)),
@@ -349,24 +351,39 @@ def _timing_agrees(profiles: Sequence[RawProfile], aligned: list[dict[str, Any]]
     return True
 
 
-def _fullest_names(names: pd.Series, others: list[np.ndarray]) -> pd.Series:
+def _fullest_names(names: pd.Series, others: list[tuple[Launches, np.ndarray | None]]) -> pd.Series:
     """Each launch's name in its fullest form among the inputs' (the longest; the first input's
     among equals): the names of one launch name one kernel (:func:`check_same_launches`), in the
     forms different ncu versions print (``flashinfer::norm::RMSNormKernel<(unsigned int)8, ...>``,
-    not ``norm::RMSNormKernel<8, ...>``)."""
-    values = names.to_numpy(dtype=object, na_value=None)
-    chosen = values
-    for other in others:
-        if chosen.tolist() == other.tolist():
+    not ``norm::RMSNormKernel<8, ...>``). ``others``: the other inputs and the order of their launches
+    in ``names``'. Compared as codes into the inputs' distinct names, their lengths looked up per
+    code: no name is decoded per launch."""
+    texts, codes = text_codes(names)
+    joint = list(texts)
+    chosen = np.asarray(codes, dtype=np.int64)
+    changed = False
+    for launches, order in others:
+        other = take(joined_codes(joint, launches), order)
+        if np.array_equal(other, chosen):
             continue
-        longer = np.array([y is not None and (x is None or len(y) > len(x)) for x, y in zip(chosen, other)],
-                          dtype=bool)
+        length = np.array([len(t) for t in joint] + [-1])  # code -1 (unknown): length -1, shorter than any
+        longer = (other >= 0) & (length[other] > length[chosen])
         if longer.any():
             chosen = np.where(longer, other, chosen)
-    if chosen is values:
+            changed = True
+    if not changed:
         return names
-    dtype = "string" if isinstance(names.dtype, pd.CategoricalDtype) else names.dtype  # new texts: not categories
-    return pd.Series(pd.array(chosen, dtype=dtype), index=names.index)
+    return pd.Series(used_text(joint, chosen), index=names.index)
+
+
+def _filled_text(values: ExtensionArray, other: ExtensionArray, fill: np.ndarray) -> pd.Categorical:
+    """Text ``values`` with the launches marked ``fill`` taken from ``other`` (same launches, same
+    order), as an encoded column: the two inputs' codes into their distinct texts, joined (nothing
+    decoded per launch); a text no launch keeps is no category."""
+    texts, codes = text_codes(values)
+    other_texts, other_codes = text_codes(other)
+    joined = np.where(fill, np.asarray(other_codes, dtype=np.int64) + len(texts), np.asarray(codes, dtype=np.int64))
+    return used_text([*texts, *other_texts], joined)
 
 
 #: Identity columns one input may know where the first does not (e.g. CC known in one file only).
@@ -383,22 +400,23 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
             continue
         values = given = ids[col].array
         missing = np.asarray(values.isna())
-        if missing.any() and isinstance(values, pd.Categorical):  # filled from other inputs' text: decoded
-            values = values.astype("string")                      # (the kernel table encodes it again)
         for p, order in others:
             if not missing.any():
                 break
             if col not in p.ids.columns:
                 continue
             other = p.ids[col].array
-            if isinstance(other, pd.Categorical):
-                other = other.astype("string")
             unknown = np.asarray(other.isna())
             if unknown.all():  # nothing to fill from (the usual case: no input knows the column)
                 continue
             if order is not None:
                 other, unknown = other.take(order), unknown[order]
-            if other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
+            if isinstance(values, pd.Categorical) or isinstance(other, pd.Categorical):  # encoded text
+                fill = missing & ~unknown
+                if not fill.any():
+                    continue
+                values = _filled_text(values, other, fill)
+            elif other.dtype != values.dtype:  # never from our readers: pandas' own fill, as it always was
                 values = pd.Series(values).fillna(pd.Series(other)).array
             else:
                 fill = missing & ~unknown

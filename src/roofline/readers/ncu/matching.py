@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
+from roofline.kernels.arrays import text_codes
 from roofline.readers.ncu.names import same_kernel
 from roofline.readers.ncu.raw_profile import RawProfile
 from roofline.units import counted
@@ -60,12 +61,11 @@ class Launches:
         return frozenset(self.ids.tolist())
 
     @cached_property
-    def names(self) -> np.ndarray:
-        """Kernel names, object (None where unknown)."""
-        names = self.profile.ids["kernel_name"].array
-        if names.dtype != pd.StringDtype():
-            names = names.astype("string")
-        return names.to_numpy(dtype=object, na_value=None)
+    def names(self) -> tuple[list[str], np.ndarray]:
+        """Kernel names as their distinct texts and one code per launch into them (int64, -1 where
+        unknown): an encoded column's own categories and codes, no name decoded per launch."""
+        texts, codes = text_codes(self.profile.ids["kernel_name"])
+        return texts, np.asarray(codes, dtype=np.int64)
 
     @cached_property
     def metrics(self) -> frozenset[str]:
@@ -83,7 +83,7 @@ class Launches:
     def same_names(self, other: Launches, order: np.ndarray | None) -> bool:
         """No launch is named as another kernel by the two (unknown names differ from none; names
         printed in other forms by other ncu versions do not differ: :func:`name_differences`)."""
-        if order is None and self.names.tolist() == other.names.tolist():
+        if order is None and np.array_equal(self.names[1], joined_codes(list(self.names[0]), other)):
             return True
         return not name_differences(self, other, order)
 
@@ -148,14 +148,35 @@ def take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
     return values if order is None else values[order]
 
 
+def joined_codes(texts: list[str], launches: Launches) -> np.ndarray:
+    """The kernel names of ``launches`` as codes into ``texts`` (int64, -1 where unknown), in its own
+    order; ``texts`` gains the names it lacks (appended). Integer work per launch, text per name."""
+    own, codes = launches.names
+    position = {text: i for i, text in enumerate(texts)}
+    remap = np.full(len(own) + 1, -1, dtype=np.int64)  # (the last: code -1, unknown, stays -1)
+    for j, text in enumerate(own):
+        if text not in position:
+            position[text] = len(texts)
+            texts.append(text)
+        remap[j] = position[text]
+    return remap[codes]
+
+
 def name_differences(base: Launches, other: Launches, order: np.ndarray | None) -> list[tuple[int, str, str]]:
     """Launches the two name as different kernels (:func:`~roofline.readers.ncu.names.same_kernel`: not
-    names printed in other forms): (row in ``base``, its name there, its name in ``other``)."""
-    names_a, names_b = base.names, take(other.names, order)
-    differ = np.flatnonzero(~pd.isna(names_a) & ~pd.isna(names_b) & (names_a != names_b))
-    pairs = {(names_a[i], names_b[i]) for i in differ}
-    others = {pair for pair in pairs if not same_kernel(*pair)}  # each pair of forms tested once
-    return [(int(i), names_a[i], names_b[i]) for i in differ if (names_a[i], names_b[i]) in others]
+    names printed in other forms): (row in ``base``, its name there, its name in ``other``). Compared as
+    codes into the two inputs' distinct names; each pair of distinct forms is tested once."""
+    texts = list(base.names[0])
+    codes_a, codes_b = base.names[1], take(joined_codes(texts, other), order)
+    differ = np.flatnonzero((codes_a >= 0) & (codes_b >= 0) & (codes_a != codes_b))
+    if not len(differ):
+        return []
+    pairs = codes_a[differ] * len(texts) + codes_b[differ]
+    distinct = np.unique(pairs)
+    another_kernel = np.array([not same_kernel(texts[p // len(texts)], texts[p % len(texts)]) for p in distinct.tolist()],
+                       dtype=bool)
+    kept = differ[np.isin(pairs, distinct[another_kernel])]
+    return [(int(i), texts[codes_a[i]], texts[codes_b[i]]) for i in kept.tolist()]
 
 
 def known_values(p: RawProfile, column: str) -> frozenset[object]:

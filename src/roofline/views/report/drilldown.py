@@ -38,7 +38,7 @@ from roofline.analysis import analyze
 from roofline.analysis.estimate import measured_vs_estimated
 from roofline.analysis.result import Analysis
 from roofline.analysis.work import work_for
-from roofline.kernels import NO_OPERATOR, OUTSIDE_MODULES, KernelTable, cut_modules, has_runs, validate
+from roofline.kernels import NO_OPERATOR, OUTSIDE_MODULES, KernelTable, encoded_text, has_runs, text_codes, validate
 from roofline.machine.model import Machine
 from roofline.units import format_number, format_si, format_time
 from roofline.kernels.labels import short_names
@@ -156,11 +156,15 @@ def _module_in_phase(table: KernelTable) -> KernelTable:
     """``table`` with each launch's phase replaced by ``module`` + :data:`_JOIN` + ``phase``: the
     comparison by operator and phase is then one by module, operator and phase (both sides alike)."""
     frame = table.frame
-    codes, pairs = pd.factorize(pd.MultiIndex.from_arrays([frame["module"].astype("string"),
-                                                            frame["phase"].astype("string")]))
-    joined = [f"{_NONE if _value(m) is None else m}{_JOIN}{_NONE if _value(p) is None else p}" for m, p in pairs]
-    out = frame.copy()
-    out["phase"] = pd.array(joined, dtype="string").take(codes)
+    modules, module_codes = text_codes(frame["module"])  # distinct texts and codes (-1: missing):
+    phases, phase_codes = text_codes(frame["phase"])     # the pairs are made per distinct pair, not per launch
+    width = len(phases) + 1
+    codes, pairs = pd.factorize((np.asarray(module_codes, dtype=np.int64) + 1) * width
+                                + np.asarray(phase_codes, dtype=np.int64) + 1)
+    named = [(modules[m - 1] if m else _NONE, phases[p - 1] if p else _NONE)
+             for m, p in (divmod(int(pair), width) for pair in pairs.tolist())]
+    out = frame.copy(deep=False)  # copy-on-write: only phase is new
+    out["phase"] = encoded_text([f"{m}{_JOIN}{p}" for m, p in named], codes)
     return replace(table, frame=out)
 
 
