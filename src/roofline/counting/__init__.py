@@ -139,6 +139,14 @@ class Counted:
 def _architectures(compute_capability: pd.Series) -> tuple[np.ndarray, list[str | None]]:
     """The distinct compute capabilities (None: unknown) in order of first appearance, and each
     launch's position among them; one architecture for every launch (the rule) without hashing."""
+    array = compute_capability.array
+    if isinstance(array, pd.Categorical) and array.categories.dtype.kind in "OUT":  # encoded: its codes, not a text a launch
+        codes = np.asarray(array.codes)
+        same = sameness(array)
+        if same != "mixed" and len(codes):
+            return np.zeros(len(codes), dtype=np.intp), [None if same == "missing" else str(array.categories[codes[0]])]
+        dense, firsts = pd.factorize(codes, use_na_sentinel=False)
+        return dense, [None if c < 0 else str(array.categories[c]) for c in firsts.tolist()]
     values = compute_capability.astype("string").array
     same = sameness(values)
     if same != "mixed" and len(values):

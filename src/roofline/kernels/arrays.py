@@ -98,7 +98,10 @@ def encoded_text(texts: np.ndarray | Sequence[Any], codes: np.ndarray) -> pd.Cat
     remap = np.array([position[t] for t in distinct] + [-1], dtype=np.int64)  # code -1 stays -1
     small = code_type(len(categories))
     dtype = pd.CategoricalDtype(pd.Index(categories, dtype=_OBJECT)) if categories else _NO_CATEGORIES
-    return pd.Categorical.from_codes(remap[np.asarray(codes, dtype=np.int64)].astype(small), dtype=dtype)
+    codes = np.asarray(codes)
+    if codes.dtype.kind not in "iu":
+        codes = codes.astype(np.int64)
+    return pd.Categorical.from_codes(remap.take(codes).astype(small, copy=False), dtype=dtype)  # (-1 takes the last: -1)
 
 
 def code_type(categories: int) -> type[np.signedinteger]:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from roofline.errors import InputError
 from roofline.kernels.arrays import encoded_text, unknown_encoded
@@ -132,6 +133,27 @@ def identity(frame: pd.DataFrame, layout: CsvLayout) -> pd.DataFrame:
     columns = {c: frame[c] for c in frame.columns if c in ID_MAP or is_nvtx_column(c)}
     # The arrays are the identity frame's own (none is the input's): no copy of a million names.
     return pd.DataFrame(identity_arrays(columns, len(frame), frame.index), index=frame.index, copy=False)
+
+
+def arrow_identity(columns: Mapping[str, pa.ChunkedArray], n: int) -> pd.DataFrame:
+    """:func:`identity` of the parser's own Arrow columns (``n`` launches), without a pandas frame
+    between: a dictionary column goes over as its codes and its few texts, integers as NumPy."""
+    values = {c: _from_arrow(a) for c, a in columns.items() if c in ID_MAP or is_nvtx_column(c)}
+    return pd.DataFrame(identity_arrays(values, n), index=pd.RangeIndex(n), copy=False)
+
+
+def _from_arrow(column: pa.ChunkedArray) -> object:
+    """An Arrow column as :func:`identity_arrays` takes it: a dictionary as a categorical (one code a
+    launch, -1 where missing; each text once), integers without a gap as NumPy, anything else as pandas."""
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries()
+        texts = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
+        codes = [pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False) for c in column.chunks]
+        return pd.Categorical.from_codes(np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32),
+                                         dtype=pd.CategoricalDtype(pd.Index(texts, dtype=_OBJECT)))
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        return column.to_numpy()  # read-only where it is Arrow's: the ids take their own copy
+    return column.to_pandas()
 
 
 def frame_of(arrays: Mapping[str, object], n: int, *, copy: bool = False) -> pd.DataFrame:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from roofline.errors import InputError
 from roofline.readers import csv_arrow
-from roofline.readers.ncu.columns import drop_junk_rows, finish_names, identity, with_op_stack
+from roofline.readers.ncu.columns import arrow_identity, drop_junk_rows, finish_names, identity, with_op_stack
 from roofline.readers.ncu.layout import ID_MAP, CsvLayout, is_non_metric, is_nvtx_column
 from roofline.readers.ncu.raw_profile import RawProfile
 from roofline.units import si_factor
@@ -72,13 +72,18 @@ def read_raw(layout: CsvLayout) -> RawProfile:
     columns = _read(layout, id_cols + metric_cols, types, {c: si_factor(units.get(c)) for c in metric_cols})
     if columns.rows == 0:
         raise InputError("the CSV has a header but no data rows", path=layout.path)
-    frame = pa.table({c: columns.arrow(c) for c in id_cols}).to_pandas()
+    id_columns = {c: columns.arrow(c) for c in id_cols}
     metric_frame = columns.frame(metric_cols, pd.StringDtype())  # integer counts stay int64
-    if frame["ID"].dtype.kind not in "iu":
+    if pa.types.is_integer(id_columns["ID"].type) and not id_columns["ID"].null_count:  # every row a launch
+        ids = arrow_identity(id_columns, columns.rows)
+    else:  # rows whose ID is not a number (==PROF== lines after the table) dropped first
+        frame = pa.table(id_columns).to_pandas()
         keep = pd.to_numeric(frame["ID"], errors="coerce").notna().to_numpy()
         frame = drop_junk_rows(frame, layout.path)
         metric_frame = metric_frame.loc[keep].reset_index(drop=True)
-    ids, warnings = finish_names(identity(frame, layout), layout.path)
+        ids = identity(frame, layout)
+    del id_columns
+    ids, warnings = finish_names(ids, layout.path)
     metric_units = {c: units.get(c, "") for c in metric_cols}
     metric_frame = with_op_stack(ids, metric_frame, metric_units)
     # The parse's slabs and the names' decoding are freed now, but Arrow's allocator keeps their pages
