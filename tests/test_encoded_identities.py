@@ -199,3 +199,18 @@ def test_the_drilldown_keys_module_and_phase_on_their_codes() -> None:
             for m, p in zip(text(table.frame["module"]), text(table.frame["phase"]))]
     assert text(joined) == want and len(set(want)) > 2
     assert text(table.frame["phase"]) != want  # the caller's table keeps its phases
+
+
+def test_same_text_tells_alike_columns_without_encoding_and_never_says_alike_wrongly():
+    """The quick look that lets files of one run skip encoding their names: True only for the same
+    texts in the same places (an unknown name where the other has one is not alike)."""
+    from roofline.readers.ncu.matching import same_text
+
+    a = pd.array(["k1", None, "k2"], dtype="string")
+    assert same_text(a, pd.array(["k1", None, "k2"], dtype="string"))
+    assert not same_text(a, pd.array(["k1", "k2", "k2"], dtype="string"))
+    assert not same_text(a, pd.array(["k1", None], dtype="string"))
+    cat = pd.Categorical(["k1", "k2", "k1"])
+    assert same_text(cat, pd.Categorical(["k1", "k2", "k1"]))
+    assert not same_text(cat, pd.Categorical(["k1", "k2", "k2"]))
+    assert not same_text(cat, pd.array(["k1", "k2", "k1"], dtype="string"))  # could not tell: encoded the long way

@@ -123,6 +123,11 @@ def text_codes(values: Any) -> tuple[list[str], np.ndarray]:
         values = values.array
     if isinstance(values, pd.Categorical):
         return [str(t) for t in values.categories.tolist()], values.codes
+    if isinstance(values, pd.arrays.ArrowStringArray):  # encoded by Arrow itself, as pandas does, without its overhead
+        arrow = pa.array(values)
+        encoded = pc.dictionary_encode(arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow)
+        return ([str(t) for t in encoded.dictionary.to_pylist()],
+                pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return [str(t) for t in np.asarray(uniques, dtype=object).tolist()], codes
 

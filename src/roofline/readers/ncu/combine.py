@@ -81,6 +81,7 @@ from roofline.readers.ncu.matching import (
     launch_summaries,
     refuse_repeated_ids,
     same_process,
+    same_text,
     shown_names,
     take,
 )
@@ -363,6 +364,8 @@ def _fullest_names(names: pd.Series, others: list[tuple[Launches, np.ndarray | N
     chosen = np.asarray(codes, dtype=np.int64)
     changed = False
     for launches, order in others:
+        if order is None and same_text(names.array, launches.profile.ids["kernel_name"].array):
+            continue  # (the files of one run mostly name their launches alike: told without encoding)
         other = take(joined_codes(joint, launches), order)
         if np.array_equal(other, chosen):
             continue

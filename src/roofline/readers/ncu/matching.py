@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from roofline.errors import InputError
 from roofline.kernels.arrays import text_codes
@@ -83,7 +84,8 @@ class Launches:
     def same_names(self, other: Launches, order: np.ndarray | None) -> bool:
         """No launch is named as another kernel by the two (unknown names differ from none; names
         printed in other forms by other ncu versions do not differ: :func:`name_differences`)."""
-        if order is None and np.array_equal(self.names[1], joined_codes(list(self.names[0]), other)):
+        if order is None and (same_text(self.profile.ids["kernel_name"].array, other.profile.ids["kernel_name"].array)
+                              or np.array_equal(self.names[1], joined_codes(list(self.names[0]), other))):
             return True
         return not name_differences(self, other, order)
 
@@ -91,6 +93,17 @@ class Launches:
     def repeats(self) -> bool:
         """Some launch ID appears twice (or two are unknown)."""
         return len(self.id_set) != len(self.ids)
+
+
+def same_text(a: Any, b: Any) -> bool:
+    """True when two text columns are alike value for value, told without encoding either: the same
+    Arrow text (compared by Arrow), or categoricals with the same categories and codes. False says
+    only that this quick look could not tell (the files of one run mostly hold the same names)."""
+    if isinstance(a, pd.arrays.ArrowStringArray) and isinstance(b, pd.arrays.ArrowStringArray):
+        return len(a) == len(b) and pa.chunked_array(pa.array(a)).equals(pa.chunked_array(pa.array(b)))
+    if isinstance(a, pd.Categorical) and isinstance(b, pd.Categorical):
+        return a.categories.equals(b.categories) and np.array_equal(a.codes, b.codes)
+    return False
 
 
 def launch_summaries(profiles: Sequence[RawProfile]) -> dict[int, Launches]:
