@@ -150,7 +150,8 @@ def _from_arrow(column: pa.ChunkedArray) -> object:
         texts = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
         codes = [pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False) for c in column.chunks]
         return pd.Categorical.from_codes(np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32),
-                                         dtype=pd.CategoricalDtype(pd.Index(texts, dtype=_OBJECT)))
+                                         dtype=pd.CategoricalDtype(pd.Index(texts, dtype=_OBJECT)),
+                                         validate=False)  # Arrow's indices into its own dictionary
     if pa.types.is_integer(column.type) and column.null_count == 0:
         return column.to_numpy()  # read-only where it is Arrow's: the ids take their own copy
     return column.to_pandas()

@@ -409,6 +409,8 @@ def _filled_ids(base: RawProfile, others: list[tuple[RawProfile, np.ndarray | No
             if col not in p.ids.columns:
                 continue
             other = p.ids[col].array
+            if isinstance(other, pd.Categorical) and not len(other.categories):  # encoded, no text: nothing to fill from
+                continue
             unknown = np.asarray(other.isna())
             if unknown.all():  # nothing to fill from (the usual case: no input knows the column)
                 continue
