@@ -91,43 +91,52 @@ class _Run(TeamRun):
 
         return lambda: rate(iters), check, isa
 
-    def compute(self, key: str, start: float, span: float) -> tuple[float, float, dict[str, Any]]:
-        """The ``key`` ('fp64' or 'fp32') FMA ceiling (FLOP/s), its spread and details by vector width.
+    def compute(self, keys: tuple[str, ...], start: float, span: float) -> dict[str, tuple[float, float, dict[str, Any]]]:
+        """Each of ``keys`` ('fp64', 'fp32'): its FMA ceiling (FLOP/s), its spread and details by vector width.
 
         Every vector width up to the widest is measured (two at most); the fastest is the ceiling.
         Compute runs are short and cheap: three times the repeats, for a steadier faster half. The
-        widths' repeats alternate, so that a slow spell of the machine hits every width alike rather
-        than making the narrower one look fastest (which would halve the ceiling).
+        repeats of every precision and width alternate, so that a slow spell of the machine hits
+        them all alike rather than making the narrower width look fastest (which would halve the
+        ceiling) or one precision slower than the other (a VM's host that put the two vCPUs on
+        one core's SMT siblings for a while halved FP32 to FP64's rate in a CI run).
         """
-        dtype, size = {"fp64": ("float64", 8), "fp32": ("float32", 4)}[key]
         widths = [w for w in (64, 32, 16) if w <= K.host_vector_bytes()][:2]
-        details: dict[str, Any] = {}
-        best: tuple[float, float, int, dict[str, Any]] | None = None
-        ratio_of: dict[int, float] = {}
+        size = {"fp64": 8, "fp32": 4}
+        kernels = [(key, width) for key in keys for width in widths]
         runners = {}
-        for step, width in enumerate(widths):
-            self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / len(widths))
-            runners[width] = self.fma_runner(dtype, width // size)
-        rates_of: dict[int, list[float]] = {w: [] for w in widths}
-        for _ in range(3 * self.s.repeats):
+        for step, (key, width) in enumerate(kernels):
+            self.report(f"{key} FMA, {width * 8}-bit vectors", start + span * step / (2 * len(kernels)))
+            runners[key, width] = self.fma_runner(f"float{size[key] * 8}", width // size[key])
+        rates_of: dict[tuple[str, int], list[float]] = {k: [] for k in kernels}
+        rounds = 3 * self.s.repeats
+        for r in range(rounds):
+            self.report(f"FMA kernels, round {r + 1}/{rounds}", start + span * (0.5 + 0.5 * r / rounds))
+            for key in keys:
+                for width in widths:
+                    rates_of[key, width].append(runners[key, width][0]())
+                if self.clock is not None:  # beside each precision's runs: the clock they ran at
+                    self.clocks.append(self.clock())
+        out = {}
+        for key in keys:
+            details: dict[str, Any] = {}
+            best: tuple[float, float, int, dict[str, Any]] | None = None
+            ratio_of: dict[int, float] = {}
             for width in widths:
-                rates_of[width].append(runners[width][0]())
-            if self.clock is not None:  # in the same rounds: the clock the FMA kernels ran at
-                self.clocks.append(self.clock())
-        for width in widths:
-            runners[width][1]()
-            rates, isa = rates_of[width], runners[width][2]
-            med, spread = median_spread(rates)
-            ratio_of[width] = repeat_ratio(rates)
-            details[f"{key}_{width * 8}bit_flops"] = med
-            details[f"{key}_{width * 8}bit_isa"] = isa
-            if best is None or med > best[0]:
-                best = (med, spread, width, isa)
-        assert best is not None
-        details[f"{key}_vector_bits"] = best[2] * 8
-        details[f"{key}_widest_fma_registers"] = best[3]["widest"]
-        details[f"{key}_repeat_ratio"] = ratio_of[best[2]]
-        return best[0], best[1], details
+                runners[key, width][1]()
+                rates, isa = rates_of[key, width], runners[key, width][2]
+                med, spread = median_spread(rates)
+                ratio_of[width] = repeat_ratio(rates)
+                details[f"{key}_{width * 8}bit_flops"] = med
+                details[f"{key}_{width * 8}bit_isa"] = isa
+                if best is None or med > best[0]:
+                    best = (med, spread, width, isa)
+            assert best is not None
+            details[f"{key}_vector_bits"] = best[2] * 8
+            details[f"{key}_widest_fma_registers"] = best[3]["widest"]
+            details[f"{key}_repeat_ratio"] = ratio_of[best[2]]
+            out[key] = (best[0], best[1], details)
+        return out
 
     # -- core clock ------------------------------------------------------------------------
     def clock_runner(self) -> tuple[Callable[[], float], int] | None:
@@ -227,16 +236,14 @@ def _measure(settings: CpuBenchSettings, mode: str, progress: Progress | None, c
     compute: dict[str, float] = {}
     compute_spread: dict[str, float] = {}
     compute_details: dict[str, Any] = {}
-    gemm = float("nan")
     clock = run.clock_runner()
     if clock is not None:
         run.clock = clock[0]
-    for key, start in (("fp64", 0.0), ("fp32", 0.18)):
-        compute[key], compute_spread[key], details = run.compute(key, start, 0.12)
+    for key, (rate, spread, details) in run.compute(("fp64", "fp32"), 0.0, 0.24).items():
+        compute[key], compute_spread[key] = rate, spread
         compute_details.update(details)
-        if key == "fp64":
-            run.report("numpy matrix product", 0.12)
-            gemm = run.numpy_matmul_flops()
+    run.report("numpy matrix product", 0.24)
+    gemm = run.numpy_matmul_flops()
     core_clock, clock_details = run.core_clock(clock[1]) if clock is not None else (None, {
         "rejected": f"no clock kernel for {platform.machine()}"})
     if core_clock is None:
