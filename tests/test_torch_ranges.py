@@ -298,3 +298,17 @@ def test_parse_op_range_forms():
     assert parse_op_range("aten::mm, seq = -1") == OpRange("aten::mm", None, False)  # no sequence number
     assert parse_op_range("aten::mm, something else") is None  # not emit_nvtx's form
     assert parse_op_range("step 3, warmup") is None and parse_op_range("forward") is None
+
+
+def test_phases_are_named_without_emit_nvtxs_per_call_suffix():
+    """PyTorch's emit_nvtx appends ", seq = N" and ", op_id = N" to record_function ranges (seen in the
+    public 2-GPU timeline of tests/data/nsys/nsysai_mfu_before): each call would be a phase of its own."""
+    from roofline.attribution import phase_name
+
+    assert phase_name("FSDP::pre_forward (blocks.3._checkpoint_wrapped_module), op_id = 990878") == \
+        "FSDP::pre_forward (blocks.3._checkpoint_wrapped_module)"
+    assert phase_name("AllToAll4D, seq = 45440, op_id = 990760") == "AllToAll4D"
+    assert phase_name("FlashAttnFunc, seq = 7, op_id = 1, sizes = [[2, 3]]") == "FlashAttnFunc"
+    assert phase_name(" forward ") == "forward"
+    assert phase_name("step 1, of 3") == "step 1, of 3"  # a comma of the program's own stays
+    assert phase_name(", op_id = 3") == ", op_id = 3"  # nothing left: the text as it is

@@ -117,6 +117,20 @@ def is_optimizer_range(name: str) -> bool:
     return bool(_OPTIMIZER.match(name))
 
 
+#: What emit_nvtx appends to a range of the program's own (``record_function``): ", seq = N" and/or
+#: ", op_id = N", then sizes or input op ids. Unique per call: a phase is named without it.
+_EMIT_NVTX_SUFFIX = re.compile(r", (?:(?:stashed )?seq ?= ?-?\d+(?:, op_id = \d+)?|op_id = \d+)"
+                               r"(?:, (?:sizes|input_op_ids) = .*)?$")
+
+
+def phase_name(name: str) -> str:
+    """A phase range's name without emit_nvtx's per-call suffix: ``FSDP::pre_forward (blocks.3), op_id = 990878``
+    -> ``FSDP::pre_forward (blocks.3)``; other names as they are (stripped)."""
+    text = name.strip()
+    m = _EMIT_NVTX_SUFFIX.search(text)
+    return text[:m.start()] if m is not None and m.start() > 0 else text
+
+
 def is_phase_range(name: str) -> bool:
     """True for a program's own range (a phase); False for module, operator, node and PyTorch ranges."""
     text = name.strip()

@@ -68,6 +68,7 @@ from roofline.attribution import (
     is_phase_range,
     module_from_range,
     parse_op_range,
+    phase_name,
 )
 
 #: How ncu names NVTX's default (NULL) domain.
@@ -115,7 +116,7 @@ def _classify(name: str, cache: dict[str, tuple[int, object]]) -> tuple[int, obj
     elif is_optimizer_range(name):
         kind = (_OPTIMIZER, None)
     elif is_phase_range(name):
-        kind = (_PHASE, name.strip())
+        kind = (_PHASE, phase_name(name))
     else:
         kind = (_OTHER, None)
     cache[name] = kind
@@ -173,7 +174,7 @@ def read_stack(ranges: Sequence[Range], cache: dict[str, tuple[int, object]] | N
 
 def start_end_phase(ranges: Sequence[Range]) -> str | None:
     """The phase start/end ranges give: the last phase range of the default domain, else of any."""
-    phases = [(d, name.strip()) for d, name in ranges if is_phase_range(name)]
+    phases = [(d, phase_name(name)) for d, name in ranges if is_phase_range(name)]
     default = [name for d, name in phases if d == DEFAULT_DOMAIN]
     return default[-1] if default else (phases[-1][1] if phases else None)
 
