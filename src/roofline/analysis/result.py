@@ -161,7 +161,7 @@ class Analysis:
             "time_s": total,
             "launches": int(f["launches"].sum()) if len(f) else 0,
             "kernels": int(len(f)),
-            "flops": float(np.nansum(flops)),
+            "flops": _nansum_or_nan(flops),  # unknown (null), not 0, when no kernel's FLOPs are known
             "time_by_phase": dict(self.phase_times),
             "share_by_bound": shares("bound"),
             "share_by_region": shares("region"),
@@ -173,7 +173,7 @@ class Analysis:
             "unknown_flop_time_s": float(np.nansum(np.where(np.isnan(flops), time, 0.0))),
             "savable_time_s": _nansum_or_nan(f["savable_time_s"].to_numpy(dtype=float)),
             "work": self.work,
-            "work_total": float(np.nansum(work)),
+            "work_total": _nansum_or_nan(work),
             "zero_work_kernels": int(zero_work.sum()),
             "zero_work_time_s": time_of(zero_work),
             "lower_bound_zero_work_kernels": int(bound_work.sum()),

@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def analyze(
         ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
+        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, Nsight Systems timelines (.sqlite exports, .nsys-rep), kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline profile --torch without a GPU), this CPU's measured ceilings, cached.")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
         by: ByOpt = By.name,

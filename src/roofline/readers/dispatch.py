@@ -1,9 +1,11 @@
 """`read_profile`: any supported profiler output(s) -> one validated :class:`KernelTable`.
 
-The format is detected by content (``.ncu-rep`` by its name, since it is a binary
-container): Nsight Compute CSV (raw or details page), an Nsight Compute report, or one of our
-kernel-table files (``*.kernels.json``, or Parquet: the ``PAR1`` magic, then the footer's
-``roofline.schema`` key, :mod:`roofline.readers.kernel_parquet`).
+The format is detected by content (``.ncu-rep`` and ``.nsys-rep`` by their names, since they are
+binary containers): Nsight Compute CSV (raw or details page), an Nsight Compute report, an Nsight
+Systems timeline (its SQLite export, by the SQLite magic, or a ``.nsys-rep`` exported through
+``nsys``: :mod:`roofline.readers.nsys`), or one of our kernel-table files (``*.kernels.json``, or
+Parquet: the ``PAR1`` magic, then the footer's ``roofline.schema`` key,
+:mod:`roofline.readers.kernel_parquet`).
 ``-`` is standard input; pipes (``<(cmd)``, ``/dev/stdin``) are read once into memory
 (:mod:`roofline.readers.stream`); a folder stands for the profiles in it
 (:func:`profile_files`), skipping, with one warning, files in it that are not readable profiles.
@@ -30,11 +32,16 @@ from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 #: Files taken from a folder given as a profile.
-PROFILE_PATTERNS = ("*.csv", "*.csv.gz", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet")
+PROFILE_PATTERNS = ("*.csv", "*.csv.gz", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet",
+                    "*.sqlite", "*.nsys-rep", "*.qdrep")
 #: The first bytes of a gzip file (a compressed CSV export, ``x.csv.gz``).
 GZIP_MAGIC = b"\x1f\x8b"
 #: The first bytes of a Parquet file.
 PARQUET_MAGIC = b"PAR1"
+#: The first bytes of a SQLite database (an Nsight Systems export).
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: Nsight Systems reports, exported to SQLite through nsys.
+TIMELINE_SUFFIXES = (".nsys-rep", ".qdrep")
 #: How many skipped files a warning names.
 MAX_NAMED = 5
 
@@ -52,8 +59,9 @@ def profile_files(path: str | PathLike[str]) -> list[Path]:
     files = sorted({f for pattern in PROFILE_PATTERNS for f in p.glob(pattern) if f.is_file()})
     if not files:
         raise InputError("the folder holds no profiles", path=p,
-                         hint="give ncu CSV exports (*.csv), reports (*.ncu-rep), per-metric files (out.*) "
-                              "or kernel tables (*.kernels.json, *.parquet)")
+                         hint="give ncu CSV exports (*.csv), reports (*.ncu-rep), per-metric files (out.*), "
+                              "Nsight Systems timelines (*.sqlite, *.nsys-rep) or kernel tables "
+                              "(*.kernels.json, *.parquet)")
     return files
 
 
@@ -106,7 +114,7 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
 
         return read_ncu_rep(p)
     if _table_kind(p) is not None:
-        raise InputError("a kernel-table file, not a raw profiler output", path=p,
+        raise InputError("a kernel-table file or a timeline, not an Nsight Compute output", path=p,
                          hint="read it with roofline.readers.read_profile (roofline analyze)")
     return read_ncu_csv(p)
 
@@ -227,22 +235,31 @@ def _is_kernel_json_bytes(head: bytes) -> bool:
 
 def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
     """``"json"`` or ``"parquet"`` for a kernel-table file (ours, from roofline profile, analyze
-    --parquet or merge), by content; None for anything else. Any Parquet file counts: one that
-    is not ours is refused by its reader with a clear message, not read as CSV."""
+    --parquet or merge), ``"nsys"`` for an Nsight Systems timeline (SQLite by content, a report by
+    its name), by content; None for anything else. Any Parquet or SQLite file counts: one that is
+    not ours (or not an nsys export) is refused by its reader with a clear message, not read as CSV."""
     if isinstance(path, InMemory):
         return None  # refused by _check_memory: a stream is read as CSV
     p = Path(fspath(path))
     if not p.is_file():
         return None
+    if p.name.lower().endswith(TIMELINE_SUFFIXES):
+        return "nsys"
     with p.open("rb") as fh:
         head = fh.read(4096)
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
+    if head.startswith(SQLITE_MAGIC):
+        return "nsys"
     return "json" if _is_kernel_json_bytes(head) else None
 
 
 def _read_table_file(path: str | PathLike[str], kind: str | None) -> KernelTable:
     # Imported here: pyarrow.parquet is needed only when a Parquet file is met (not on the CSV path).
+    if kind == "nsys":
+        from roofline.readers.nsys.timeline import read_timeline
+
+        return read_timeline(Path(fspath(path)))
     if kind == "parquet":
         from roofline.readers import kernel_parquet
 

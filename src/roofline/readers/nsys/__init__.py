@@ -1,0 +1,12 @@
+"""Nsight Systems timelines: the SQLite export (``nsys export --type sqlite``), and ``.nsys-rep``
+reports exported through ``nsys`` when it is on PATH.
+
+A timeline has what Nsight Compute's replay does not: the kernels' times as the program ran them
+(overlapping on streams, beside communication), and every launch of a whole run. It has no
+counters: FLOPs and bytes are unknown in a timeline's kernel table.
+
+- :mod:`~roofline.readers.nsys.export`: the export's tables across nsys versions (2020-2026), read
+  with :mod:`sqlite3` into pandas.
+- :mod:`~roofline.readers.nsys.ranges`: the NVTX ranges open around each launch on the CPU side.
+- :mod:`~roofline.readers.nsys.timeline`: one timeline as a kernel table (:func:`read_timeline`).
+"""

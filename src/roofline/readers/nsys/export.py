@@ -1,0 +1,139 @@
+"""The tables of an Nsight Systems SQLite export, as nsys 2020.3 to 2026.2 write them.
+
+Checked on six public exports (tests/data/nsys, PROVENANCE.md there), one per version:
+
+- **Metadata**: ``META_DATA_EXPORT`` (2024.5 on) or ``EXPORT_META_DATA`` (2022.2), both ``(name,
+  value)`` with ``EXPORT_PRODUCT_VERSION``; 2020.3 has neither.
+- **Kernels**: ``CUPTI_ACTIVITY_KIND_KERNEL``, times in ns, names as ids into ``StringIds``
+  (``demangledName``, ``shortName``; ``mangledName`` from 2022 on); later versions add columns
+  (``greenContextId``, ``graphId``, clusters), which are not read.
+- **Who launched it**: the CUDA runtime/driver call with the kernel's ``correlationId`` in
+  ``CUPTI_ACTIVITY_KIND_RUNTIME``, within the same process (ids repeat between processes). 2022.2
+  also writes call-stack rows (``eventClass`` 67) that repeat a call's id: only runtime (0) and
+  driver (1) rows are read.
+- **Process ids**: ``globalPid`` / ``globalTid`` hold the OS process id in bits 24-47.
+- **NVTX**: ``NVTX_EVENTS`` (absent when nothing was annotated), push/pop ranges (``eventType``
+  59) per thread and start/end ranges (60) per process, the text in ``text`` or, through
+  ``textId``, in ``StringIds``, row by row (one file has both); domains named by their creation
+  rows (75), the default domain id 0.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from roofline.errors import InputError
+
+#: The first bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+NVTX = "NVTX_EVENTS"
+#: NVTX event types (ENUM_NSYS_EVENT_TYPE): a push/pop range, a start/end range, a domain's creation.
+PUSH_POP, START_END, DOMAIN_CREATE = 59, 60, 75
+#: Runtime-table event classes of API calls (2022.2 adds call-stack rows, class 67).
+API_CLASSES = (0, 1)
+
+
+def process_ids(global_ids: np.ndarray) -> np.ndarray:
+    """The OS process ids in nsys's ``globalPid``/``globalTid`` (bits 24-47)."""
+    return (np.asarray(global_ids, dtype=np.int64) >> 24) & 0xFFFFFF
+
+
+class Export:
+    """An open, read-only Nsight Systems SQLite export."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            self.tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"not a readable SQLite database ({exc})", path=path,
+                             hint="export the report again: nsys export --type sqlite REPORT.nsys-rep") from None
+        if KERNELS not in self.tables:
+            what = "an Nsight Systems export with no CUDA kernels" if "StringIds" in self.tables \
+                else "a SQLite database, not an Nsight Systems export"
+            raise InputError(f"{what} (no {KERNELS} table)", path=path,
+                             hint="profile with CUDA tracing on (nsys profile -t cuda,nvtx ...) and export with "
+                                  "nsys export --type sqlite")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Export:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.db.execute(f'PRAGMA table_info("{table}")')]
+
+    def query(self, sql: str) -> pd.DataFrame:
+        try:
+            return pd.read_sql_query(sql, self.db)
+        except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+            raise InputError(f"the export cannot be read ({exc})", path=self.path,
+                             hint="export the report again with nsys export --type sqlite") from None
+
+    def version(self) -> str | None:
+        """The nsys version that exported the file (None before 2022, whose exports do not say)."""
+        for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+            if table in self.tables:
+                row = self.db.execute(f"SELECT value FROM {table} WHERE name = 'EXPORT_PRODUCT_VERSION'").fetchone()
+                if row:
+                    return str(row[0])
+        return None
+
+    def kernels(self) -> pd.DataFrame:
+        """Every kernel launch in start order: ``start``, ``end`` (ns), ``device``, ``stream``, ``pid``,
+        ``grid``/``block`` (x, y, z columns), ``name`` (demangled), and from the call that launched it
+        (same correlation id and process) ``tid`` (nsys's ``globalTid``) and ``api_start`` (ns), <NA>
+        where the call is not in the file (a capture that began after it)."""
+        frame = self.query(
+            'SELECT k.start, k."end", k.deviceId AS device, k.streamId AS stream, k.correlationId, k.globalPid, '
+            "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, s.value AS name "
+            f"FROM {KERNELS} AS k LEFT JOIN StringIds AS s ON s.id = k.demangledName ORDER BY k.start, k.rowid")
+        frame["pid"] = process_ids(frame["globalPid"].to_numpy())
+        frame["tid"] = pd.array([None] * len(frame), dtype="Int64")
+        frame["api_start"] = pd.array([None] * len(frame), dtype="Int64")
+        if RUNTIME not in self.tables or frame.empty:
+            return frame
+        only_api = f" AND eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
+        calls = self.query(f"SELECT correlationId, globalTid AS tid, start AS api_start FROM {RUNTIME} "
+                           f"WHERE correlationId IN (SELECT correlationId FROM {KERNELS}){only_api}")
+        calls["pid"] = process_ids(calls["tid"].to_numpy())
+        calls = calls.drop_duplicates(["correlationId", "pid"])
+        found = frame[["correlationId", "pid"]].merge(calls, on=["correlationId", "pid"], how="left")
+        frame["tid"] = pd.array(found["tid"].to_numpy(dtype="float64"), dtype="Int64")  # NaN -> <NA>
+        frame["api_start"] = pd.array(found["api_start"].to_numpy(dtype="float64"), dtype="Int64")
+        return frame
+
+    def nvtx_ranges(self) -> pd.DataFrame:
+        """The NVTX push/pop and start/end ranges: ``kind`` (59 or 60), ``start``, ``end`` (ns), ``tid``,
+        ``pid``, ``domain`` (its name; ``None`` for the default domain) and ``text``. Empty when the
+        file has no NVTX events. Ranges left open at the end of the capture are not read."""
+        empty = pd.DataFrame({"kind": [], "start": [], "end": [], "tid": [], "pid": [], "domain": [], "text": []})
+        if NVTX not in self.tables:
+            return empty
+        have = set(self.columns(NVTX))
+        text = "COALESCE(n.text, s.value)" if "textId" in have else "n.text"
+        join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if "textId" in have else ""
+        domain = "n.domainId" if "domainId" in have else "0"
+        ranges = self.query(f'SELECT n.eventType AS kind, n.start, n."end", n.globalTid AS tid, {domain} AS domain_id, '
+                            f"{text} AS text FROM {NVTX} AS n {join} "
+                            f'WHERE n.eventType IN ({PUSH_POP}, {START_END}) AND n."end" IS NOT NULL')
+        if ranges.empty:
+            return empty
+        names = self.query(f"SELECT {domain} AS domain_id, {text} AS text FROM {NVTX} AS n {join} "
+                           f"WHERE n.eventType = {DOMAIN_CREATE}")
+        named = dict(zip(names["domain_id"], names["text"]))
+        ranges["domain"] = [None if d == 0 else named.get(d) or f"domain {d}" for d in ranges.pop("domain_id")]
+        ranges["pid"] = process_ids(ranges["tid"].to_numpy())
+        ranges["text"] = ranges["text"].fillna("")
+        return ranges

@@ -1,0 +1,111 @@
+"""One Nsight Systems timeline as a kernel table: :func:`read_timeline`.
+
+Each kernel launch is a row: its time as the program ran it (end - start, ns -> s), device,
+stream, process, grid and block, demangled name, and the phase, operator and module of the NVTX
+ranges open around its launch (:mod:`roofline.readers.nsys.ranges`). FLOPs and bytes are unknown
+(a timeline has no counters): the count columns are left out, a warning says so, and
+``metric_hints`` name the Nsight Compute metrics that supply them. A ``.nsys-rep`` (or ``.qdrep``) report is first exported to SQLite by the ``nsys`` on
+PATH, into a temporary folder (the report's own folder is never written).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from roofline.counting.hints import NCU_HINTS
+from roofline.errors import InputError, ToolNotFoundError
+from roofline.kernels import KernelTable, validate
+from roofline.kernels.schema import empty_frame, lean
+from roofline.readers.nsys.export import Export
+from roofline.readers.nsys.ranges import push_pop, start_end
+from roofline.readers.torch_ranges import attribute
+
+#: Report files that ``nsys export`` turns into SQLite.
+REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+#: What every timeline's table is told: its counts come from Nsight Compute (``metric_hints``: which metrics).
+NO_COUNTERS = ("a timeline has kernel times but no counters: FLOPs and bytes come from an Nsight Compute "
+               "profile of the same program (roofline profile -- CMD)")
+#: Seconds ``nsys export`` may take.
+EXPORT_TIMEOUT_S = 600
+
+
+def read_timeline(path: Path) -> KernelTable:
+    """The kernel table of an nsys SQLite export, or of a report exported through ``nsys`` first."""
+    if path.name.lower().endswith(REPORT_SUFFIXES):
+        with tempfile.TemporaryDirectory(prefix="roofline-nsys-") as folder:
+            return _read_sqlite(_exported(path, Path(folder)), source=path)
+    return _read_sqlite(path, source=path)
+
+
+def _exported(report: Path, folder: Path) -> Path:
+    nsys = shutil.which("nsys")
+    if nsys is None:
+        raise ToolNotFoundError("reading an Nsight Systems report needs nsys on PATH",
+                                hint=f"export it where nsys is: nsys export --type sqlite {report.name}, "
+                                     "then give the .sqlite file")
+    out = folder / (report.stem + ".sqlite")
+    cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(out), str(report)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise InputError(f"nsys export took over {EXPORT_TIMEOUT_S} s", path=report,
+                         hint=f"export it yourself: {' '.join(cmd[:-3])} {report.name}") from None
+    if done.returncode != 0 or not out.is_file():
+        said = (done.stderr or done.stdout).strip().splitlines()
+        raise InputError(f"nsys export failed (exit {done.returncode}): {said[-1] if said else 'no output'}",
+                         path=report, hint="open the report with the nsys version that wrote it, or a newer one")
+    return out
+
+
+def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
+    with Export(path) as export:
+        kernels = export.kernels()
+        ranges = export.nvtx_ranges()
+    label = str(source)
+    if kernels.empty:
+        raise InputError("the timeline holds no kernel launches", path=source,
+                         hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
+    n = len(kernels)
+    pid = kernels["pid"].to_numpy(dtype=np.int64)
+    codes, stacks = push_pop(ranges, kernels["tid"], kernels["api_start"])
+    se_codes, start_ends = start_end(ranges, pid, kernels["api_start"])
+    names = kernels["name"].astype("string")
+    found = attribute(codes, stacks, start_end_codes=se_codes, start_ends=start_ends,
+                      process=pd.Series(pid), kernel_names=names)
+    frame = empty_frame(n)
+    for c in ("time_s", "sm_clock_hz", "flops", "ops"):
+        frame[c] = np.nan
+    duration = kernels["end"].to_numpy(dtype=np.float64) - kernels["start"].to_numpy(dtype=np.float64)
+    frame["time_s"] = duration * 1e-9
+    frame["launch_id"] = pd.array(np.arange(n), dtype="Int64")
+    frame["kernel_name"] = names.array
+    frame["process_id"] = pd.array(pid, dtype="Int64")
+    frame["device"] = pd.array(kernels["device"].to_numpy(dtype=np.int64), dtype="Int64")
+    frame["stream"] = pd.array(kernels["stream"].to_numpy(dtype=np.int64), dtype="Int64")
+    frame["grid"] = _dims(kernels, "grid")
+    frame["block"] = _dims(kernels, "block")
+    for c in ("phase", "module", "op"):
+        frame[c] = found[c].array
+    frame["source"] = pd.array([label] * n, dtype="string")
+    frame = lean(validate(frame, where=label), copy=False)
+    metrics = pd.DataFrame({"op_stack": found["op_stack"].array,
+                            "start_ns": kernels["start"].to_numpy(dtype=np.int64),
+                            "end_ns": kernels["end"].to_numpy(dtype=np.int64)}, index=frame.index)
+    warnings = [f"{label}: {NO_COUNTERS}"]
+    unlaunched = int(kernels["api_start"].isna().sum())
+    if unlaunched and len(ranges):
+        warnings.append(f"{label}: {unlaunched} of {n} kernels have no launching call in the file (the capture "
+                        "began after it): no NVTX range is known for them")
+    return KernelTable(frame=frame, metrics=metrics, sources=(label,), warnings=tuple(warnings),
+                       metric_hints=dict(NCU_HINTS))
+
+
+def _dims(kernels: pd.DataFrame, what: str) -> pd.api.extensions.ExtensionArray:
+    x, y, z = (kernels[f"{what}{a}"].to_numpy(dtype=np.int64) for a in "XYZ")
+    return pd.array([f"({a}, {b}, {c})" for a, b, c in zip(x, y, z)], dtype="string")

@@ -1,0 +1,187 @@
+"""Nsight Systems timelines read as kernel tables, on five public exports from five nsys versions
+(tests/data/nsys/*/PROVENANCE.md). Every expected number was computed by hand with SQL on the files
+(sqlite3; the queries are beside each number), not by the reader."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roofline import api
+from roofline.cli.app import main
+from roofline.errors import InputError, ToolNotFoundError
+from roofline.readers.nsys.export import Export
+
+DATA = Path(__file__).parent / "data" / "nsys"
+SAXPY = DATA / "pipit_saxpy_mpi" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"  # nsys 2022.2
+CLOVERLEAF = DATA / "pipit_cloverleaf" / "perlmutter-cloverleaf-cuda.sqlite"  # nsys 2024.5
+SMOKE = DATA / "flameox_smoke" / "nsight-2025.5.2.sqlite"  # nsys 2025.5
+MOCK = DATA / "nsysai_mock" / "mock.sqlite"  # nsys 2026.1
+MFU = DATA / "nsysai_mfu_before" / "mfu_2gpu_before.sqlite"  # nsys 2026.2 (a 0.3 s window)
+
+
+def sql(path: Path, query: str) -> list[tuple]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute(query).fetchall()
+    finally:
+        db.close()
+
+
+def ns(table) -> int:
+    """The table's total kernel time in whole ns (time_s is end - start in ns, times 1e-9)."""
+    return int(round(float(np.sum(table.frame["time_s"].to_numpy())) * 1e9))
+
+
+@pytest.mark.parametrize("path, version, launches, total_ns", [
+    # SELECT value FROM META_DATA_EXPORT|EXPORT_META_DATA WHERE name = 'EXPORT_PRODUCT_VERSION';
+    # SELECT count(*), sum("end" - start) FROM CUPTI_ACTIVITY_KIND_KERNEL
+    (SAXPY, "2022.2.1.31", 5, 88_573_480),
+    (CLOVERLEAF, "2024.5.1.113", 1312, 294_404_540),
+    (SMOKE, "2025.5.2.266", 3, 3_840),
+    (MOCK, "2026.1.1.204", 2, 4_129),
+    (MFU, "2026.2.1.210", 4010, 535_200_650),
+])
+def test_every_launch_and_its_time_across_nsys_versions(path, version, launches, total_ns):
+    with Export(path) as export:
+        assert export.version() == version
+    table = api.read([path])
+    frame = table.frame
+    assert len(frame) == launches and ns(table) == total_ns
+    assert frame["launch_id"].tolist() == list(range(launches))  # in start order
+    starts = table.metrics["start_ns"].to_numpy()
+    assert (np.diff(starts) >= 0).all()
+    assert (table.metrics["end_ns"].to_numpy() - starts == np.round(frame["time_s"].to_numpy() * 1e9)).all()
+    # A timeline has no counters: FLOPs unknown (never 0), the byte columns left out, and the user told so.
+    assert frame["flops"].isna().all() and "dram_bytes" not in frame.columns
+    assert any("no counters" in w for w in table.warnings)
+    assert table.metric_hints["flops"] and table.metric_hints["dram_bytes"]
+
+
+def test_cloverleaf_kernels_by_name_grid_block_device_and_stream():
+    table = api.read([CLOVERLEAF])
+    frame = table.frame
+    # SELECT DISTINCT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL -> (0, 7)
+    assert set(frame["device"]) == {0} and set(frame["stream"]) == {7}
+    assert frame["process_id"].nunique() == 1
+    # SELECT s.value, count(*), sum(k."end" - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s
+    #   ON s.id = k.demangledName GROUP BY s.value ORDER BY 3 DESC LIMIT 2
+    names = frame["kernel_name"].astype(str)
+    by_name = frame.assign(name=names).groupby("name")["time_s"].agg(["size", "sum"]).sort_values("sum", ascending=False)
+    first, second = by_name.index[:2]
+    assert first.startswith("void clover::par_ranged2d_kernel<PdV_kernel(bool,") and "(instance 2)" in first
+    assert second.startswith("void clover::par_reduce_kernel<calc_dt_kernel(global_variables &,")
+    assert by_name.iloc[0]["size"] == 10 and round(by_name.iloc[0]["sum"] * 1e9) == 19_404_589
+    assert by_name.iloc[1]["size"] == 10 and round(by_name.iloc[1]["sum"] * 1e9) == 18_650_735
+    # SELECT gridX, gridY, gridZ, blockX, blockY, blockZ, count(*) ... GROUP BY 1..6 ORDER BY 7 DESC
+    pairs = frame.assign(g=frame["grid"].astype(str), b=frame["block"].astype(str)).groupby(["g", "b"]).size()
+    assert pairs[("(16, 1, 1)", "(256, 1, 1)")] == 484 and pairs[("(115200, 1, 1)", "(256, 1, 1)")] == 94
+    assert frame["phase"].isna().all()  # no NVTX_EVENTS table: unknown, not invented
+
+
+def test_saxpy_launches_once_each_in_their_nvtx_range_despite_repeated_call_rows():
+    """nsys 2022.2 repeats a launch's correlation id in call-stack rows (eventClass 67): a join on the id
+    alone doubles the 5 launches. Each launch was called inside the default-domain range "saxpy" (the
+    MPI ranges are in nsys's "MPI" domain):
+    SELECT k.correlationId, group_concat(n.text-or-StringIds.value || '@' || n.domainId) FROM KERNEL k
+      JOIN RUNTIME r ON r.correlationId = k.correlationId AND r.eventClass IN (0, 1)
+      JOIN NVTX_EVENTS n ON n.eventType = 59 AND n.globalTid = r.globalTid AND n.start <= r.start < n.end
+    -> five rows, each 'saxpy@0'."""
+    assert sql(SAXPY, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+                      "ON r.correlationId = k.correlationId") == [(10,)]
+    frame = api.read([SAXPY]).frame
+    assert len(frame) == 5 and frame["phase"].astype(str).tolist() == ["saxpy"] * 5
+
+
+def test_two_processes_correlation_ids_apart_and_pytorch_operators_from_the_timeline():
+    table = api.read([MFU])
+    frame = table.frame
+    # SELECT (globalPid >> 24) & 0xFFFFFF, deviceId, count(*), sum("end" - start) ... GROUP BY 1, 2
+    per = frame.groupby(["process_id", "device"])["time_s"].agg(["size", "sum"])
+    assert per.loc[(144, 0), "size"] == 1993 and round(per.loc[(144, 0), "sum"] * 1e9) == 270_875_926
+    assert per.loc[(145, 1), "size"] == 2017 and round(per.loc[(145, 1), "sum"] * 1e9) == 264_324_724
+    # Kernels whose launching call (same correlation id, same process, eventClass 0/1) is not in the
+    # window: 24 (the window was cut after they were called). Said, and no range is made up for them.
+    assert any("24 of 4010 kernels have no launching call" in w for w in table.warnings)
+    # Per kernel, the innermost default-domain push/pop range open on the launching thread at the
+    # call's start, its name up to the first comma (emit_nvtx's ", seq = N, op_id = N"), summed:
+    # aten::addmm 335 launches 57,595,448 ns; aten::mul 501 / 42,979,045; aten::copy_ 1816 / 64,364,656;
+    # aten::add 505 / 23,916,556.
+    ops = frame.assign(o=frame["op"].astype(object)).groupby("o")["time_s"].agg(["size", "sum"])
+    for op, count, total in [("aten::addmm", 335, 57_595_448), ("aten::mul", 501, 42_979_045),
+                             ("aten::copy_", 1816, 64_364_656), ("aten::add", 505, 23_916_556)]:
+        assert ops.loc[op, "size"] == count and round(ops.loc[op, "sum"] * 1e9) == total, op
+    assert frame["op"].isna().sum() == 24
+    # The program's own record_function ranges are phases, named without emit_nvtx's per-call suffix.
+    phases = set(frame["phase"].dropna().astype(str))
+    assert "AllToAll4D" in phases and "FSDP::pre_forward (blocks.10._checkpoint_wrapped_module)" in phases
+    assert not any("op_id" in p or "seq =" in p for p in phases)
+    # The NCCL ranges are in another domain (id 1, its name not in the window): never operators.
+    assert not any(str(o).startswith("nccl") for o in ops.index)
+
+
+def test_analyze_a_timeline_by_operator_from_the_command_line(capsys):
+    assert main(["analyze", str(MFU), "--by", "op"]) == 0
+    out = capsys.readouterr().out
+    assert "4010 launches" in out and "aten::addmm" in out and "FLOPs unknown" in out
+
+
+def test_json_totals_say_flops_unknown_not_zero(tmp_path):
+    """A timeline's FLOPs are unknown: the JSON totals hold null, as they now do for any profile
+    without FLOP counters (they held 0.0 before: known FLOPs summed over no kernel)."""
+    import json
+
+    out = tmp_path / "saxpy.json"
+    assert main(["analyze", str(SAXPY), "--json", str(out), "-q"]) == 0
+    totals = json.loads(out.read_text())["totals"]
+    assert totals["flops"] is None and totals["work_total"] is None
+    assert round(totals["time_s"] * 1e9) == 88_573_480 and totals["unknown_flop_time_s"] == totals["time_s"]
+
+
+def test_a_folder_of_timelines_reads_its_sqlite_files():
+    table = api.read([CLOVERLEAF.parent])
+    assert len(table.frame) == 1312 and table.sources == (str(CLOVERLEAF),)
+
+
+def test_a_sqlite_file_that_is_not_a_timeline_is_refused_with_the_reason(tmp_path, capsys):
+    other = tmp_path / "notes.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE notes (x TEXT)")
+    db.commit()
+    db.close()
+    with pytest.raises(InputError, match="a SQLite database, not an Nsight Systems export"):
+        api.read([other])
+    empty = tmp_path / "nokernels.sqlite"
+    db = sqlite3.connect(empty)
+    db.execute("CREATE TABLE StringIds (id INTEGER, value TEXT)")
+    db.commit()
+    db.close()
+    assert main(["analyze", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "an Nsight Systems export with no CUDA kernels" in err and "nsys profile -t cuda" in err
+    assert "Traceback" not in err
+    assert other.read_bytes()[:16] == b"SQLite format 3\x00"  # inputs untouched
+
+
+def test_a_report_needs_nsys_on_path(tmp_path, monkeypatch):
+    report = tmp_path / "run.nsys-rep"
+    report.write_bytes(b"\x00" * 64)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ToolNotFoundError, match="needs nsys on PATH"):
+        api.read([report])
+
+
+@pytest.mark.skipif(shutil.which("nsys") is None, reason="needs Nsight Systems' nsys (bash .ci/install-nsys)")
+def test_a_report_is_exported_by_the_real_nsys_into_a_temporary_folder(tmp_path):
+    """Our own report of a CPU-only program (tests/data/nsys/own_cpu_only, made with nsys 2023.4.4):
+    the real nsys exports it, and the reader says what it lacks; nothing is written beside it."""
+    source = DATA / "own_cpu_only" / "cpu_only.nsys-rep"
+    report = tmp_path / source.name
+    report.write_bytes(source.read_bytes())
+    with pytest.raises(InputError, match="no CUDA kernels"):
+        api.read([report])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
