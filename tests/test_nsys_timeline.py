@@ -185,3 +185,69 @@ def test_a_report_is_exported_by_the_real_nsys_into_a_temporary_folder(tmp_path)
     with pytest.raises(InputError, match="no CUDA kernels"):
         api.read([report])
     assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
+
+
+def nested(rng: np.random.Generator, lo: int, hi: int, depth: int) -> list[tuple[int, int]]:
+    """Random properly nested ranges inside [lo, hi): siblings, children, shared starts and ends."""
+    out: list[tuple[int, int]] = []
+    t = lo
+    while depth and t < hi - 2 and rng.random() < 0.8:
+        s = int(rng.integers(t, hi - 1))
+        e = int(rng.integers(s + 1, hi + 1))
+        out.append((s, e))
+        out += nested(rng, s, e, depth - 1)
+        t = e if rng.random() < 0.7 else s + 1 if e > s + 1 else e  # touching or overlapping next sibling
+        if out[-1][1] > e:
+            break
+    return [(s, e) for s, e in out if all(not (s < s2 < e < e2 or s2 < s < e2 < e) for s2, e2 in out)]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_push_pop_stacks_agree_with_the_ranges_open_at_each_launch(seed):
+    """The stack of each launch (innermost range found by search and parent links) against a brute-force
+    scan of the ranges open at its call on its thread (start <= t < end), outermost first."""
+    import pandas as pd
+
+    from roofline.readers.nsys.ranges import push_pop
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for thread in (7, 3):
+        for s, e in nested(rng, 0, 200, 4):
+            rows.append({"kind": 59, "start": s, "end": e, "tid": thread, "pid": 1, "domain": None,
+                         "text": f"t{thread} [{s},{e})"})
+    ranges = pd.DataFrame(rows, columns=["kind", "start", "end", "tid", "pid", "domain", "text"])
+    n = 60
+    tid = pd.Series(pd.array(rng.choice([7, 3, 5], n).tolist(), dtype="Int64"))
+    at = pd.Series(pd.array(rng.integers(-5, 205, n).tolist(), dtype="Int64"))
+    tid[0], at[1] = pd.NA, pd.NA
+    codes, stacks = push_pop(ranges, tid, at)
+    for i in range(n):
+        if pd.isna(tid[i]) or pd.isna(at[i]):
+            assert codes[i] == -1
+            continue
+        t = int(at[i])
+        want = sorted(((r["start"], -r["end"], r["text"]) for r in rows
+                       if r["tid"] == tid[i] and r["start"] <= t < r["end"]))
+        got = [text for _, text in stacks[codes[i]]] if codes[i] >= 0 else []
+        assert got == [text for *_, text in want], (i, t, int(tid[i]))
+
+
+def test_the_benchmarks_timeline_is_read_as_it_was_made(tmp_path, monkeypatch):
+    """benchmarks/bench_nsys.py's generated timeline (the real 2026.2 export's tables, filled): what it
+    puts in (two processes alternating, a step range per 1000 launches of a process, an operator range
+    around each call) is what the reader finds."""
+    import importlib
+
+    bench = Path(__file__).parents[1] / "benchmarks"
+    monkeypatch.syspath_prepend(str(bench))
+    module = importlib.import_module("bench_nsys")
+    path = tmp_path / "t.sqlite"
+    module.generate(path, 4000)
+    frame = api.read([path]).frame
+    assert len(frame) == 4000
+    assert frame["process_id"].value_counts().to_dict() == {144: 2000, 145: 2000}
+    assert frame["phase"].astype(str).value_counts().to_dict() == {"step 0": 2000, "step 1": 2000}
+    assert set(frame["op"].astype(str)) == set(module.OPS) and frame["op"].notna().all()
+    # every call is 2 us after the previous one, its kernel 5 us after its call
+    assert (np.diff(api.read([path]).metrics["start_ns"].to_numpy()) == 2_000).all()

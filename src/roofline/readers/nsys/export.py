@@ -92,13 +92,14 @@ class Export:
 
     def kernels(self) -> pd.DataFrame:
         """Every kernel launch in start order: ``start``, ``end`` (ns), ``device``, ``stream``, ``pid``,
-        ``grid``/``block`` (x, y, z columns), ``name`` (demangled), and from the call that launched it
-        (same correlation id and process) ``tid`` (nsys's ``globalTid``) and ``api_start`` (ns), <NA>
-        where the call is not in the file (a capture that began after it)."""
+        ``grid``/``block`` (x, y, z columns), ``name_id`` (the demangled name's id in ``StringIds``:
+        :meth:`names`), and from the call that launched it (same correlation id and process) ``tid``
+        (nsys's ``globalTid``) and ``api_start`` (ns), <NA> where the call is not in the file (a
+        capture that began after it)."""
         frame = self.query(
             'SELECT k.start, k."end", k.deviceId AS device, k.streamId AS stream, k.correlationId, k.globalPid, '
-            "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, s.value AS name "
-            f"FROM {KERNELS} AS k LEFT JOIN StringIds AS s ON s.id = k.demangledName ORDER BY k.start, k.rowid")
+            "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.demangledName AS name_id "
+            f"FROM {KERNELS} AS k ORDER BY k.start, k.rowid")
         frame["pid"] = process_ids(frame["globalPid"].to_numpy())
         frame["tid"] = pd.array([None] * len(frame), dtype="Int64")
         frame["api_start"] = pd.array([None] * len(frame), dtype="Int64")
@@ -113,6 +114,11 @@ class Export:
         frame["tid"] = pd.array(found["tid"].to_numpy(dtype="float64"), dtype="Int64")  # NaN -> <NA>
         frame["api_start"] = pd.array(found["api_start"].to_numpy(dtype="float64"), dtype="Int64")
         return frame
+
+    def names(self) -> dict[int, str]:
+        """The kernels' demangled names by their ``StringIds`` id (each distinct name once)."""
+        rows = self.db.execute(f"SELECT id, value FROM StringIds WHERE id IN (SELECT DISTINCT demangledName FROM {KERNELS})")
+        return {int(i): str(v) for i, v in rows}
 
     def nvtx_ranges(self) -> pd.DataFrame:
         """The NVTX push/pop and start/end ranges: ``kind`` (59 or 60), ``start``, ``end`` (ns), ``tid``,

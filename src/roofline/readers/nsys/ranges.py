@@ -37,33 +37,69 @@ def _as_ranges(frame: pd.DataFrame) -> list[Range]:
     return [(DEFAULT_DOMAIN if pd.isna(d) else str(d), str(t)) for d, t in zip(frame["domain"], frame["text"])]
 
 
+def _climb(candidate: np.ndarray, parent: np.ndarray, ends: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """From each candidate range up through ``parent`` to the first one still open at ``at`` (end > at),
+    -1 where none is: a step per nesting level, every row at once."""
+    candidate = candidate.copy()
+    while True:
+        closed = np.flatnonzero(candidate >= 0)
+        closed = closed[ends[candidate[closed]] <= at[closed]]
+        if not len(closed):
+            return candidate
+        candidate[closed] = parent[candidate[closed]]
+
+
 def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.ndarray, list[list[Range]]]:
     """Each launch's push/pop stack (outermost first) on thread ``tid`` at time ``at`` (ns; <NA>: not
-    known, no stack), as codes and the distinct stacks."""
-    n = len(tid)
-    keys: list[tuple[int, ...]] = [()] * n
+    known, no stack), as codes and the distinct stacks.
+
+    Push/pop ranges nest on their thread, so a stack is known by its innermost range: the last one
+    opened at or before ``at`` on the thread, or the first of its enclosing ranges still open. Each
+    range's parent (the innermost range open when it was pushed) is found the same way; the
+    distinct stacks are the chains of parents of the distinct innermost ranges."""
     pushed = ranges[ranges["kind"] == PUSH_POP].sort_values(["tid", "start", "end"], ascending=[True, True, False])
     pushed = pushed.reset_index(drop=True)
-    known = ~(tid.isna() | at.isna()).to_numpy()
-    launches = pd.DataFrame({"tid": tid.to_numpy(dtype="float64")[known], "at": at.to_numpy(dtype="float64")[known],
-                             "row": np.flatnonzero(known)})
-    for thread, mine in launches.groupby("tid", sort=False):
-        own = pushed[pushed["tid"] == thread]
-        if own.empty:
-            continue
-        starts, ends, index = own["start"].to_numpy(), own["end"].to_numpy(), own.index.to_numpy()
-        stack: list[int] = []
-        j = 0
-        for t, row in sorted(zip(mine["at"].to_numpy(), mine["row"].to_numpy())):
-            while j < len(starts) and starts[j] <= t:
-                while stack and ends[stack[-1]] <= starts[j]:
-                    stack.pop()
-                stack.append(j)
-                j += 1
-            while stack and ends[stack[-1]] <= t:
-                stack.pop()
-            keys[int(row)] = tuple(int(index[k]) for k in stack)
-    return _coded(keys, _as_ranges(pushed))
+    m = len(pushed)
+    threads = pushed["tid"].to_numpy(dtype=np.int64)
+    starts, ends = pushed["start"].to_numpy(dtype=np.int64), pushed["end"].to_numpy(dtype=np.int64)
+    # parent: the range before on the same thread, climbed until one still open at this one's start
+    parent = np.arange(m, dtype=np.int64) - 1
+    if m:
+        parent[np.r_[True, threads[1:] != threads[:-1]]] = -1
+    for _ in range(m):  # parents of parents: a pass per nesting level, until none moves
+        moved = parent >= 0
+        moved[moved] = ends[parent[moved]] <= starts[moved]
+        if not moved.any():
+            break
+        parent[moved] = parent[parent[moved]]
+    n = len(tid)
+    innermost = np.full(n, -1, dtype=np.int64)
+    known = np.flatnonzero(~(tid.isna() | at.isna()).to_numpy())
+    if m and len(known):
+        t_tid = tid.to_numpy(dtype="float64")[known].astype(np.int64)
+        t_at = at.to_numpy(dtype="float64")[known].astype(np.int64)
+        # the last range of the launch's thread opened at or before it: one sorted key, thread then time
+        ids, dense = np.unique(np.concatenate([threads, t_tid]), return_inverse=True)
+        low = min(int(starts.min()), int(t_at.min()))
+        span = max(int(starts.max()), int(t_at.max())) - low + 1
+        if len(ids) * span >= 2**62:
+            raise ValueError("timestamps too far apart to be keyed per thread")
+        keys = dense * span + (np.concatenate([starts, t_at]) - low)
+        last = np.searchsorted(keys[:m], keys[m:], side="right") - 1
+        last[(last < 0) | (threads[np.maximum(last, 0)] != t_tid)] = -1
+        innermost[known] = _climb(last, parent, ends, t_at)
+    codes = np.full(n, -1, dtype=np.int64)
+    found = innermost >= 0
+    distinct, codes[found] = np.unique(innermost[found], return_inverse=True)
+    texts = _as_ranges(pushed)
+    stacks = []
+    for k in distinct.tolist():
+        chain = []
+        while k >= 0:
+            chain.append(texts[k])
+            k = int(parent[k])
+        stacks.append(chain[::-1])
+    return codes, stacks
 
 
 def start_end(ranges: pd.DataFrame, pid: np.ndarray, at: pd.Series) -> tuple[np.ndarray, list[list[Range]]]:

@@ -21,6 +21,7 @@ import pandas as pd
 from roofline.counting.hints import NCU_HINTS
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable, validate
+from roofline.kernels.arrays import encoded_text
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys.export import Export
 from roofline.readers.nsys.ranges import push_pop, start_end
@@ -67,6 +68,7 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     with Export(path) as export:
         kernels = export.kernels()
         ranges = export.nvtx_ranges()
+        name_of = export.names()
     label = str(source)
     if kernels.empty:
         raise InputError("the timeline holds no kernel launches", path=source,
@@ -75,16 +77,21 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     pid = kernels["pid"].to_numpy(dtype=np.int64)
     codes, stacks = push_pop(ranges, kernels["tid"], kernels["api_start"])
     se_codes, start_ends = start_end(ranges, pid, kernels["api_start"])
-    names = kernels["name"].astype("string")
+    ids, name_codes = np.unique(kernels["name_id"].to_numpy(dtype=np.int64), return_inverse=True)
+    missing = [int(i) for i in ids if int(i) not in name_of]
+    if missing:
+        raise InputError(f"kernel names missing from StringIds (ids {', '.join(map(str, missing[:5]))})", path=source,
+                         hint="export the report again: nsys export --type sqlite")
+    names = encoded_text([name_of[int(i)] for i in ids], name_codes)
     found = attribute(codes, stacks, start_end_codes=se_codes, start_ends=start_ends,
-                      process=pd.Series(pid), kernel_names=names)
+                      process=pd.Series(pid), kernel_names=pd.Series(names))
     frame = empty_frame(n)
     for c in ("time_s", "sm_clock_hz", "flops", "ops"):
         frame[c] = np.nan
     duration = kernels["end"].to_numpy(dtype=np.float64) - kernels["start"].to_numpy(dtype=np.float64)
     frame["time_s"] = duration * 1e-9
     frame["launch_id"] = pd.array(np.arange(n), dtype="Int64")
-    frame["kernel_name"] = names.array
+    frame["kernel_name"] = names
     frame["process_id"] = pd.array(pid, dtype="Int64")
     frame["device"] = pd.array(kernels["device"].to_numpy(dtype=np.int64), dtype="Int64")
     frame["stream"] = pd.array(kernels["stream"].to_numpy(dtype=np.int64), dtype="Int64")
@@ -92,7 +99,7 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     frame["block"] = _dims(kernels, "block")
     for c in ("phase", "module", "op"):
         frame[c] = found[c].array
-    frame["source"] = pd.array([label] * n, dtype="string")
+    frame["source"] = encoded_text([label], np.zeros(n, dtype=np.int64))
     frame = lean(validate(frame, where=label), copy=False)
     metrics = pd.DataFrame({"op_stack": found["op_stack"].array,
                             "start_ns": kernels["start"].to_numpy(dtype=np.int64),
@@ -106,6 +113,8 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
                        metric_hints=dict(NCU_HINTS))
 
 
-def _dims(kernels: pd.DataFrame, what: str) -> pd.api.extensions.ExtensionArray:
-    x, y, z = (kernels[f"{what}{a}"].to_numpy(dtype=np.int64) for a in "XYZ")
-    return pd.array([f"({a}, {b}, {c})" for a, b, c in zip(x, y, z)], dtype="string")
+def _dims(kernels: pd.DataFrame, what: str) -> pd.Categorical:
+    """``(x, y, z)`` of the grid or block, each distinct triple written once."""
+    xyz = np.stack([kernels[f"{what}{a}"].to_numpy(dtype=np.int64) for a in "XYZ"], axis=1)
+    distinct, codes = np.unique(xyz, axis=0, return_inverse=True)
+    return encoded_text([f"({a}, {b}, {c})" for a, b, c in distinct.tolist()], codes.reshape(-1))
