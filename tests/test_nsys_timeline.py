@@ -212,13 +212,14 @@ def test_push_pop_stacks_agree_with_the_ranges_open_at_each_launch(seed):
 
     rng = np.random.default_rng(seed)
     rows = []
-    for thread in (7, 3):
+    big = 2**60  # nsys's globalTid carries hardware and VM ids in its high bits: ids float64 cannot tell apart
+    for thread in (big + 7, big + 3):
         for s, e in nested(rng, 0, 200, 4):
             rows.append({"kind": 59, "start": s, "end": e, "tid": thread, "pid": 1, "domain": None,
                          "text": f"t{thread} [{s},{e})"})
     ranges = pd.DataFrame(rows, columns=["kind", "start", "end", "tid", "pid", "domain", "text"])
     n = 60
-    tid = pd.Series(pd.array(rng.choice([7, 3, 5], n).tolist(), dtype="Int64"))
+    tid = pd.Series(pd.array([big + int(t) for t in rng.choice([7, 3, 5], n)], dtype="Int64"))
     at = pd.Series(pd.array(rng.integers(-5, 205, n).tolist(), dtype="Int64"))
     tid[0], at[1] = pd.NA, pd.NA
     codes, stacks = push_pop(ranges, tid, at)

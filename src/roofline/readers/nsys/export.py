@@ -101,18 +101,17 @@ class Export:
             "k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.demangledName AS name_id "
             f"FROM {KERNELS} AS k ORDER BY k.start, k.rowid")
         frame["pid"] = process_ids(frame["globalPid"].to_numpy())
-        frame["tid"] = pd.array([None] * len(frame), dtype="Int64")
-        frame["api_start"] = pd.array([None] * len(frame), dtype="Int64")
-        if RUNTIME not in self.tables or frame.empty:
-            return frame
-        only_api = f" AND eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
-        calls = self.query(f"SELECT correlationId, globalTid AS tid, start AS api_start FROM {RUNTIME} "
-                           f"WHERE correlationId IN (SELECT correlationId FROM {KERNELS}){only_api}")
-        calls["pid"] = process_ids(calls["tid"].to_numpy())
-        calls = calls.drop_duplicates(["correlationId", "pid"])
-        found = frame[["correlationId", "pid"]].merge(calls, on=["correlationId", "pid"], how="left")
-        frame["tid"] = pd.array(found["tid"].to_numpy(dtype="float64"), dtype="Int64")  # NaN -> <NA>
-        frame["api_start"] = pd.array(found["api_start"].to_numpy(dtype="float64"), dtype="Int64")
+        calls = pd.DataFrame({"correlationId": pd.array([], dtype="Int64"), "tid": pd.array([], dtype="Int64"),
+                              "api_start": pd.array([], dtype="Int64"), "pid": pd.array([], dtype="Int64")})
+        if RUNTIME in self.tables and not frame.empty:
+            only_api = f" AND eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
+            calls = self.query(f"SELECT correlationId, globalTid AS tid, start AS api_start FROM {RUNTIME} "
+                               f"WHERE correlationId IN (SELECT correlationId FROM {KERNELS}){only_api}")
+            calls["pid"] = process_ids(calls["tid"].to_numpy())
+            calls = calls.drop_duplicates(["correlationId", "pid"]).astype("Int64")  # exact ids: <NA>, not NaN
+        found = frame[["correlationId", "pid"]].astype("Int64").merge(calls, on=["correlationId", "pid"], how="left")
+        frame["tid"] = found["tid"].array
+        frame["api_start"] = found["api_start"].array
         return frame
 
     def names(self) -> dict[int, str]:

@@ -76,17 +76,17 @@ def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.nd
     innermost = np.full(n, -1, dtype=np.int64)
     known = np.flatnonzero(~(tid.isna() | at.isna()).to_numpy())
     if m and len(known):
-        t_tid = tid.to_numpy(dtype="float64")[known].astype(np.int64)
-        t_at = at.to_numpy(dtype="float64")[known].astype(np.int64)
-        # the last range of the launch's thread opened at or before it: one sorted key, thread then time
-        ids, dense = np.unique(np.concatenate([threads, t_tid]), return_inverse=True)
-        low = min(int(starts.min()), int(t_at.min()))
-        span = max(int(starts.max()), int(t_at.max())) - low + 1
-        if len(ids) * span >= 2**62:
-            raise ValueError("timestamps too far apart to be keyed per thread")
-        keys = dense * span + (np.concatenate([starts, t_at]) - low)
-        last = np.searchsorted(keys[:m], keys[m:], side="right") - 1
-        last[(last < 0) | (threads[np.maximum(last, 0)] != t_tid)] = -1
+        t_tid = tid.to_numpy(dtype=np.int64, na_value=-1)[known]  # never through float: ids pass 2**53
+        t_at = at.to_numpy(dtype=np.int64, na_value=-1)[known]
+        # the last range of the launch's thread opened at or before it (the thread's ranges are one slice)
+        last = np.full(len(known), -1, dtype=np.int64)
+        for thread in np.unique(t_tid):
+            lo, hi = np.searchsorted(threads, thread, "left"), np.searchsorted(threads, thread, "right")
+            if lo == hi:
+                continue
+            mine = np.flatnonzero(t_tid == thread)
+            before = np.searchsorted(starts[lo:hi], t_at[mine], side="right") - 1
+            last[mine] = np.where(before >= 0, lo + before, -1)
         innermost[known] = _climb(last, parent, ends, t_at)
     codes = np.full(n, -1, dtype=np.int64)
     found = innermost >= 0
