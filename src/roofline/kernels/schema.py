@@ -264,10 +264,11 @@ class KernelTable:
         object.__setattr__(self, "_groups", {})
 
 
-def empty_frame(n: int = 0) -> pd.DataFrame:
-    """A table of ``n`` rows with every column unknown (launches = 1, flags False)."""
+def empty_frame(n: int = 0, *, counts: bool = True) -> pd.DataFrame:
+    """A table of ``n`` rows with every column unknown (launches = 1, flags False); ``counts=False``:
+    without the count columns a launch table may leave out (:data:`ABSENT_ALLOWED`), for a reader that has none."""
     data: dict[str, Any] = {}
-    for c in COLUMNS:
+    for c in (c for c in COLUMNS if counts or c.name not in ABSENT_ALLOWED):
         if c.dtype == "float64":
             data[c.name] = np.full(n, np.nan)
         else:  # all-missing extension array, built without a Python list of n NAs (fast for 1e6 rows)

@@ -85,9 +85,7 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     names = encoded_text([name_of[int(i)] for i in ids], name_codes)
     found = attribute(codes, stacks, start_end_codes=se_codes, start_ends=start_ends,
                       process=pd.Series(pid), kernel_names=pd.Series(names))
-    frame = empty_frame(n)
-    for c in ("time_s", "sm_clock_hz", "flops", "ops"):
-        frame[c] = np.nan
+    frame = empty_frame(n, counts=False)  # no count column: a timeline has no counters (time, flops, ops NaN)
     duration = kernels["end"].to_numpy(dtype=np.float64) - kernels["start"].to_numpy(dtype=np.float64)
     frame["time_s"] = duration * 1e-9
     frame["launch_id"] = pd.array(np.arange(n), dtype="Int64")
