@@ -28,8 +28,6 @@ import pandas as pd
 
 from roofline.errors import InputError
 
-#: The first bytes of every SQLite database file.
-SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 NVTX = "NVTX_EVENTS"
