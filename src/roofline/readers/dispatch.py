@@ -28,6 +28,7 @@ from roofline.readers.ncu.count import build_table
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
 from roofline.readers.ncu.raw_profile import RawProfile
+from roofline.readers.nsys import REPORT_SUFFIXES as TIMELINE_REPORTS
 from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
@@ -40,8 +41,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 #: The first bytes of a SQLite database (an Nsight Systems export).
 SQLITE_MAGIC = b"SQLite format 3\x00"
-#: Nsight Systems reports, exported to SQLite through nsys.
-TIMELINE_SUFFIXES = (".nsys-rep", ".qdrep")
 #: How many skipped files a warning names.
 MAX_NAMED = 5
 
@@ -243,7 +242,7 @@ def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
     p = Path(fspath(path))
     if not p.is_file():
         return None
-    if p.name.lower().endswith(TIMELINE_SUFFIXES):
+    if p.name.lower().endswith(TIMELINE_REPORTS):
         return "nsys"
     with p.open("rb") as fh:
         head = fh.read(4096)

@@ -10,3 +10,6 @@ counters: FLOPs and bytes are unknown in a timeline's kernel table.
 - :mod:`~roofline.readers.nsys.ranges`: the NVTX ranges open around each launch on the CPU side.
 - :mod:`~roofline.readers.nsys.timeline`: one timeline as a kernel table (:func:`read_timeline`).
 """
+
+#: Nsight Systems reports, which ``nsys export`` turns into SQLite (the format is told by the name).
+REPORT_SUFFIXES = (".nsys-rep", ".qdrep")

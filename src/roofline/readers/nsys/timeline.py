@@ -23,12 +23,11 @@ from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable, validate
 from roofline.kernels.arrays import encoded_text
 from roofline.kernels.schema import empty_frame, lean
+from roofline.readers.nsys import REPORT_SUFFIXES
 from roofline.readers.nsys.export import Export
 from roofline.readers.nsys.ranges import push_pop, start_end
 from roofline.readers.torch_ranges import attribute
 
-#: Report files that ``nsys export`` turns into SQLite.
-REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 #: What every timeline's table is told: its counts come from Nsight Compute (``metric_hints``: which metrics).
 NO_COUNTERS = ("a timeline has kernel times but no counters: FLOPs and bytes come from an Nsight Compute "
                "profile of the same program (roofline profile -- CMD)")
