@@ -170,3 +170,20 @@ def test_raw_run_file_is_flagged_where_a_recorded_kernel_beat_it():
     assert "Tensor TF32 ceiling" in row.inconsistent and "measured ceiling" in row.inconsistent
     assert "L2 traffic is 1.1" in row.inconsistent
     assert row.compute_use == pytest.approx(395.22e12 / (397e12 * 1.663107 / 1.905), rel=2e-3)
+
+
+def test_default_rule_never_takes_the_tag_stage_peak_for_l1():
+    """A GPU with no spec and no measured file (the DeepCAM profile's cells, under a name we do not know):
+    the default ceilings (the profile's own peaks, as delivered) take no L1 from the profile's only L1 peak, l1tex__t_bytes.sum.peak_sustained (the tag stage,
+    512 B/clk/SM, four times what loads deliver), and say so. (A second, shorter L1_TAG_STAGE name in
+    readers/ncu/peaks.py once rebound the first, and the tag stage was taken.)"""
+    import dataclasses
+
+    table = api.read(DEEPCAM)
+    metrics = table.metrics.copy()
+    metrics["device__attribute_display_name"] = "NVIDIA Unknown GPU"
+    table = dataclasses.replace(table, metrics=metrics)
+    a = api.analyze(table)
+    assert a.peaks_beside.memory["l1"] == pytest.approx(512 * SMS * a.peaks_beside.sm_clock_hz, rel=1e-9)
+    assert "l1" not in a.machine.memory
+    assert any("no L1 ceiling" in n and "tag-stage" in n for n in a.notes)

@@ -421,8 +421,6 @@ def _spec_machine(gpu: str | None) -> Machine | None:
 
 #: The device's highest SM clock, in kHz, as a profile's device attributes record it.
 MAX_CLOCK_METRIC = "device__attribute_max_gpu_frequency_khz"
-#: The L1 peak read from the tag stage (512 B/clk/SM on Hopper, four times what loads deliver).
-L1_TAG_STAGE = "l1tex__t_bytes"
 
 
 def max_clock_hz(metrics: pd.DataFrame | None) -> float | None:
@@ -436,10 +434,10 @@ def max_clock_hz(metrics: pd.DataFrame | None) -> float | None:
 
 def tag_stage_note(peaks: Machine) -> str | None:
     """The note on a profile's L1 ceiling read from the L1 tag stage's peak; None when it is not."""
-    if peaks.metadata.get("formulas", {}).get("l1", "").find(L1_TAG_STAGE) < 0:
+    if peaks.metadata.get("formulas", {}).get("l1", "").find(L1_TAG_STAGE[: -len(_PEAK)]) < 0:  # .sum or .avg x instances
         return None
     sms = peaks.metadata.get("sms")
     clock = peaks.sm_clock_hz
     per_sm = f" ({peaks.memory['l1'] / sms / clock:.0f} B/clk/SM)" if sms and clock else ""
-    return (f"the L1 ceiling is Nsight Compute's {L1_TAG_STAGE}.sum.peak_sustained, the L1 tag stage's rate"
+    return (f"the L1 ceiling is Nsight Compute's {L1_TAG_STAGE}, the L1 tag stage's rate"
             f"{per_sm}, not what loads deliver (128 B/clk/SM on Volta, GA100, Hopper and Blackwell)")
