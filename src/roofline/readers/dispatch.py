@@ -133,6 +133,9 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     if not paths:
         raise InputError("no profile given")
     sources, folders = _sources(paths)
+    timelines = [p for p in sources if _table_kind(p) == "nsys"]
+    if timelines and len(timelines) < len(sources):  # a timeline and the counts of the same program
+        return _joined(timelines, [p for p in sources if p not in timelines], fp16=fp16)
     # (files of the run, its table), raw profiler runs first, then our kernel-table files, as before.
     units: list[tuple[list[str], KernelTable]] = []
     kinds = {p: _table_kind(p) for p in sources}
@@ -186,6 +189,19 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
         table = replace(table, warnings=(*(f"left out {e} (a run of its own, not merged with the other files)"
                                            for e in empty), *table.warnings))
     return table
+
+
+def _joined(timelines: list[Source], counting: list[Source], *, fp16: str) -> KernelTable:
+    """One timeline's launches with the counts of the other inputs, a profile of the same program
+    (:func:`roofline.readers.nsys.join.join_counts`)."""
+    from roofline.readers.nsys.join import join_counts
+    from roofline.readers.nsys.timeline import read_timeline
+
+    if len(timelines) > 1:
+        raise InputError(f"{len(timelines)} timelines given with a counting profile: the counts join one timeline "
+                         "at a time", hint="give one .sqlite or .nsys-rep with its Nsight Compute files; timelines "
+                                           "alone are read side by side")
+    return join_counts(read_timeline(Path(fspath(timelines[0]))), read_profile(counting, fp16=fp16))
 
 
 def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[Source, Path]]:

@@ -140,7 +140,7 @@ _BOOL = re.compile(r"\b(?:(true)|false)\b")
 _FUNCTION_ARGUMENT = re.compile(r"&\((?:[^()&]*\s)?([\w:]+(?:<[^()]*>)?)\([^()]*\)\)")
 #: ncu's lambda, ``[lambda(int) (instance 1)]``, and the C++ runtime's, ``{lambda(int)#1}``.
 _NCU_LAMBDA = re.compile(r"\[lambda\((.*?)\) \(instance (\d+)\)\]")
-_NAMESPACES = re.compile(r"(?:\(anonymous namespace\)::|\b[A-Za-z_]\w*::)+")
+_NAMESPACES = re.compile(r"(?:\(anonymous namespace\)::|<unnamed>::|\b[A-Za-z_]\w*::)+")  # <unnamed>: nsys 2026
 _SPACE = re.compile(r"\s+")
 _SPACE_BESIDE_SIGN = re.compile(r" ?([^\w ]) ?")
 _PAIRS = {")": "(", ">": "<", "]": "[", "}": "{"}

@@ -304,6 +304,12 @@ def _issue_ceilings(metrics: pd.DataFrame, sm_clock: tuple[float, str] | None
     return found, by_count, used
 
 
+def profile_metric_columns(columns: Sequence[str]) -> list[str]:
+    """The metrics of ``columns`` the ceilings read: peaks, clocks, % of peak, device attributes, the time."""
+    read = ("peak_sustained", ".per_second", "pct_of_peak_sustained", "device__attribute", "launch__", "gpu__time")
+    return [c for c in columns if any(r in c for r in read) and not c[:1].isupper()]  # not a section's copy
+
+
 def device_names(metrics: pd.DataFrame) -> list[str]:
     """The distinct GPUs the profile names (``device__attribute_display_name``), most launches first."""
     if DEVICE_NAME not in metrics.columns:
