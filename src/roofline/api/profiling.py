@@ -11,6 +11,7 @@ from roofline.profiling.rank_tables import merge_tables, merge_to_parquet
 from roofline.profiling.ranks import rank_from_env
 from roofline.profiling.session import LineSink, Outcome, ProgressSink, profile as _profile
 from roofline.profiling.settings import ProfileSettings
+from roofline.profiling.timeline_run import run_with_timeline
 from roofline.readers.kernel_json import to_json
 from roofline.writing.analysis_files import check_files, write_all
 
@@ -21,7 +22,11 @@ def profile(settings: ProfileSettings, *, on_line: LineSink | None = None,
             on_progress: ProgressSink | None = None) -> Outcome:
     """Run ``settings.command`` under Nsight Compute with the roofline metrics (or without counters)
     and read what it recorded (:func:`roofline.profiling.session.profile`). ``on_line(line, is_ncu)``
-    gets each line the program and ncu print; ``on_progress`` ncu's count of launches profiled."""
+    gets each line the program and ncu print; ``on_progress`` ncu's count of launches profiled.
+    With ``settings.timeline``: under Nsight Systems, then a sample under Nsight Compute, joined
+    (:func:`roofline.profiling.timeline_run.run_with_timeline`)."""
+    if settings.timeline:
+        return run_with_timeline(settings, on_line=on_line, on_progress=on_progress)
     return _profile(settings, on_line=on_line, on_progress=on_progress)
 
 

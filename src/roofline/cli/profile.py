@@ -51,6 +51,10 @@ def register(app: typer.Typer) -> None:
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
+        timeline: Annotated[bool, typer.Option("--timeline", help="Production times: run the whole program under Nsight Systems (PREFIX.nsys-rep, PREFIX.sqlite), count a sample of it under Nsight Compute, and give every launch of the timeline the counts of its kernel (docs/timeline.md); the overheads against the bare program are printed.")] = False,
+        sample: Annotated[Optional[str], typer.Option(help="With --timeline: what Nsight Compute counts, NAME[:N] (the N-th occurrence of the NVTX range NAME; default N=2) or 'all'; default: the second occurrence of the outermost repeated NVTX range (the second training step).")] = None,
+        nsys: Annotated[str, typer.Option(help="The nsys executable (--timeline).")] = "nsys",
+        osrt: Annotated[bool, typer.Option("--osrt", help="With --timeline: trace OS runtime calls too (nsys -t osrt).")] = False,
         machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings (measured once, about 10 s, and cached per host and CPU).")] = None,
         allow_other_machine: AllowOtherMachineOpt = False,
         by: ByOpt = By.name,
@@ -78,7 +82,7 @@ def register(app: typer.Typer) -> None:
         messages = messages_for(ctx, quiet)
         rank = api.rank(os.environ)
         inputs = _command_files(command)
-        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json"):  # what the profile writes next to PREFIX
+        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json", ".nsys-rep", ".sqlite"):  # written next to PREFIX
             api.check_not_input(Path(f"{output}{suffix}"), inputs)
         settings = api.ProfileSettings(
             command=tuple(command), output=output, arch=arch,
@@ -86,7 +90,7 @@ def register(app: typer.Typer) -> None:
             clock_control=clock_control, kernel_name=kernel_name, launch_skip=launch_skip,
             launch_count=launch_count, nvtx_include=tuple(nvtx_include or ()), counters=not no_counters,
             fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
-            torch=torch, estimate=not no_estimate,
+            torch=torch, estimate=not no_estimate, timeline=timeline, nsys=nsys, sample=sample, osrt=osrt,
         )
         request = api.OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank),
                                     html=_ranked(html_out, rank), png=_ranked(png_out, rank),

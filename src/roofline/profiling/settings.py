@@ -36,6 +36,10 @@ class ProfileSettings:
     - ``estimate``: with ``torch`` under Nsight Compute, also record the counter-free estimate
       of every operator in the same run (``PREFIX.estimate.kernels.json``), to set beside the
       measured values.
+    - ``timeline``: run the program under Nsight Systems too and count only a sample of it
+      (:mod:`roofline.profiling.timeline_run`); ``nsys``: its executable; ``sample``: the sample,
+      ``NAME[:N]`` (the N-th occurrence of an NVTX range, default the second) or ``all``, None for
+      the second occurrence of the outermost repeated range; ``osrt``: trace OS runtime calls too.
     """
 
     command: tuple[str, ...]
@@ -56,6 +60,10 @@ class ProfileSettings:
     torch: bool = False
     estimate: bool = True
     extra_env: tuple[tuple[str, str], ...] = field(default=())
+    timeline: bool = False
+    nsys: str = "nsys"
+    sample: str | None = None
+    osrt: bool = False
 
     def __post_init__(self) -> None:
         from roofline.errors import InputError
@@ -64,6 +72,13 @@ class ProfileSettings:
             raise InputError("no command to profile", hint="write it after --: roofline profile -- python train.py")
         if self.clock_control not in CLOCK_CONTROLS:
             raise InputError(f"--clock-control must be one of {', '.join(CLOCK_CONTROLS)}, not {self.clock_control!r}")
+        if self.timeline and not self.counters:
+            raise InputError("--timeline counts a sample with Nsight Compute: it cannot be run with --no-counters")
+        if self.sample is not None and not self.timeline:
+            raise InputError("--sample chooses what --timeline counts", hint="add --timeline")
+        if self.sample is not None and (self.launch_skip is not None or self.launch_count is not None):
+            raise InputError("--sample and --launch-skip/--launch-count both choose the launches to count",
+                             hint="give one of them")
         for name in ("launch_skip", "launch_count"):
             value = getattr(self, name)
             if value is not None and value < 0:
