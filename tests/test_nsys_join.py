@@ -232,3 +232,25 @@ def test_every_view_works_on_the_joined_table(timeline, tmp_path, capsys):
     (pair / "counts.parquet").write_bytes(counts.read_bytes())
     assert main(["compare", str(pair), str(out) + ".parquet", "-m", "h100-sxm", "-q"]) == 0
     assert main(["project", str(pair), "--to", "h200-sxm", "--from", "h100-sxm", "-q"]) == 0
+
+
+def test_the_sample_window_of_a_real_timeline():
+    """pipit's saxpy under MPI (nsys 2022.2): five push/pop ranges 'saxpy', each around one kernel launch,
+    between MPI_Send/MPI_Recv ranges that launch none. SQL: SELECT start, "end", text FROM NVTX_EVENTS WHERE
+    eventType = 59 ORDER BY start (the second 'saxpy': 1196019772..1196067224); the launching calls'
+    starts (runtime rows, classes 0/1, joined by correlationId): 924890173, 1196025543, 1449145084, ..."""
+    from roofline.readers.nsys.window import parse_sample, sample_window
+
+    saxpy = DATA / "pipit_saxpy_mpi" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    w = sample_window(saxpy)
+    assert (w.name, w.occurrence, w.occurrences, w.start_ns, w.end_ns, w.skip, w.count) == \
+        ("saxpy", 2, 5, 1196019772, 1196067224, 1, 1)
+    assert w.pid == 302119224788637 >> 24 & 0xFFFFFF
+    w = sample_window(saxpy, *parse_sample("saxpy:5"))
+    assert (w.start_ns, w.skip, w.count) == (1947745106, 4, 1)
+    w = sample_window(saxpy, *parse_sample("MPI_Send"))  # named: taken even though it launches nothing
+    assert (w.occurrence, w.occurrences, w.start_ns, w.skip, w.count) == (2, 10, 851454373, 0, 0)
+    assert parse_sample("ProfilerStep#3") == ("ProfilerStep#3", 2) and parse_sample("a::b:3") == ("a::b", 3)
+    with pytest.raises(InputError, match=r"occurs 5 time\(s\), not 6"):
+        sample_window(saxpy, "saxpy", 6)
+    assert sample_window(MOCK) is None  # no NVTX at all: every launch is counted
