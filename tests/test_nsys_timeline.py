@@ -187,6 +187,66 @@ def test_a_report_is_exported_by_the_real_nsys_into_a_temporary_folder(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
 
 
+needs_nsys = pytest.mark.skipif(shutil.which("nsys") is None, reason="needs Nsight Systems' nsys (bash .ci/install-nsys)")
+EASY = DATA / "easycuda_add_report"
+MNIST = DATA / "pai_mnist_nvtx_report" / "baseline_nvtx.nsys-rep"
+
+
+@needs_nsys
+def test_a_public_report_reads_as_its_author_s_export(tmp_path):
+    """EasyCUDA's report and the SQLite export its author made with nsys 2023.4.4 (PROVENANCE.md): the real
+    nsys exports the report again and the two tables agree. SQL: SELECT count(*), sum("end" - start),
+    gridX, blockX FROM CUPTI_ACTIVITY_KIND_KERNEL -> 1, 2337721, 1, 256."""
+    report = tmp_path / "nsys_easy.nsys-rep"
+    report.write_bytes((EASY / "nsys_easy.nsys-rep").read_bytes())
+    ours, theirs = api.read([report]), api.read([EASY / "nsys_easy.sqlite"])
+    assert ns(ours) == ns(theirs) == 2_337_721 and len(ours) == 1
+    for column in ("kernel_name", "grid", "block", "device", "stream"):
+        assert ours.frame[column].astype(str).tolist() == theirs.frame[column].astype(str).tolist()
+    assert ours.frame["kernel_name"].astype(str).tolist() == ["add(int, float *, float *)"]
+    assert ours.frame["grid"].astype(str).tolist() == ["(1, 1, 1)"] and ours.frame["block"].astype(str).tolist() == ["(256, 1, 1)"]
+
+
+@needs_nsys
+def test_a_public_pytorch_training_report_by_phase(tmp_path):
+    """The AI profiling bootcamp's MNIST training under emit_nvtx (A100, PROVENANCE.md), exported by the real
+    nsys. Every figure by SQL on that export: launches joined to their runtime call (classes 0/1, same
+    process), counted where the call lies in a push/pop range of the same thread (start <= call < end):
+    'Forward pass' less those in 'Optimizer.*' ranges (zero_grad runs inside the forward range: optimizer),
+    'Optimizer.*', 'Test forward pass', and the calls on the autograd thread (no program range there:
+    backward)."""
+    report = tmp_path / MNIST.name
+    report.write_bytes(MNIST.read_bytes())
+    table = api.read([report])
+    assert len(table) == 9345 and ns(table) == 379_929_359
+    f = table.frame
+    phase = f["phase"].astype("string")
+    by_phase = {p: (int((phase == p).sum()), round(float(f["time_s"][phase == p].sum()) * 1e9))
+                for p in ("Forward pass", "optimizer", "backward", "Test forward pass")}
+    assert by_phase == {"Forward pass": (1062, 104_587_860), "optimizer": (5664, 27_456_286),
+                        "backward": (2360, 230_270_170), "Test forward pass": (150, 16_801_764)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MNIST.name]  # exported into a temporary folder
+
+
+@needs_nsys
+def test_the_sample_window_of_a_public_training_report(tmp_path):
+    """The default sample of roofline profile --timeline on that run: 'Batch N' ranges (59, numbered: a step),
+    inside 'Epoch N' (2: fewer than three), the second batch. SQL: the 'Batch %' ranges by start (Batch 1:
+    2994468290..3002970802); launching calls before it 155, inside it 155."""
+    import subprocess
+
+    from roofline.readers.nsys.window import sample_window
+
+    export = tmp_path / "mnist.sqlite"
+    subprocess.run(["nsys", "export", "--type", "sqlite", "--output", str(export), str(MNIST)], check=True,
+                   capture_output=True)
+    w = sample_window(export)
+    assert (w.name, w.occurrence, w.occurrences, w.start_ns, w.end_ns, w.skip, w.count) == \
+        ("Batch", 2, 59, 2994468290, 3002970802, 155, 155)
+    w = sample_window(export, "Batch 2")  # a name as the program wrote it: its one occurrence
+    assert (w.name, w.occurrence, w.occurrences, w.start_ns) == ("Batch 2", 1, 1, 3146827260)
+
+
 def nested(rng: np.random.Generator, lo: int, hi: int, depth: int) -> list[tuple[int, int]]:
     """Random properly nested ranges inside [lo, hi): siblings, children, shared starts and ends."""
     out: list[tuple[int, int]] = []

@@ -111,7 +111,7 @@ def run_with_timeline(settings: ProfileSettings, *, on_line: LineSink | None = N
                          f"(exit {nsys_rc}): {last[-1] if last else 'no output'}",
                          path=files["report"], hint="run the nsys profile command alone to see why "
                                                    "(a target-only nsys package cannot write reports)")
-    name, occurrence = parse_sample(settings.sample) if settings.sample and settings.sample != "all" else (None, 2)
+    name, occurrence = parse_sample(settings.sample) if settings.sample and settings.sample != "all" else (None, None)
     own = settings.launch_skip is not None or settings.launch_count is not None  # the user's own window
     window = None if settings.sample == "all" or own else sample_window(files["sqlite"], name, occurrence)
     counting = dataclasses.replace(settings, timeline=False, sample=None)

@@ -25,8 +25,8 @@ from roofline.errors import InputError
 from roofline.readers.nsys.export import PUSH_POP, Export
 from roofline.units import counted
 
-#: A step number PyTorch's profiler appends (``ProfilerStep#12``).
-_STEP_NUMBER = re.compile(r"#\d+$")
+#: A step's number at the end of its range's name (``ProfilerStep#12``, ``Batch 12``, ``step_12``).
+_STEP_NUMBER = re.compile(r"(?:#|\s+|_)\d+$")
 
 
 @dataclass(frozen=True)
@@ -49,22 +49,25 @@ class Window:
                 f"(process {self.pid})")
 
 
-def parse_sample(text: str) -> tuple[str, int]:
-    """``NAME`` or ``NAME:N`` (the N-th occurrence, from 1) as given to ``--sample``."""
+def parse_sample(text: str) -> tuple[str, int | None]:
+    """``NAME`` or ``NAME:N`` (the N-th occurrence, from 1) as given to ``--sample``; None: not said."""
     name, sep, n = text.rpartition(":")
     if sep and n.isdigit() and name and not name.endswith(":"):
         if int(n) < 1:
             raise InputError(f"--sample {text!r}: occurrences count from 1")
         return name, int(n)
-    return text, 2
+    return text, None
 
 
-def sample_window(path: Path, name: str | None = None, occurrence: int = 2) -> Window | None:
-    """The window of an nsys SQLite export to count: occurrence ``occurrence`` of the push/pop range
+def sample_window(path: Path, name: str | None = None, occurrence: int | None = None) -> Window | None:
+    """The window of an nsys SQLite export to count: occurrence ``occurrence`` (None: the second, or
+    the only one) of the push/pop range
     ``name`` (named as a phase is, without emit_nvtx's ``, seq = N`` or a step's ``#N``), or with
     ``name`` None of the outermost range that repeats: of the program's own ranges (not operators,
-    autograd nodes or modules) that repeat and enclose launches, the one enclosing most (the
-    earliest among equals). None when no range repeats (and none is named)."""
+    autograd nodes or modules; named without a step number) that enclose launches and repeat at least
+    three times (else twice: a loop of epochs around a loop of batches gives the batch), the one
+    enclosing most launches (the earliest among equals). None when no range repeats (and none is
+    named). A ``name`` given is matched as the program wrote it, else as a step name."""
     with Export(path) as export:
         kernels = export.kernels()
         ranges = export.nvtx_ranges()
@@ -88,16 +91,22 @@ def sample_window(path: Path, name: str | None = None, occurrence: int = 2) -> W
         candidates = _not_inside_same(mine[mine["launches"] > 0])
         totals = candidates.groupby("name").agg(count=("start", "size"), launches=("launches", "sum"),
                                                 first=("start", "min"))
-        totals = totals[totals["count"] >= 2].sort_values(["launches", "first"], ascending=[False, True])
+        steady = totals[totals["count"] >= 3]  # a first occurrence to warm up, then at least two alike
+        totals = (steady if len(steady) else totals[totals["count"] >= 2]).sort_values(
+            ["launches", "first"], ascending=[False, True])
         if totals.empty:
             return None
         name = str(totals.index[0])
         chosen = candidates[candidates["name"] == name]
-    else:
-        chosen = _not_inside_same(mine[mine["name"] == _step_name(name)])
+    else:  # the name as the program wrote it, else as a step (Batch -> Batch 1, Batch 2, ...)
+        exact = mine.assign(name=[phase_name(str(t)) for t in mine["text"]])
+        chosen = _not_inside_same(exact[exact["name"] == name]) if (exact["name"] == name).any() \
+            else _not_inside_same(mine[mine["name"] == _step_name(name)])
         if chosen.empty:
             raise InputError(f"the timeline has no NVTX range {name!r} in process {pid}", path=path,
                              hint="name a range the program opens, or leave --sample out")
+    if occurrence is None:
+        occurrence = 2 if len(chosen) >= 2 else 1
     if occurrence > len(chosen):
         raise InputError(f"the NVTX range {name!r} occurs {len(chosen)} time(s), not {occurrence}", path=path,
                          hint=f"--sample {name}:{len(chosen)}")
@@ -115,7 +124,8 @@ def _busiest(kernels: pd.DataFrame) -> int:
 
 
 def _step_name(text: str) -> str | None:
-    """A range's name as a step: a phase's name, ``ProfilerStep#12`` as ``ProfilerStep``; None for
+    """A range's name as a step: a phase's name, without a step number (``ProfilerStep#12``, ``Batch 12``:
+    ``ProfilerStep``, ``Batch``); None for
     operator, autograd-node and module ranges (they repeat inside every step)."""
     if module_from_range(text) is not None or parse_op_range(text) is not None:
         return None
