@@ -254,3 +254,27 @@ def test_the_sample_window_of_a_real_timeline():
     with pytest.raises(InputError, match=r"occurs 5 time\(s\), not 6"):
         sample_window(saxpy, "saxpy", 6)
     assert sample_window(MOCK) is None  # no NVTX at all: every launch is counted
+
+
+@pytest.mark.parametrize("profile", [
+    "h200_setfull_sglang_moe_fa3/long_prefill.raw.csv.gz",  # --set full, 2,221 metric columns
+    "h100_80gb_hbm3_examples/example_deepcam.ncu.csv.gz",  # roofline profile's own set
+    "gh200_setfull_rep_rms_norm_looping", "rtx4090_setfull_rep_and_export", "t4_setfull_rep",
+])
+def test_the_metrics_a_joined_launch_keeps_give_the_same_ceilings(profile):
+    """A joined launch keeps the counting profile's metrics the ceilings and the guidance read, not the
+    thousands of a --set full export: on real exports of four architectures the profile's peaks, GPU
+    name and highest clock read from the kept columns equal those read from all."""
+    from roofline.readers.ncu.peaks import device_names, machine_from_profile, max_clock_hz
+    from roofline.readers.nsys.join import _read_metrics
+
+    table = api.read(Path(__file__).parent / "data" / "ncu" / profile)
+    metrics = table.metrics
+    kept = _read_metrics(metrics)
+    assert len(kept) < 100 < metrics.shape[1]
+    cc = table.frame["compute_capability"].dropna().unique()
+    whole = machine_from_profile(metrics, compute_capability=str(cc[0]))
+    assert whole is not None and whole.memory and whole.compute
+    assert machine_from_profile(metrics[kept], compute_capability=str(cc[0])) == whole
+    assert device_names(metrics[kept]) == device_names(metrics) != []
+    assert max_clock_hz(metrics[kept]) == max_clock_hz(metrics)

@@ -90,11 +90,11 @@ _DERIVED = "derived__sm__sass_thread_inst_executed_op_"
 HFMA_FLOPS = {"ncu": 4.0, "paper": 2.0}
 
 
-def _scalar(op: str) -> tuple[tuple[float, str], ...]:
+def scalar_peaks(op: str) -> tuple[tuple[float, str], ...]:
     return ((2.0, f"{_SASS}{op}_pred_on{_PEAK}"), (1.0, f"{_DERIVED}{op}_pred_on_x2"))
 
 
-def _fp16(convention: str) -> tuple[tuple[float, str], ...]:
+def fp16_peaks(convention: str) -> tuple[tuple[float, str], ...]:
     c = HFMA_FLOPS[convention]
     return ((c, f"{_SASS}hfma_pred_on{_PEAK}"), (c / 4, f"{_DERIVED}hfma_pred_on_x4"), (c / 2, f"{_DERIVED}hfma_pred_on_x2"))
 
@@ -304,12 +304,6 @@ def _issue_ceilings(metrics: pd.DataFrame, sm_clock: tuple[float, str] | None
     return found, by_count, used
 
 
-def profile_metric_columns(columns: Sequence[str]) -> list[str]:
-    """The metrics of ``columns`` the ceilings read: peaks, clocks, % of peak, device attributes, the time."""
-    read = ("peak_sustained", ".per_second", "pct_of_peak_sustained", "device__attribute", "launch__", "gpu__time")
-    return [c for c in columns if any(r in c for r in read) and not c[:1].isupper()]  # not a section's copy
-
-
 def device_names(metrics: pd.DataFrame) -> list[str]:
     """The distinct GPUs the profile names (``device__attribute_display_name``), most launches first."""
     if DEVICE_NAME not in metrics.columns:
@@ -341,7 +335,7 @@ def machine_from_profile(metrics: pd.DataFrame, name: str | None = None, *, comp
     family = arch_family(compute_capability)
     if sm_clock is not None:
         clock, clock_name = sm_clock
-        scalar = {"fp64": _scalar("dfma"), "fp32": _scalar("ffma"), "fp16": _fp16(fp16)}
+        scalar = {"fp64": scalar_peaks("dfma"), "fp32": scalar_peaks("ffma"), "fp16": fp16_peaks(fp16)}
         for key, alternatives in scalar.items():
             for factor, metric in alternatives:
                 peak = _median(metrics, (metric,))

@@ -40,7 +40,7 @@ from roofline.kernels import COUNT_COLUMNS, KernelTable, flags, text_codes, vali
 from roofline.kernels.arrays import encoded_text, frame_of
 from roofline.kernels.schema import ABSENT_ALLOWED
 from roofline.readers.ncu.names import kernel_key
-from roofline.readers.ncu.peaks import profile_metric_columns
+from roofline.readers.ncu.peak_columns import kept
 from roofline.units import counted
 
 #: How a launch found its counts, in the ``match`` metric.
@@ -231,8 +231,7 @@ def _per_launch(c: pd.DataFrame, have: Sequence[str], metrics: pd.DataFrame) -> 
 def _read_metrics(metrics: pd.DataFrame) -> list[str]:
     """The profile metrics the analysis and guidance read (peaks, clocks, the device's name, the
     guidance's): the rest of a ``--set full`` profile (2,000 columns) is not repeated per timeline launch."""
-    wanted = {*ALL_METRICS, *ALSO_READ}
-    return [m for m in metrics.columns if m in wanted or m in profile_metric_columns(metrics.columns)]
+    return kept(list(map(str, metrics.columns)), (*ALL_METRICS, *ALSO_READ))
 
 
 def _means(per_launch: pd.DataFrame, key_c: np.ndarray, launches: pd.Series,
