@@ -278,3 +278,21 @@ def test_the_metrics_a_joined_launch_keeps_give_the_same_ceilings(profile):
     assert machine_from_profile(metrics[kept], compute_capability=str(cc[0])) == whole
     assert device_names(metrics[kept]) == device_names(metrics) != []
     assert max_clock_hz(metrics[kept]) == max_clock_hz(metrics)
+
+
+def test_configurations_only_the_timeline_has_stay_unknown(tmp_path):
+    """Kernel B ran with grids the counting run never saw: those launches are unmatched (however many such
+    configurations there are), the others pair exactly."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from nsys_build import Launch, write_timeline
+
+    grids = [("A", 1), ("B", 1), ("B", 8), ("B", 9), ("B", 7)]
+    launches = [Launch(f"void {k}(float *)", (g, 1, 1), (128, 1, 1), 1_000 * i, 1_000 * i + 100, 1_000 * i + 600)
+                for i, (k, g) in enumerate(grids)]
+    timeline = read_timeline(write_timeline(tmp_path / "t.sqlite", launches))
+    counts = counting(timeline, np.arange(2))  # A and B at grid (1, 1, 1) only
+    joined = join_counts(timeline, counts)
+    assert joined.metrics["match"].astype(str).tolist() == ["exact", "exact", "unmatched", "unmatched", "unmatched"]
+    assert joined.frame["dram_bytes"].tolist()[:2] == [1000.0, 2000.0] and joined.frame["dram_bytes"][2:].isna().all()

@@ -257,9 +257,10 @@ def _means(per_launch: pd.DataFrame, key_c: np.ndarray, launches: pd.Series,
                 lambda s: s.iloc[0] if s.nunique(dropna=False) == 1 else None)
             out[col] = firsts.reindex(range(k)).to_numpy(dtype=object)
     means = pd.DataFrame(out)
-    held = np.zeros(k + 1, dtype=bool)
+    size = max(k, int(wanted.max(initial=-1)) + 1)  # a timeline's key may be past the profile's last
+    held = np.zeros(size + 1, dtype=bool)
     held[:k] = rows > 0
-    position = np.where(wanted >= 0, wanted, k)
+    position = np.where(wanted >= 0, wanted, size)
     return means, np.where(held[position], position, -1)
 
 
