@@ -77,7 +77,8 @@ Range = tuple[str, str]
 #: Columns :func:`attribute` returns.
 COLUMNS = ("phase", "module", "op", "op_stack")
 
-_MODULE, _OP, _NODE, _OPTIMIZER, _PHASE, _OTHER = range(6)
+#: The kinds of range :func:`classify` tells apart.
+KIND_MODULE, KIND_OP, KIND_NODE, KIND_OPTIMIZER, KIND_PHASE, KIND_OTHER = range(6)
 #: What a range's sequence number does to its stack (:func:`step`): nothing, names the stack's
 #: autograd node, or is printed by a forward operator range (the stack's ``seq_ops``).
 NO_SEQ, NODE_SEQ, OP_SEQ = range(3)
@@ -135,15 +136,15 @@ def classify(name: str) -> tuple[int, object, int | None]:
     """A range name's kind, its value without the sequence number (:data:`RangeClass`), and the number."""
     module = module_from_range(name)
     if module is not None:
-        return _MODULE, module, None
+        return KIND_MODULE, module, None
     op = parse_op_range(name)
     if op is not None:
-        return (_NODE if op.backward else _OP), (op.name, op.seq is not None), op.seq
+        return (KIND_NODE if op.backward else KIND_OP), (op.name, op.seq is not None), op.seq
     if is_optimizer_range(name):
-        return _OPTIMIZER, None, None
+        return KIND_OPTIMIZER, None, None
     if is_phase_range(name):
-        return _PHASE, phase_name(name), None
-    return _OTHER, None, None
+        return KIND_PHASE, phase_name(name), None
+    return KIND_OTHER, None, None
 
 
 def step(state: StackState, default_domain: bool, kind: int, value: object) -> tuple[StackState, int]:
@@ -153,15 +154,15 @@ def step(state: StackState, default_domain: bool, kind: int, value: object) -> t
     a forest of ranges (:mod:`roofline.readers.torch_forest`)."""
     depth = state.depth
     if not default_domain:  # other domains: only their phases count, taken as enclosing the stack
-        return state._replace(depth=depth + 1, other_phase=cast(str, value) if kind == _PHASE else state.other_phase), NO_SEQ
-    if kind == _OP:
+        return state._replace(depth=depth + 1, other_phase=cast(str, value) if kind == KIND_PHASE else state.other_phase), NO_SEQ
+    if kind == KIND_OP:
         name, has_seq = cast(tuple[str, bool], value)
         return state._replace(depth=depth + 1, ops=state.ops + (name,), innermost_op=depth), OP_SEQ if has_seq else NO_SEQ
-    if kind == _MODULE:
+    if kind == KIND_MODULE:
         return state._replace(depth=depth + 1, module=cast(str, value)), NO_SEQ
-    if kind == _PHASE:
+    if kind == KIND_PHASE:
         return state._replace(depth=depth + 1, phase_at=depth, phase=cast(str, value)), NO_SEQ
-    if kind == _NODE:  # the outermost node's number, else that of the first node of its name printing one
+    if kind == KIND_NODE:  # the outermost node's number, else that of the first node of its name printing one
         name, has_seq = cast(tuple[str, bool], value)
         marked = state._replace(depth=depth + 1, marker_at=depth, marker=BACKWARD, innermost_node=depth)
         if state.node is None:
@@ -169,7 +170,7 @@ def step(state: StackState, default_domain: bool, kind: int, value: object) -> t
         if has_seq and not state.node_seq_known and name == state.node:
             return marked._replace(node_seq_known=True), NODE_SEQ
         return marked, NO_SEQ
-    if kind == _OPTIMIZER:
+    if kind == KIND_OPTIMIZER:
         return state._replace(depth=depth + 1, marker_at=depth, marker=OPTIMIZER), NO_SEQ
     return state._replace(depth=depth + 1), NO_SEQ
 
