@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from roofline.readers.torch_forest import attribute_forest, classify_texts
-from roofline.readers.torch_ranges import DEFAULT_DOMAIN, attribute, classify
+from roofline.readers.torch_ranges import DEFAULT_DOMAIN, attribute, classify, start_end_phase
 
 OPS = ["aten::linear", "aten::addmm", "aten::mm", "aten::add_", "aten::t"]
 NODES = ["AddmmBackward0", "MmBackward0", "TBackward0", "AddBackward0"]
@@ -26,7 +26,8 @@ def _text(rng: np.random.Generator, k: int) -> str:
     op, node = OPS[rng.integers(len(OPS))], NODES[rng.integers(len(NODES))]
     return str(rng.choice([
         f"{op}, seq = {seq}, op_id = {k}", f"{op}, seq = {seq}", f"{op}, op_id = {k}", op,
-        f"{op}, seq = -1, op_id = {k}", f"{op}, stashed seq = {seq}", f"{op}, seq = {seq}, op_id = {k}, sizes = [[2, 3]]",
+        f"{op}, seq = -1, op_id = {k}", f"{op}, stashed seq = {seq}",
+        f"{op}, seq = {seq}, op_id = {k}, sizes = [[2, 3]]",
         f"{node}, seq = {seq}", node, f"autograd::engine::evaluate_function: {node}", "torch::autograd::AccumulateGrad",
         f"roofline.module:Net.layer{seq}", f"roofline.module:Net.fc, seq = {seq}, op_id = {k}",
         "Optimizer.step#Adam.step", "Optimizer.zero_grad#Adam.zero_grad",
@@ -72,8 +73,6 @@ def test_the_forest_attributes_each_launch_as_its_stack_read_as_a_list(seed):
     se_codes = rng.integers(-1, len(start_ends), n)
     want = attribute(innermost, [_chain(r, parent, default, texts) for r in range(m)], start_end_codes=se_codes,
                      start_ends=start_ends, process=process, kernel_names=names)
-    from roofline.readers.torch_ranges import start_end_phase
-
     table, found = attribute_forest(parent, default, texts, innermost, start_end_codes=se_codes,
                                     start_end_phases=[start_end_phase(s) for s in start_ends], process=process,
                                     kernel_names=names)

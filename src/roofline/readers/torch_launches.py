@@ -86,7 +86,7 @@ def launch_columns(codes: np.ndarray, stacks: Stacks, *, start_end_codes: np.nda
     has = codes >= 0
     at = np.where(has, codes, 0)
 
-    def per_launch(values: np.ndarray, none: object = -1) -> np.ndarray:
+    def per_launch(values: np.ndarray, none: int | bool = -1) -> np.ndarray:
         return np.where(has, values[at], none) if len(values) else np.full(n, none)
 
     phase = per_launch(stacks.phase)
@@ -107,12 +107,15 @@ def launch_columns(codes: np.ndarray, stacks: Stacks, *, start_end_codes: np.nda
             prefixed = np.append([t.startswith(TRITON_PREFIX) for t in categories], False)
             triton = prefixed[names.codes] & own
             if triton.any():
-                op[triton] = op_stack[triton] = np.append(texts.codes(categories), -1)[names.codes[triton]]
+                named = np.full(len(categories) + 1, -1, dtype=np.int64)
+                named[np.flatnonzero(prefixed)] = texts.codes([categories[i] for i in np.flatnonzero(prefixed)])
+                op[triton] = op_stack[triton] = named[names.codes[triton]]
         else:
             triton = pd.Series(names).astype("string").str.startswith(TRITON_PREFIX).fillna(False) \
                 .to_numpy(dtype=bool) & own
             if triton.any():  # only the Triton launches' names as text
-                op[triton] = op_stack[triton] = texts.codes(names[triton].astype("string").to_numpy(dtype=object).tolist())
+                own_names = names[triton].astype("string").to_numpy(dtype=object).tolist()
+                op[triton] = op_stack[triton] = texts.codes(own_names)
     return {"phase": phase, "module": module, "op": op, "op_stack": op_stack}
 
 

@@ -46,7 +46,11 @@ Output per launch (strings, <NA> when unknown):
     launch, the forward operator's stack when it was seen, else the fallback operator alone.
 
 Cost: linear in launches; parsing and attribution run once per distinct stack (and per
-distinct (process, stack) pair for the sequence-number join), never per launch.
+distinct (process, stack) pair for the sequence-number join), never per launch. The stack rules
+are stated once, as a fold step (:func:`step`) that :func:`read_stack` runs over a list; a
+timeline, whose stacks come as a forest of ranges (about one distinct stack per launch under
+emit_nvtx), folds the same step down the forest in numpy (:mod:`roofline.readers.torch_forest`).
+The per-launch rules are :mod:`roofline.readers.torch_launches`, for both.
 """
 
 from __future__ import annotations
@@ -154,10 +158,12 @@ def step(state: StackState, default_domain: bool, kind: int, value: object) -> t
     a forest of ranges (:mod:`roofline.readers.torch_forest`)."""
     depth = state.depth
     if not default_domain:  # other domains: only their phases count, taken as enclosing the stack
-        return state._replace(depth=depth + 1, other_phase=cast(str, value) if kind == KIND_PHASE else state.other_phase), NO_SEQ
+        other = cast(str, value) if kind == KIND_PHASE else state.other_phase
+        return state._replace(depth=depth + 1, other_phase=other), NO_SEQ
     if kind == KIND_OP:
         name, has_seq = cast(tuple[str, bool], value)
-        return state._replace(depth=depth + 1, ops=state.ops + (name,), innermost_op=depth), OP_SEQ if has_seq else NO_SEQ
+        role = OP_SEQ if has_seq else NO_SEQ
+        return state._replace(depth=depth + 1, ops=state.ops + (name,), innermost_op=depth), role
     if kind == KIND_MODULE:
         return state._replace(depth=depth + 1, module=cast(str, value)), NO_SEQ
     if kind == KIND_PHASE:
@@ -195,7 +201,8 @@ def finish(state: StackState, node_seq: int | None = None,
                             seq_ops, kernel_names_op)
 
 
-def read_stack(ranges: Sequence[Range], cache: dict[str, tuple[int, object, int | None]] | None = None) -> StackAttribution:
+def read_stack(ranges: Sequence[Range],
+               cache: dict[str, tuple[int, object, int | None]] | None = None) -> StackAttribution:
     """Attribute one push/pop stack (``(domain, name)`` pairs, outermost first). ``cache``
     keeps range classifications between calls (a dict the caller owns)."""
     cache = {} if cache is None else cache
@@ -242,14 +249,16 @@ def attribute(stack_codes: np.ndarray, stacks: Sequence[Sequence[Range]], *,
 def stacks_of(infos: Sequence[StackAttribution]) -> Stacks:
     """The :class:`~roofline.readers.torch_launches.Stacks` of stacks read one by one."""
     texts = Texts()
-    seq_ops = [[(seq, depth, texts.code(op), texts.code(stack)) for seq, depth, op, stack in i.seq_ops] for i in infos]
+    seq_ops = [[(seq, depth, texts.code(op), texts.code(stack)) for seq, depth, op, stack in i.seq_ops]
+               for i in infos]
 
     def rows(which: np.ndarray) -> SeqOpRows:
         found = [(j, *entry) for j, s in enumerate(which.tolist()) for entry in seq_ops[s]]
         columns = np.array(found, dtype=np.int64).reshape(-1, 5).T
         return columns[0], columns[1], columns[2], columns[3], columns[4]
 
-    return Stacks(texts=texts, phase=texts.codes([i.phase for i in infos]), module=texts.codes([i.module for i in infos]),
+    return Stacks(texts=texts, phase=texts.codes([i.phase for i in infos]),
+                  module=texts.codes([i.module for i in infos]),
                   op=texts.codes([i.op for i in infos]), op_stack=texts.codes([i.op_stack for i in infos]),
                   node=texts.codes([i.node for i in infos]),
                   node_seq=np.array([-1 if i.node_seq is None else i.node_seq for i in infos], dtype=np.int64),

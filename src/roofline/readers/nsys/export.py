@@ -15,7 +15,10 @@ Checked on six public exports (tests/data/nsys, PROVENANCE.md there), one per ve
 - **NVTX**: ``NVTX_EVENTS`` (absent when nothing was annotated), push/pop ranges (``eventType``
   59) per thread and start/end ranges (60) per process, the text in ``text`` or, through
   ``textId``, in ``StringIds``, row by row (one file has both); domains named by their creation
-  rows (75), the default domain id 0.
+  rows (75), the default domain id 0 (a NULL ``domainId`` is read as the default domain too).
+
+Columns of a million rows are read as one text each (``group_concat``), parsed by NumPy
+(:meth:`Export.integers`): fetching them row by row made millions of Python objects.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ class Export:
                     return str(row[0])
         return None
 
-    def integers(self, columns: Sequence[str], source: str, text: str | None = None) -> tuple[list[np.ndarray], list[str]]:
+    def integers(self, columns: Sequence[str], source: str,
+                 text: str | None = None) -> tuple[list[np.ndarray], list[str]]:
         """Integer columns of one query (``SELECT columns source``) as int64 arrays, NULL as
         :data:`NULL_INT`, and the column ``text`` (NULL as ""; none when not asked for), rows in the
         order SQLite reads them (the same for every column).
@@ -223,5 +227,6 @@ class NvtxRanges:
         rows = np.flatnonzero(self.kind == kind)
         return pd.DataFrame({"kind": self.kind[rows], "start": self.start[rows], "end": self.end[rows],
                              "tid": self.tid[rows], "pid": self.pid[rows],
-                             "domain": pd.Series([self.domains[d] for d in self.domain_id[rows].tolist()], dtype=object),
+                             "domain": pd.Series([self.domains[d] for d in self.domain_id[rows].tolist()],
+                                                 dtype=object),
                              "text": pd.Series([self.text[i] for i in rows.tolist()], dtype=object)})
