@@ -111,9 +111,8 @@ class Export:
             asked.append(f"group_concat(ifnull({text}, ''), char({ord(TEXT_SEPARATOR)}))")
         try:
             found = self.db.execute(f"SELECT count(*), {', '.join(asked)} {source}").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"the export cannot be read ({exc})", path=self.path,
-                             hint="export the report again with nsys export --type sqlite") from None
+        except sqlite3.DatabaseError:  # e.g. a column longer than SQLite's longest text (1e9 bytes by default)
+            return self._rows(columns, source, text)
         n = int(found[0])
         try:
             with warnings.catch_warnings():  # numpy warns, and stops, at a value that is not an integer
@@ -131,6 +130,17 @@ class Export:
             if len(texts) != n:  # a text holding the separator: row by row
                 texts = [str(t) for (t,) in self.db.execute(f"SELECT ifnull({text}, '') {source}")]
         return out, texts
+
+    def _rows(self, columns: Sequence[str], source: str, text: str | None) -> tuple[list[np.ndarray], list[str]]:
+        """:meth:`integers` fetched row by row (slower, for what one text per column cannot hold)."""
+        asked = [f"ifnull({c}, {NULL_INT})" for c in columns] + ([f"ifnull({text}, '')"] if text is not None else [])
+        try:
+            rows = self.db.execute(f"SELECT {', '.join(asked)} {source}").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"the export cannot be read ({exc})", path=self.path,
+                             hint="export the report again with nsys export --type sqlite") from None
+        ints = [np.fromiter((r[i] for r in rows), dtype=np.int64, count=len(rows)) for i in range(len(columns))]
+        return ints, [str(r[-1]) for r in rows] if text is not None else []
 
     def kernels(self) -> pd.DataFrame:
         """Every kernel launch in start order: ``start``, ``end`` (ns), ``device``, ``stream``, ``pid``,
