@@ -131,11 +131,11 @@ def test_columns_longer_than_sqlites_longest_text_are_read_row_by_row():
     import pandas as pd
 
     with Export(MFU) as export:
-        kernels, ranges = export.kernels(), export.nvtx_ranges()
+        kernels, ranges = export.kernels(), export.nvtx()
         export.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 10_000)
         with pytest.raises(sqlite3.DataError, match="too big"):
             export.db.execute("SELECT group_concat(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
-        by_row, ranges_by_row = export.kernels(), export.nvtx_ranges()
+        by_row, ranges_by_row = export.kernels(), export.nvtx()
     pd.testing.assert_frame_equal(kernels, by_row, check_exact=True)
     assert len(ranges) == 19_118 and ranges.text == ranges_by_row.text and ranges.domains == ranges_by_row.domains
     for column in ("kind", "start", "end", "tid", "pid", "domain_id"):

@@ -186,9 +186,22 @@ class Export:
         rows = self.db.execute(f"SELECT id, value FROM StringIds WHERE id IN ({wanted})")
         return {int(i): str(v) for i, v in rows}
 
-    def nvtx_ranges(self) -> NvtxRanges:
-        """The NVTX push/pop and start/end ranges (:class:`NvtxRanges`; none when the file has no
-        NVTX events). Ranges left open at the end of the capture are not read."""
+    def nvtx_ranges(self) -> pd.DataFrame:
+        """The NVTX push/pop and start/end ranges: ``kind`` (59 or 60), ``start``, ``end`` (ns), ``tid``,
+        ``text``, ``domain`` (its name; missing for the default domain), ``pid``. Empty when the file has
+        no NVTX events. Ranges left open at the end of the capture are not read. (:meth:`nvtx` as a frame.)"""
+        ranges = self.nvtx()
+        if not len(ranges):
+            return pd.DataFrame({"kind": [], "start": [], "end": [], "tid": [], "pid": [], "domain": [], "text": []})
+        frame = pd.DataFrame({"kind": ranges.kind, "start": ranges.start, "end": ranges.end, "tid": ranges.tid,
+                              "text": ranges.text})
+        frame["domain"] = [ranges.domains[d] for d in ranges.domain_id.tolist()]
+        frame["pid"] = ranges.pid
+        return frame
+
+    def nvtx(self) -> NvtxRanges:
+        """The NVTX push/pop and start/end ranges as arrays (:class:`NvtxRanges`; none when the file has
+        no NVTX events). Ranges left open at the end of the capture are not read."""
         if NVTX not in self.tables:
             return NvtxRanges.none()
         have = set(self.columns(NVTX))

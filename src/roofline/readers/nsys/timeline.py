@@ -68,7 +68,7 @@ def _exported(report: Path, folder: Path) -> Path:
 def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     with Export(path) as export:
         kernels = export.kernels()
-        ranges = export.nvtx_ranges()
+        ranges = export.nvtx()
         ids, name_codes = np.unique(kernels["name_id"].to_numpy(dtype=np.int64), return_inverse=True)
         name_of = export.names(ids.tolist())
     label = str(source)
