@@ -124,6 +124,24 @@ def test_two_processes_correlation_ids_apart_and_pytorch_operators_from_the_time
     assert not any(str(o).startswith("nccl") for o in ops.index)
 
 
+def test_columns_longer_than_sqlites_longest_text_are_read_row_by_row():
+    """Columns are read as one text each (group_concat), which SQLite refuses past its longest text
+    (SQLITE_MAX_LENGTH, 1e9 bytes by default: some 50 million ids). Then they are read row by row, to
+    the same values: here with the limit lowered to 10 kB, below the 4010 kernels' start times."""
+    import pandas as pd
+
+    with Export(MFU) as export:
+        kernels, ranges = export.kernels(), export.nvtx()
+        export.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 10_000)
+        with pytest.raises(sqlite3.DataError, match="too big"):
+            export.db.execute("SELECT group_concat(start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+        by_row, ranges_by_row = export.kernels(), export.nvtx()
+    pd.testing.assert_frame_equal(kernels, by_row, check_exact=True)
+    assert len(ranges) == 19_118 and ranges.text == ranges_by_row.text and ranges.domains == ranges_by_row.domains
+    for column in ("kind", "start", "end", "tid", "pid", "domain_id"):
+        assert np.array_equal(getattr(ranges, column), getattr(ranges_by_row, column)), column
+
+
 def test_analyze_a_timeline_by_operator_from_the_command_line(capsys):
     assert main(["analyze", str(MFU), "--by", "op"]) == 0
     out = capsys.readouterr().out

@@ -46,41 +46,49 @@ Output per launch (strings, <NA> when unknown):
     launch, the forward operator's stack when it was seen, else the fallback operator alone.
 
 Cost: linear in launches; parsing and attribution run once per distinct stack (and per
-distinct (process, stack) pair for the sequence-number join), never per launch.
+distinct (process, stack) pair for the sequence-number join), never per launch. The stack rules
+are stated once, as a fold step (:func:`step`) that :func:`read_stack` runs over a list; a
+timeline, whose stacks come as a forest of ranges (about one distinct stack per launch under
+emit_nvtx), folds the same step down the forest in numpy (:mod:`roofline.readers.torch_forest`).
+The per-launch rules are :mod:`roofline.readers.torch_launches`, for both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 import pandas as pd
 
 from roofline.attribution import (
     BACKWARD,
-    FORWARD,
     OPTIMIZER,
-    OpRange,
-    forward_op_of_node,
     is_optimizer_range,
     is_phase_range,
     module_from_range,
     parse_op_range,
     phase_name,
 )
+from roofline.readers.torch_launches import TRITON_PREFIX as TRITON_PREFIX  # where it was named before
+from roofline.readers.torch_launches import SeqOpRows, Stacks, Texts, launch_columns
 
 #: How ncu names NVTX's default (NULL) domain.
 DEFAULT_DOMAIN = "<default domain>"
 #: A range as ``(domain, name)``.
 Range = tuple[str, str]
-#: Kernel names of Triton kernels (torch.compile / Inductor names them by their fused graph).
-TRITON_PREFIX = "triton_"
 #: Columns :func:`attribute` returns.
 COLUMNS = ("phase", "module", "op", "op_stack")
 
-_MODULE, _OP, _NODE, _OPTIMIZER, _PHASE, _OTHER = range(6)
+#: The kinds of range :func:`classify` tells apart.
+KIND_MODULE, KIND_OP, KIND_NODE, KIND_OPTIMIZER, KIND_PHASE, KIND_OTHER = range(6)
+#: What a range's sequence number does to its stack (:func:`step`): nothing, names the stack's
+#: autograd node, or is printed by a forward operator range (the stack's ``seq_ops``).
+NO_SEQ, NODE_SEQ, OP_SEQ = range(3)
+#: A range's class without its sequence number: ``(kind, value)``; for an operator or node the value
+#: is ``(name, prints a sequence number)``.
+RangeClass = tuple[int, object]
 
 
 @dataclass(frozen=True)
@@ -106,70 +114,112 @@ class StackAttribution:
     kernel_names_op: bool
 
 
-def _classify(name: str, cache: dict[str, tuple[int, object]]) -> tuple[int, object]:
-    kind: tuple[int, object]
+class StackState(NamedTuple):
+    """A stack read from its outermost range down to some depth (:func:`step`), its sequence numbers
+    aside: the same state for every stack that differs only in them. ``depth``: ranges read;
+    ``phase_at`` / ``marker_at``: depth of the innermost default-domain phase range / marker (-1:
+    none); ``ops``: the operator ranges' names, outermost first; ``innermost_op`` / ``innermost_node``:
+    their depths; ``node``: the outermost autograd node; ``node_seq_known``: its sequence number is
+    known (printed by it, or by a node of the same name inside it)."""
+
+    depth: int = 0
+    phase_at: int = -1
+    phase: str | None = None
+    other_phase: str | None = None
+    marker_at: int = -1
+    marker: str | None = None
+    module: str | None = None
+    ops: tuple[str, ...] = ()
+    innermost_op: int = -1
+    innermost_node: int = -1
+    node: str | None = None
+    node_seq_known: bool = False
+
+
+def classify(name: str) -> tuple[int, object, int | None]:
+    """A range name's kind, its value without the sequence number (:data:`RangeClass`), and the number."""
     module = module_from_range(name)
     if module is not None:
-        kind = (_MODULE, module)
-    elif (op := parse_op_range(name)) is not None:
-        kind = (_NODE if op.backward else _OP, op)
-    elif is_optimizer_range(name):
-        kind = (_OPTIMIZER, None)
-    elif is_phase_range(name):
-        kind = (_PHASE, phase_name(name))
-    else:
-        kind = (_OTHER, None)
-    cache[name] = kind
-    return kind
+        return KIND_MODULE, module, None
+    op = parse_op_range(name)
+    if op is not None:
+        return (KIND_NODE if op.backward else KIND_OP), (op.name, op.seq is not None), op.seq
+    if is_optimizer_range(name):
+        return KIND_OPTIMIZER, None, None
+    if is_phase_range(name):
+        return KIND_PHASE, phase_name(name), None
+    return KIND_OTHER, None, None
 
 
-def read_stack(ranges: Sequence[Range], cache: dict[str, tuple[int, object]] | None = None) -> StackAttribution:
+def step(state: StackState, default_domain: bool, kind: int, value: object) -> tuple[StackState, int]:
+    """The stack one range deeper (a range of class ``(kind, value)``, in NVTX's default domain or
+    not), and what the range's sequence number does (:data:`NO_SEQ`, :data:`NODE_SEQ`, :data:`OP_SEQ`).
+    The one statement of the stack rules: :func:`read_stack` folds it over a stack, the timeline over
+    a forest of ranges (:mod:`roofline.readers.torch_forest`)."""
+    depth = state.depth
+    if not default_domain:  # other domains: only their phases count, taken as enclosing the stack
+        other = cast(str, value) if kind == KIND_PHASE else state.other_phase
+        return state._replace(depth=depth + 1, other_phase=other), NO_SEQ
+    if kind == KIND_OP:
+        name, has_seq = cast(tuple[str, bool], value)
+        role = OP_SEQ if has_seq else NO_SEQ
+        return state._replace(depth=depth + 1, ops=state.ops + (name,), innermost_op=depth), role
+    if kind == KIND_MODULE:
+        return state._replace(depth=depth + 1, module=cast(str, value)), NO_SEQ
+    if kind == KIND_PHASE:
+        return state._replace(depth=depth + 1, phase_at=depth, phase=cast(str, value)), NO_SEQ
+    if kind == KIND_NODE:  # the outermost node's number, else that of the first node of its name printing one
+        name, has_seq = cast(tuple[str, bool], value)
+        marked = state._replace(depth=depth + 1, marker_at=depth, marker=BACKWARD, innermost_node=depth)
+        if state.node is None:
+            return marked._replace(node=name, node_seq_known=has_seq), NODE_SEQ if has_seq else NO_SEQ
+        if has_seq and not state.node_seq_known and name == state.node:
+            return marked._replace(node_seq_known=True), NODE_SEQ
+        return marked, NO_SEQ
+    if kind == KIND_OPTIMIZER:
+        return state._replace(depth=depth + 1, marker_at=depth, marker=OPTIMIZER), NO_SEQ
+    return state._replace(depth=depth + 1), NO_SEQ
+
+
+def seq_op(state: StackState) -> tuple[int, str, str]:
+    """``(depth among the operator ranges, op, op_stack)`` of the innermost operator range of ``state``."""
+    return len(state.ops) - 1, state.ops[-1], "/".join(state.ops)
+
+
+def finish(state: StackState, node_seq: int | None = None,
+           seq_ops: tuple[tuple[int, int, str, str], ...] = ()) -> StackAttribution:
+    """What a whole stack says (its last state, the node's sequence number, its ``seq_ops``)."""
+    decided = state.marker if state.marker is not None and state.phase_at < state.marker_at else (
+        state.phase if state.phase is not None else state.other_phase)
+    kernel_names_op = state.innermost_op < state.innermost_node or state.innermost_op < 0
+    in_module = state.module is not None
+    if state.node is not None:
+        return StackAttribution(decided, in_module, state.module, None, None, state.node, node_seq, (), kernel_names_op)
+    if not state.ops:
+        return StackAttribution(decided, in_module, state.module, None, None, None, None, (), kernel_names_op)
+    return StackAttribution(decided, in_module, state.module, state.ops[-1], "/".join(state.ops), None, None,
+                            seq_ops, kernel_names_op)
+
+
+def read_stack(ranges: Sequence[Range],
+               cache: dict[str, tuple[int, object, int | None]] | None = None) -> StackAttribution:
     """Attribute one push/pop stack (``(domain, name)`` pairs, outermost first). ``cache``
     keeps range classifications between calls (a dict the caller owns)."""
     cache = {} if cache is None else cache
-    phase_at = marker_at = -1
-    phase: str | None = None
-    other_phase: str | None = None
-    marker: str | None = None
-    module: str | None = None
-    ops: list[OpRange] = []
-    nodes: list[OpRange] = []
-    innermost_op = innermost_node = -1
-    for depth, (domain, name) in enumerate(ranges):
-        kind, value = cache.get(name) or _classify(name, cache)
-        if domain != DEFAULT_DOMAIN:
-            if kind == _PHASE:
-                other_phase = cast(str, value)
-            continue
-        if kind == _OP:
-            ops.append(cast(OpRange, value))
-            innermost_op = depth
-        elif kind == _MODULE:
-            module = cast(str, value)
-        elif kind == _PHASE:
-            phase_at, phase = depth, cast(str, value)
-        elif kind == _NODE:
-            nodes.append(cast(OpRange, value))
-            marker_at, marker, innermost_node = depth, BACKWARD, depth
-        elif kind == _OPTIMIZER:
-            marker_at, marker = depth, OPTIMIZER
-    decided = marker if marker is not None and phase_at < marker_at else (phase if phase is not None else other_phase)
-    kernel_names_op = innermost_op < innermost_node or innermost_op < 0
-    if nodes:
-        node = nodes[0]
-        seq = node.seq
-        if seq is None:  # "autograd::engine::evaluate_function: X" around "X, seq = N"
-            seq = next((n.seq for n in nodes if n.name == node.name and n.seq is not None), None)
-        return StackAttribution(decided, module is not None, module, None, None, node.name, seq, (), kernel_names_op)
-    if not ops:
-        return StackAttribution(decided, module is not None, module, None, None, None, None, (), kernel_names_op)
-    names = [op.name for op in ops]
+    state = StackState()
+    node_seq: int | None = None
     seq_ops: dict[int, tuple[int, int, str, str]] = {}
-    for i, op in enumerate(ops):
-        if op.seq is not None:  # inner ranges overwrite outer ones printing the same number
-            seq_ops[op.seq] = (op.seq, i, op.name, "/".join(names[: i + 1]))
-    return StackAttribution(decided, module is not None, module, names[-1], "/".join(names), None, None,
-                            tuple(seq_ops.values()), kernel_names_op)
+    for domain, name in ranges:
+        known = cache.get(name)
+        if known is None:
+            known = cache[name] = classify(name)
+        kind, value, seq = known
+        state, role = step(state, domain == DEFAULT_DOMAIN, kind, value)
+        if role == NODE_SEQ:
+            node_seq = seq
+        elif role == OP_SEQ:  # inner ranges overwrite outer ones printing the same number
+            seq_ops[cast(int, seq)] = (cast(int, seq), *seq_op(state))
+    return finish(state, node_seq, tuple(seq_ops.values()))
 
 
 def start_end_phase(ranges: Sequence[Range]) -> str | None:
@@ -177,18 +227,6 @@ def start_end_phase(ranges: Sequence[Range]) -> str | None:
     phases = [(d, phase_name(name)) for d, name in ranges if is_phase_range(name)]
     default = [name for d, name in phases if d == DEFAULT_DOMAIN]
     return default[-1] if default else (phases[-1][1] if phases else None)
-
-
-def _lookup(values: list[object], codes: np.ndarray) -> np.ndarray:
-    """``values[code]`` per launch, None where code is -1 (an object array)."""
-    table = np.empty(len(values) + 1, dtype=object)
-    table[: len(values)] = values
-    table[-1] = None
-    return table[codes]
-
-
-def _strings(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    return pd.array(values, dtype="string")
 
 
 def attribute(stack_codes: np.ndarray, stacks: Sequence[Sequence[Range]], *,
@@ -199,78 +237,30 @@ def attribute(stack_codes: np.ndarray, stacks: Sequence[Sequence[Range]], *,
     ``stack_codes[i]`` indexes launch i's push/pop stack in ``stacks`` (-1: none);
     ``start_end_codes`` likewise into ``start_ends``; ``process``: the launch's process id
     (<NA>: one unknown process); ``kernel_names``: for Triton kernels."""
-    codes = np.asarray(stack_codes, dtype=np.int64)
-    n = len(codes)
-    cache: dict[str, tuple[int, object]] = {}
+    cache: dict[str, tuple[int, object, int | None]] = {}
     infos = [read_stack(s, cache) for s in stacks]
-    # phase: the stack's own, else the start/end ranges', else forward inside a module
-    phase = _lookup([i.phase for i in infos], codes)
-    if start_end_codes is not None and len(start_ends):
-        undecided = pd.isna(phase)
-        se = _lookup([start_end_phase(s) for s in start_ends], np.asarray(start_end_codes, dtype=np.int64))
-        phase[undecided] = se[undecided]
-    undecided = pd.isna(phase)
-    in_module = _lookup([FORWARD if i.in_module else None for i in infos], codes)
-    phase[undecided] = in_module[undecided]
-    module = _lookup([i.module for i in infos], codes)
-    op = _lookup([i.op for i in infos], codes)
-    op_stack = _lookup([i.op_stack for i in infos], codes)
-    if any(i.node is not None for i in infos):
-        _resolve_backward(codes, infos, process, module, op, op_stack)
-    if kernel_names is not None and n:
-        own = np.asarray(_lookup([i.kernel_names_op for i in infos], codes), dtype=object)
-        own[codes < 0] = True
-        names = kernel_names.reset_index(drop=True).array
-        if isinstance(names, pd.Categorical):  # encoded: the distinct names tested, spread by their codes
-            prefixed = np.append([str(t).startswith(TRITON_PREFIX) for t in names.categories.tolist()], False)
-            triton = prefixed[names.codes] & own.astype(bool)
-        else:
-            triton = pd.Series(names).astype("string").str.startswith(TRITON_PREFIX).fillna(False) \
-                .to_numpy(dtype=bool) & own.astype(bool)
-        if triton.any():  # only the Triton launches' names as text
-            op[triton] = op_stack[triton] = np.asarray(names[triton].astype("string").to_numpy(dtype=object), dtype=object)
-    return pd.DataFrame({"phase": _strings(phase), "module": _strings(module), "op": _strings(op),
-                         "op_stack": _strings(op_stack)})
+    table = stacks_of(infos)
+    found = launch_columns(np.asarray(stack_codes, dtype=np.int64), table, start_end_codes=start_end_codes,
+                           start_end_phases=[start_end_phase(s) for s in start_ends], process=process,
+                           kernel_names=kernel_names)
+    return pd.DataFrame({c: pd.array(table.texts.objects(found[c]), dtype="string") for c in COLUMNS})
 
 
-def _resolve_backward(codes: np.ndarray, infos: list[StackAttribution], process: pd.Series | None,
-                      module: np.ndarray, op: np.ndarray, op_stack: np.ndarray) -> None:
-    """Fill op, op_stack (and module where no module range is open) of backward launches, in place:
-    each node's sequence number is looked up among the forward stacks of the same process."""
-    n = len(codes)
-    if process is None:
-        proc = np.zeros(n, dtype=np.int64)
-    else:
-        proc = pd.factorize(pd.Series(process).reset_index(drop=True), use_na_sentinel=True)[0].astype(np.int64) + 1
-    pair = proc * (len(infos) + 1) + (codes + 1)  # distinct (process, stack) pairs
-    pair_codes, pairs = pd.factorize(pair)
-    pair_proc, pair_stack = pairs // (len(infos) + 1), pairs % (len(infos) + 1) - 1
-    forward: dict[tuple[int, int], tuple[int, str, str, str | None]] = {}
-    for p, s in zip(pair_proc.tolist(), pair_stack.tolist()):  # first seen wins among equally deep ranges
-        if s < 0:
-            continue
-        info = infos[s]
-        for seq, depth, name, stack in info.seq_ops:
-            known = forward.get((p, seq))
-            if known is None or depth > known[0]:
-                forward[(p, seq)] = (depth, name, stack, info.module)
-    k = len(pairs)
-    pair_op = np.full(k, None, dtype=object)
-    pair_stack_text = np.full(k, None, dtype=object)
-    pair_module = np.full(k, None, dtype=object)
-    backward = np.zeros(k, dtype=bool)
-    for j, (p, s) in enumerate(zip(pair_proc.tolist(), pair_stack.tolist())):
-        if s < 0 or infos[s].node is None:
-            continue
-        info = infos[s]
-        backward[j] = True
-        found = forward.get((p, info.node_seq)) if info.node_seq is not None else None
-        if found is not None:
-            pair_op[j], pair_stack_text[j], pair_module[j] = found[1], found[2], found[3]
-        else:
-            pair_op[j] = pair_stack_text[j] = forward_op_of_node(str(info.node))
-    is_backward = backward[pair_codes]
-    op[is_backward] = pair_op[pair_codes][is_backward]
-    op_stack[is_backward] = pair_stack_text[pair_codes][is_backward]
-    no_module = is_backward & pd.isna(module)
-    module[no_module] = pair_module[pair_codes][no_module]
+def stacks_of(infos: Sequence[StackAttribution]) -> Stacks:
+    """The :class:`~roofline.readers.torch_launches.Stacks` of stacks read one by one."""
+    texts = Texts()
+    seq_ops = [[(seq, depth, texts.code(op), texts.code(stack)) for seq, depth, op, stack in i.seq_ops]
+               for i in infos]
+
+    def rows(which: np.ndarray) -> SeqOpRows:
+        found = [(j, *entry) for j, s in enumerate(which.tolist()) for entry in seq_ops[s]]
+        columns = np.array(found, dtype=np.int64).reshape(-1, 5).T
+        return columns[0], columns[1], columns[2], columns[3], columns[4]
+
+    return Stacks(texts=texts, phase=texts.codes([i.phase for i in infos]),
+                  module=texts.codes([i.module for i in infos]),
+                  op=texts.codes([i.op for i in infos]), op_stack=texts.codes([i.op_stack for i in infos]),
+                  node=texts.codes([i.node for i in infos]),
+                  node_seq=np.array([-1 if i.node_seq is None else i.node_seq for i in infos], dtype=np.int64),
+                  in_module=np.array([i.in_module for i in infos], dtype=bool),
+                  kernel_names_op=np.array([i.kernel_names_op for i in infos], dtype=bool), seq_ops=rows)

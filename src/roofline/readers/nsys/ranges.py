@@ -9,6 +9,7 @@ Compute's NVTX columns do, these give phase, operator and module (:func:`rooflin
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -49,19 +50,31 @@ def _climb(candidate: np.ndarray, parent: np.ndarray, ends: np.ndarray, at: np.n
         candidate[closed] = parent[candidate[closed]]
 
 
-def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.ndarray, list[list[Range]]]:
-    """Each launch's push/pop stack (outermost first) on thread ``tid`` at time ``at`` (ns; <NA>: not
-    known, no stack), as codes and the distinct stacks.
+@dataclass(frozen=True)
+class Forest:
+    """The push/pop ranges of a timeline as a forest: ``order``, the given ranges' positions sorted by
+    thread, start and longest first (parents before their children); ``parent``, per range of that
+    order, the position of the innermost range open when it was pushed (-1: a root); ``innermost``,
+    per launch, the position of the innermost range open at its call (-1: none)."""
+
+    order: np.ndarray
+    parent: np.ndarray
+    innermost: np.ndarray
+
+
+def push_pop_forest(kind: np.ndarray, start: np.ndarray, end: np.ndarray, tid: np.ndarray,
+                    launch_tid: np.ndarray, launch_at: np.ndarray, known: np.ndarray) -> Forest:
+    """The :class:`Forest` of the push/pop ranges (``kind``, ``start``, ``end`` in ns, ``tid``: one
+    row per range) and each launch's innermost range on thread ``launch_tid`` at time ``launch_at``
+    (ns; only where ``known``).
 
     Push/pop ranges nest on their thread, so a stack is known by its innermost range: the last one
     opened at or before ``at`` on the thread, or the first of its enclosing ranges still open. Each
-    range's parent (the innermost range open when it was pushed) is found the same way; the
-    distinct stacks are the chains of parents of the distinct innermost ranges."""
-    pushed = ranges[ranges["kind"] == PUSH_POP].sort_values(["tid", "start", "end"], ascending=[True, True, False])
-    pushed = pushed.reset_index(drop=True)
-    m = len(pushed)
-    threads = pushed["tid"].to_numpy(dtype=np.int64)
-    starts, ends = pushed["start"].to_numpy(dtype=np.int64), pushed["end"].to_numpy(dtype=np.int64)
+    range's parent (the innermost range open when it was pushed) is found the same way."""
+    rows = np.flatnonzero(np.asarray(kind) == PUSH_POP)
+    order = rows[np.lexsort((-end[rows], start[rows], tid[rows]))]  # stable, as a sort by (tid, start, -end)
+    m = len(order)
+    threads, starts, ends = tid[order], start[order], end[order]
     # parent: the range before on the same thread, climbed until one still open at this one's start
     parent = np.arange(m, dtype=np.int64) - 1
     if m:
@@ -72,14 +85,12 @@ def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.nd
         if not moved.any():
             break
         parent[moved] = parent[parent[moved]]
-    n = len(tid)
-    innermost = np.full(n, -1, dtype=np.int64)
-    known = np.flatnonzero(~(tid.isna() | at.isna()).to_numpy())
-    if m and len(known):
-        t_tid = tid.to_numpy(dtype=np.int64, na_value=-1)[known]  # never through float: ids pass 2**53
-        t_at = at.to_numpy(dtype=np.int64, na_value=-1)[known]
+    innermost = np.full(len(launch_tid), -1, dtype=np.int64)
+    on = np.flatnonzero(known)
+    if m and len(on):
+        t_tid, t_at = launch_tid[on], launch_at[on]
         # the last range of the launch's thread opened at or before it (the thread's ranges are one slice)
-        last = np.full(len(known), -1, dtype=np.int64)
+        last = np.full(len(on), -1, dtype=np.int64)
         for thread in np.unique(t_tid):
             lo, hi = np.searchsorted(threads, thread, "left"), np.searchsorted(threads, thread, "right")
             if lo == hi:
@@ -87,17 +98,29 @@ def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.nd
             mine = np.flatnonzero(t_tid == thread)
             before = np.searchsorted(starts[lo:hi], t_at[mine], side="right") - 1
             last[mine] = np.where(before >= 0, lo + before, -1)
-        innermost[known] = _climb(last, parent, ends, t_at)
-    codes = np.full(n, -1, dtype=np.int64)
-    found = innermost >= 0
-    distinct, codes[found] = np.unique(innermost[found], return_inverse=True)
-    texts = _as_ranges(pushed)
+        innermost[on] = _climb(last, parent, ends, t_at)
+    return Forest(order=order, parent=parent, innermost=innermost)
+
+
+def push_pop(ranges: pd.DataFrame, tid: pd.Series, at: pd.Series) -> tuple[np.ndarray, list[list[Range]]]:
+    """Each launch's push/pop stack (outermost first) on thread ``tid`` at time ``at`` (ns; <NA>: not
+    known, no stack), as codes and the distinct stacks: the chains of parents of the distinct
+    innermost ranges of :func:`push_pop_forest`."""
+    known = ~(tid.isna() | at.isna()).to_numpy()
+    forest = push_pop_forest(ranges["kind"].to_numpy(), ranges["start"].to_numpy(dtype=np.int64),
+                             ranges["end"].to_numpy(dtype=np.int64), ranges["tid"].to_numpy(dtype=np.int64),
+                             tid.to_numpy(dtype=np.int64, na_value=-1),  # never through float: ids pass 2**53
+                             at.to_numpy(dtype=np.int64, na_value=-1), known)
+    codes = np.full(len(tid), -1, dtype=np.int64)
+    found = forest.innermost >= 0
+    distinct, codes[found] = np.unique(forest.innermost[found], return_inverse=True)
+    texts = _as_ranges(ranges.iloc[forest.order])
     stacks = []
     for k in distinct.tolist():
         chain = []
         while k >= 0:
             chain.append(texts[k])
-            k = int(parent[k])
+            k = int(forest.parent[k])
         stacks.append(chain[::-1])
     return codes, stacks
 
@@ -106,8 +129,10 @@ def start_end(ranges: pd.DataFrame, pid: np.ndarray, at: pd.Series) -> tuple[np.
     """Each launch's open start/end ranges of process ``pid`` at time ``at`` (ns), earliest opened
     first, as codes and the distinct lists."""
     n = len(pid)
-    lists: list[list[int]] = [[] for _ in range(n)]
     opened = ranges[ranges["kind"] == START_END].sort_values("start").reset_index(drop=True)
+    if opened.empty:
+        return np.full(n, -1, dtype=np.int64), []
+    lists: list[list[int]] = [[] for _ in range(n)]
     known = ~at.isna().to_numpy()
     times = at.to_numpy(dtype="float64")
     for process in np.unique(pid[known]) if len(opened) else []:

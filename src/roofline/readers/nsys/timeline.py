@@ -21,12 +21,14 @@ import pandas as pd
 from roofline.counting.hints import NCU_HINTS
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable, validate
-from roofline.kernels.arrays import encoded_text
+from roofline.kernels.arrays import encoded_text, strings
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys import REPORT_SUFFIXES
-from roofline.readers.nsys.export import Export
-from roofline.readers.nsys.ranges import push_pop, start_end
-from roofline.readers.torch_ranges import attribute
+from roofline.readers.nsys.export import START_END, Export, NvtxRanges
+from roofline.readers.nsys.ranges import push_pop_forest, start_end
+from roofline.readers.torch_forest import attribute_forest
+from roofline.readers.torch_launches import Texts
+from roofline.readers.torch_ranges import DEFAULT_DOMAIN, start_end_phase
 
 #: What every timeline's table is told: its counts come from Nsight Compute (``metric_hints``: which metrics).
 NO_COUNTERS = ("a timeline has kernel times but no counters: FLOPs and bytes come from an Nsight Compute "
@@ -66,24 +68,21 @@ def _exported(report: Path, folder: Path) -> Path:
 def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     with Export(path) as export:
         kernels = export.kernels()
-        ranges = export.nvtx_ranges()
-        name_of = export.names()
+        ranges = export.nvtx()
+        ids, name_codes = np.unique(kernels["name_id"].to_numpy(dtype=np.int64), return_inverse=True)
+        name_of = export.names(ids.tolist())
     label = str(source)
     if kernels.empty:
         raise InputError("the timeline holds no kernel launches", path=source,
                          hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
     n = len(kernels)
     pid = kernels["pid"].to_numpy(dtype=np.int64)
-    codes, stacks = push_pop(ranges, kernels["tid"], kernels["api_start"])
-    se_codes, start_ends = start_end(ranges, pid, kernels["api_start"])
-    ids, name_codes = np.unique(kernels["name_id"].to_numpy(dtype=np.int64), return_inverse=True)
     missing = [int(i) for i in ids if int(i) not in name_of]
     if missing:
         raise InputError(f"kernel names missing from StringIds (ids {', '.join(map(str, missing[:5]))})", path=source,
                          hint="export the report again: nsys export --type sqlite")
     names = encoded_text([name_of[int(i)] for i in ids], name_codes)
-    found = attribute(codes, stacks, start_end_codes=se_codes, start_ends=start_ends,
-                      process=pd.Series(pid), kernel_names=pd.Series(names))
+    texts, found = _attributed(ranges, kernels, pid, names)
     frame = empty_frame(n, counts=False)  # no count column: a timeline has no counters (time, flops, ops NaN)
     duration = kernels["end"].to_numpy(dtype=np.float64) - kernels["start"].to_numpy(dtype=np.float64)
     frame["time_s"] = duration * 1e-9
@@ -95,10 +94,10 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     frame["grid"] = _dims(kernels, "grid")
     frame["block"] = _dims(kernels, "block")
     for c in ("phase", "module", "op"):
-        frame[c] = found[c].array
+        frame[c] = _encoded(texts, found[c])
     frame["source"] = encoded_text([label], np.zeros(n, dtype=np.int64))
     frame = lean(validate(frame, where=label), copy=False)
-    metrics = pd.DataFrame({"op_stack": found["op_stack"].array,
+    metrics = pd.DataFrame({"op_stack": _strings(texts, found["op_stack"]),
                             "start_ns": kernels["start"].to_numpy(dtype=np.int64),
                             "end_ns": kernels["end"].to_numpy(dtype=np.int64)}, index=frame.index)
     warnings = [f"{label}: {NO_COUNTERS}"]
@@ -110,8 +109,44 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
                        metric_hints=dict(NCU_HINTS))
 
 
+def _attributed(ranges: NvtxRanges, kernels: pd.DataFrame, pid: np.ndarray,
+                names: pd.Categorical) -> tuple[Texts, dict[str, np.ndarray]]:
+    """Phase, module, op and op_stack of each launch from the NVTX ranges open at its call, as codes
+    into the texts returned (:func:`roofline.readers.torch_forest.attribute_forest`)."""
+    tid, at = kernels["tid"], kernels["api_start"]
+    known = ~(tid.isna() | at.isna()).to_numpy()
+    forest = push_pop_forest(ranges.kind, ranges.start, ranges.end, ranges.tid,
+                             tid.to_numpy(dtype=np.int64, na_value=-1), at.to_numpy(dtype=np.int64, na_value=-1), known)
+    se_codes, start_ends = start_end(ranges.frame(START_END), pid, at)
+    default = np.array([d is None or d == DEFAULT_DOMAIN for d in ranges.domains.values()] + [False], dtype=bool)
+    domain_index = {d: i for i, d in enumerate(ranges.domains)}
+    in_default = default[[domain_index[d] for d in ranges.domain_id[forest.order].tolist()]] if len(forest.order) \
+        else np.zeros(0, dtype=bool)
+    texts = [ranges.text[i] for i in forest.order.tolist()]
+    return attribute_forest(forest.parent, in_default, texts, forest.innermost, start_end_codes=se_codes,
+                            start_end_phases=[start_end_phase(s) for s in start_ends], process=pd.Series(pid),
+                            kernel_names=pd.Series(names))
+
+
+def _encoded(texts: Texts, codes: np.ndarray) -> pd.Categorical:
+    """An encoded identity column of codes into ``texts`` (-1: none): only the texts used are categories."""
+    used = np.unique(codes[codes >= 0])
+    remap = np.full(len(texts.values) + 1, -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return encoded_text([texts.values[u] for u in used.tolist()], remap[codes])
+
+
+def _strings(texts: Texts, codes: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Per launch text (``string`` dtype, <NA> for -1), each distinct text made once."""
+    return strings(texts.objects(codes))
+
+
 def _dims(kernels: pd.DataFrame, what: str) -> pd.Categorical:
     """``(x, y, z)`` of the grid or block, each distinct triple written once."""
-    xyz = np.stack([kernels[f"{what}{a}"].to_numpy(dtype=np.int64) for a in "XYZ"], axis=1)
-    distinct, codes = np.unique(xyz, axis=0, return_inverse=True)
-    return encoded_text([f"({a}, {b}, {c})" for a, b, c in distinct.tolist()], codes.reshape(-1))
+    parts = [pd.factorize(kernels[f"{what}{a}"].to_numpy(dtype=np.int64), sort=True) for a in "XYZ"]
+    (cx, ux), (cy, uy), (cz, uz) = parts
+    key = (cx.astype(np.int64) * len(uy) + cy) * len(uz) + cz
+    codes, distinct = pd.factorize(key)
+    distinct = np.asarray(distinct, dtype=np.int64)
+    x, y, z = ux[distinct // (len(uy) * len(uz))], uy[distinct // len(uz) % len(uy)], uz[distinct % len(uz)]
+    return encoded_text([f"({a}, {b}, {c})" for a, b, c in zip(x.tolist(), y.tolist(), z.tolist())], codes)
