@@ -6,11 +6,11 @@
 - :mod:`.raw_profile` (what one input holds before counting), :mod:`.combine` (which inputs describe the
   same launches, and merging them), :mod:`.matching` (matching launches across inputs), :mod:`.count` (a raw profile counted by :mod:`roofline.counting` into a kernel table).
 - :mod:`.names`: kernel names and NVTX ranges as ncu prints them.
-- :mod:`.peaks`: the machine a profile's own peak metrics describe.
+- :mod:`.peaks`: the machine a profile's own peak metrics describe; :mod:`.peak_columns`: the metrics it reads.
 """
 
 from roofline._lazy import attach
 
 #: Modules reachable as attributes.
-_SUBMODULES = ("columns", "combine", "count", "csv_export", "details", "display", "layout", "matching", "names", "numbers", "peaks", "printed", "raw", "raw_profile", "rep", "summary")
+_SUBMODULES = ("columns", "combine", "count", "csv_export", "details", "display", "layout", "matching", "names", "numbers", "peak_columns", "peaks", "printed", "raw", "raw_profile", "rep", "summary")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES)

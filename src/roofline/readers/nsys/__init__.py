@@ -9,7 +9,16 @@ counters: FLOPs and bytes are unknown in a timeline's kernel table.
   with :mod:`sqlite3` into pandas.
 - :mod:`~roofline.readers.nsys.ranges`: the NVTX ranges open around each launch on the CPU side.
 - :mod:`~roofline.readers.nsys.timeline`: one timeline as a kernel table (:func:`read_timeline`).
+- :mod:`~roofline.readers.nsys.join`: a timeline's launches with the counts of a profile of the same
+  program (production-time roofline).
+- :mod:`~roofline.readers.nsys.window`: which launches of a timeline a counting run should profile.
 """
+
+from roofline._lazy import attach
 
 #: Nsight Systems reports, which ``nsys export`` turns into SQLite (the format is told by the name).
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+
+#: Modules reachable as attributes.
+_SUBMODULES = ("export", "join", "ranges", "timeline", "window")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=("REPORT_SUFFIXES",))
