@@ -24,6 +24,7 @@ from roofline.kernels import KernelTable, validate
 from roofline.kernels.arrays import encoded_text
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys import REPORT_SUFFIXES
+from roofline.readers.nsys.activity import read_activity
 from roofline.readers.nsys.export import Export
 from roofline.readers.nsys.ranges import push_pop, start_end
 from roofline.readers.torch_ranges import attribute
@@ -68,10 +69,20 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
         kernels = export.kernels()
         ranges = export.nvtx_ranges()
         name_of = export.names()
-    label = str(source)
-    if kernels.empty:
-        raise InputError("the timeline holds no kernel launches", path=source,
-                         hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
+        label = str(source)
+        if kernels.empty:
+            raise InputError("the timeline holds no kernel launches", path=source,
+                             hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
+        frame, metrics, warnings = _kernel_table(kernels, ranges, name_of, label)
+        activity = read_activity(export, kernels, frame["kernel_name"].array, frame["phase"].array, ranges)
+    return KernelTable(frame=frame, metrics=metrics, sources=(label,), warnings=warnings,
+                       metric_hints=dict(NCU_HINTS), activity=activity)
+
+
+def _kernel_table(kernels: pd.DataFrame, ranges: pd.DataFrame, name_of: dict[int, str],
+                  label: str) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
+    """The kernel table's frame, metrics and warnings of an export's kernels and NVTX ranges."""
+    source = label
     n = len(kernels)
     pid = kernels["pid"].to_numpy(dtype=np.int64)
     codes, stacks = push_pop(ranges, kernels["tid"], kernels["api_start"])
@@ -106,8 +117,7 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     if unlaunched and len(ranges):
         warnings.append(f"{label}: {unlaunched} of {n} kernels have no launching call in the file (the capture "
                         "began after it): no NVTX range is known for them")
-    return KernelTable(frame=frame, metrics=metrics, sources=(label,), warnings=tuple(warnings),
-                       metric_hints=dict(NCU_HINTS))
+    return frame, metrics, tuple(warnings)
 
 
 def _dims(kernels: pd.DataFrame, what: str) -> pd.Categorical:
