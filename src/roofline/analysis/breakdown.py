@@ -28,7 +28,7 @@ host call that issued it:
 **Savable time**: an idle gap's length is an upper bound on the time saved by closing it; a kernel
 group's savable time is the roofline analysis's (time above the roofline), shared among its launches
 by their time; both ranked together per window. Communication kernels (NCCL's and the like, by
-name: :data:`roofline.readers.nsys.activity.COMMUNICATION`) count as communication, not kernel time.
+name: :data:`roofline.readers.nsys.gpu_activity.COMMUNICATION`) count as communication, not kernel time.
 """
 
 from __future__ import annotations

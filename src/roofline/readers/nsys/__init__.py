@@ -9,6 +9,8 @@ counters: FLOPs and bytes are unknown in a timeline's kernel table.
   with :mod:`sqlite3` into pandas.
 - :mod:`~roofline.readers.nsys.ranges`: the NVTX ranges open around each launch on the CPU side.
 - :mod:`~roofline.readers.nsys.timeline`: one timeline as a kernel table (:func:`read_timeline`).
+- :mod:`~roofline.readers.nsys.gpu_activity`: the rest of the timeline, carried with the table: copies,
+  memsets, the host's launching and synchronizing calls, the repeating outermost ranges (steps).
 """
 
 #: Nsight Systems reports, which ``nsys export`` turns into SQLite (the format is told by the name).

@@ -24,7 +24,7 @@ from roofline.kernels import KernelTable, validate
 from roofline.kernels.arrays import encoded_text
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys import REPORT_SUFFIXES
-from roofline.readers.nsys.activity import read_activity
+from roofline.readers.nsys.gpu_activity import read_activity
 from roofline.readers.nsys.export import Export
 from roofline.readers.nsys.ranges import push_pop, start_end
 from roofline.readers.torch_ranges import attribute
