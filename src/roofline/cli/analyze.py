@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
             companion = api.instruction_analysis(table, chosen if chosen else None, by=by.value,
                                                  allow_other_machine=allow_other_machine)
         for path in api.save(analysis, request, diagnoses=table, instructions=companion, table=launches,
-                             estimates=estimated, comparison=comparison):
+                             estimates=estimated, comparison=comparison, breakdown=split):
             messages.wrote(path)
 
     @app.command()
