@@ -225,6 +225,9 @@ def test_each_gap_cause():
     assert {k: ns(v) for k, v in w.idle_s.items()} == {"launch-bound": 10, "other": 10, "synchronization": 10,
                                                          "unknown": 10}
     assert ns(w.kernel_s[BOUND_UNKNOWN]) == 50
+    # a launch call that began before the GPU went idle (85) and returned after (95 > 90): launch-bound
+    (w,) = breakdown(activity([(0, 90, 1, 0, 1, False), (100, 110, 1, 85, 95, False)])).windows
+    assert dict(w.gaps) == {"launch-bound": 1}
     # a synchronization that returned before the gap began does not explain it: launch-bound then
     (w,) = breakdown(activity([(0, 10, 1, 0, 1, False), (20, 30, 1, 12, 15, False)], syncs=[(0, 9)])).windows
     assert dict(w.gaps) == {"launch-bound": 1}
