@@ -296,3 +296,17 @@ def test_configurations_only_the_timeline_has_stay_unknown(tmp_path):
     joined = join_counts(timeline, counts)
     assert joined.metrics["match"].astype(str).tolist() == ["exact", "exact", "unmatched", "unmatched", "unmatched"]
     assert joined.frame["dram_bytes"].tolist()[:2] == [1000.0, 2000.0] and joined.frame["dram_bytes"][2:].isna().all()
+
+
+def test_the_breakdown_of_a_joined_timeline_splits_kernel_time_by_bound(timeline):
+    """With counts joined, the breakdown of the same timeline knows each kernel's bound: the kernel time
+    of every device is split by bound, none of it unknown, and it sums to what it was without counts."""
+    joined = join_counts(timeline, counting(timeline, np.arange(len(timeline))))
+    assert joined.activity is timeline.activity
+    alone = api.breakdown(timeline)
+    known = api.breakdown(joined, api.analyze(joined, machine="h100-sxm"))
+    assert not alone.bounds_known and known.bounds_known
+    for before, after in zip(alone.windows, known.windows):
+        assert set(before.kernel_s) == {"bound unknown (no counters)"}
+        assert "bound unknown (no counters)" not in after.kernel_s and len(after.kernel_s) >= 1
+        assert sum(after.kernel_s.values()) == pytest.approx(sum(before.kernel_s.values()), rel=1e-12)

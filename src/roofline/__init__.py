@@ -41,6 +41,7 @@ _NAMES = {
     "load_machine": "roofline.api",
     "compare": "roofline.api",
     "project": "roofline.api",
+    "breakdown": "roofline.api",
     "Projection": "roofline.projection",
     "phase": "roofline.phases",
     # The measurement API lives in roofline.measuring and comparisons in roofline.comparison (compare
@@ -65,7 +66,7 @@ __all__ = ["__version__", *_NAMES, "machine", "torch"]
 if TYPE_CHECKING:  # what type checkers and editors see; at run time these are resolved lazily
     from roofline import machine, torch
     from roofline.analysis.result import Analysis
-    from roofline.api import analyze, compare, load_machine, plot, project, read
+    from roofline.api import analyze, breakdown, compare, load_machine, plot, project, read
     from roofline.comparison import Comparison
     from roofline.errors import InputError, MachineError, RooflineError
     from roofline.kernels import KernelTable

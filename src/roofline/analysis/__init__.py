@@ -2,6 +2,8 @@
 
 ``analyze(table, machine, by=...)`` returns an :class:`Analysis` whose ``frame`` has
 every kernel-table column plus the columns declared in :mod:`roofline.analysis.columns`.
+:func:`roofline.analysis.breakdown.breakdown` cuts a timeline's wall time per device into kernel time by
+bound, exposed communication and idle gaps by cause (:mod:`roofline.analysis.intervals`).
 """
 
 from roofline.analysis.result import Analysis
@@ -12,5 +14,5 @@ __all__ = ["Analysis", "analyze"]
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.analysis.<module>`` after ``import roofline``).
-_SUBMODULES = ("columns", "estimate", "compute_peak", "patterns", "result", "roofline", "work")
+_SUBMODULES = ("breakdown", "columns", "estimate", "compute_peak", "intervals", "patterns", "result", "roofline", "work")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -22,7 +22,7 @@ from roofline._lazy import attach
 
 #: Public name -> the api module that defines it.
 _NAMES = {
-    **dict.fromkeys(("Analysis", "Comparison", "Data", "KernelTable", "Machine", "MachineArg", "Projection", "PathArg", "analyze", "at_depth", "compare", "example_files",
+    **dict.fromkeys(("Analysis", "Breakdown", "Comparison", "Data", "KernelTable", "Machine", "MachineArg", "Projection", "PathArg", "analyze", "at_depth", "breakdown", "compare", "example_files",
                      "instruction_analysis", "load_machine", "machine_for", "plot", "project", "read",
                      "select_launches", "table_of"), "roofline.api.core"),
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
@@ -42,7 +42,7 @@ __all__ = sorted(_NAMES)
 __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
 
 if TYPE_CHECKING:  # what the names are, for type checkers and readers
-    from roofline.api.core import (Analysis, Comparison, Data, KernelTable, Machine, MachineArg, Projection, PathArg, analyze, at_depth, compare, example_files,
+    from roofline.api.core import (Analysis, Breakdown, Comparison, Data, KernelTable, Machine, MachineArg, Projection, PathArg, analyze, at_depth, breakdown, compare, example_files,
                                    instruction_analysis, load_machine, machine_for, plot, project, read,
                                    select_launches, table_of)
     from roofline.api.outputs import (OutputRequest, check_drawable, check_files, check_not_input, check_replaceable,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pandas as pd
 
 from roofline.analysis import analyze as _analyze
+from roofline.analysis.breakdown import WINDOWS, Breakdown, breakdown as _breakdown, launch_roofline
 from roofline.analysis.result import Analysis
 from roofline.analysis.select import select
 from roofline.analysis.work import require_work
@@ -170,6 +171,23 @@ def compare(
                 analyze(tables[side], side_machine, by=by, allow_other_machine=allow_other_machine)
                 for side, data, side_machine in sides]
     return _compare(*analysed)
+
+
+def breakdown(data: Data, analysis: Analysis | None = None, *, window: str = "run", fp16: str = "ncu") -> Breakdown:
+    """Where each device's time went in a timeline (an Nsight Systems export, read whole): per window
+    (``"run"``, each NVTX ``"phase"``, or each ``"step"``), kernel time by bound, exposed communication
+    and copies by kind, idle gaps by cause, and the savable time of each ranked together
+    (:func:`roofline.analysis.breakdown.breakdown`). ``analysis``: the roofline analysis of the same table
+    (:func:`analyze`), whose groups give each launch its bound and savable time; None: unknown.
+    A table that is not a timeline raises :class:`~roofline.errors.InputError`."""
+    table = table_of(data, fp16=fp16)
+    if table.activity is None:
+        raise InputError("where the time goes needs a timeline: this profile has kernel times but not the gaps "
+                         "between them", hint="give an Nsight Systems export (nsys export --type sqlite run.nsys-rep)")
+    if window not in WINDOWS:
+        raise InputError(f"unknown breakdown window {window!r}", hint=f"choose one of {', '.join(WINDOWS)}")
+    roofline = launch_roofline(table, analysis) if analysis is not None else None
+    return _breakdown(table.activity, window=window, roofline=roofline)
 
 
 def instruction_analysis(table: KernelTable, machine: MachineArg | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -18,9 +19,20 @@ from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from roofline.api import Analysis, KernelTable, Machine
+    from roofline.api import Analysis, Breakdown, KernelTable, Machine
 
 
+class Window(str, Enum):
+    run = "run"
+    phase = "phase"
+    step = "step"
+    none = "none"
+
+
+BREAKDOWN_HELP = ("For an Nsight Systems timeline: where each device's time went (kernel time by bound, exposed "
+                  "communication and copies, idle gaps by cause, overlap, savable time) over the whole run, each "
+                  "NVTX phase, or each step (a repeating outermost range); none: not shown. Default: run for a "
+                  "timeline (docs/timeline.md).")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
                  "operator (or per module under --by module), with their ratios.")
@@ -71,6 +83,13 @@ def print_comparison(comparison: pd.DataFrame, *, by: str, top: int, to_stderr: 
         comparison_renderable(comparison, by="module" if by == "module" else "op", top=top))
 
 
+def print_breakdown(split: Breakdown, *, top: int, to_stderr: bool = False) -> None:
+    """Print where each device's time went (:func:`roofline.api.breakdown`), notes included."""
+    from roofline.views.time_breakdown import breakdown_renderable
+
+    results_console(to_stderr=to_stderr).print(breakdown_renderable(split, top=top))
+
+
 #: The file in `roofline demo`'s folder that lists what it wrote (:func:`roofline.api.record_text`).
 DEMO_RECORD = ".roofline-demo.sha256"
 
@@ -114,7 +133,8 @@ def register(app: typer.Typer) -> None:
         by: ByOpt = By.name,
         depth: DepthOpt = None,
         estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
+        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label (and breakdown windows per device).")] = 10,
+        breakdown: Annotated[Optional[Window], typer.Option("--breakdown", help=BREAKDOWN_HELP)] = None,
         sort: SortOpt = Sort.time,
         work: WorkOpt = Work.flops,
         kernel_filter: FilterOpt = None,
@@ -141,11 +161,16 @@ def register(app: typer.Typer) -> None:
         launches = api.select_launches(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
         table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
         analysis = analyze_by(table, chosen, by.value, depth, work.value, allow_other_machine)
+        split = None  # where the time went: a timeline's, unless told otherwise (refused before printing)
+        if breakdown is not Window.none and (breakdown is not None or table.activity is not None):
+            split = api.breakdown(table, analysis, window=(breakdown or Window.run).value)
         estimated = api.read(estimate) if estimate is not None else None
         if png_out is not None:
             api.check_drawable(analysis)  # before printing or writing anything
         print_analysis(analysis, top=top, explain=explain, metrics=table, sort=sort.value,
                        to_stderr=request.to_stdout, messages=messages)
+        if split is not None:
+            print_breakdown(split, top=top, to_stderr=request.to_stdout)
         comparison = None
         if estimated is not None:
             comparison = comparison_for(table, estimated, by.value, depth)
@@ -155,7 +180,7 @@ def register(app: typer.Typer) -> None:
             companion = api.instruction_analysis(table, chosen if chosen else None, by=by.value,
                                                  allow_other_machine=allow_other_machine)
         for path in api.save(analysis, request, diagnoses=table, instructions=companion, table=launches,
-                             estimates=estimated, comparison=comparison):
+                             estimates=estimated, comparison=comparison, breakdown=split):
             messages.wrote(path)
 
     @app.command()

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
+from roofline.kernels.activity import Activity
 from roofline.kernels.arrays import STACK_LIMIT, encoded_text, frame_of, group_ids, groups_from_codes, known_sum, stacked_text
 
 
@@ -209,11 +210,9 @@ def widened(frame: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class KernelTable:
-    """What a reader returns: the kernel table plus what came with it.
-
-    ``frame`` follows :data:`COLUMNS`. ``metrics`` holds the raw profiler metrics
-    (one row per launch, same index as ``frame``, SI units, the tool's metric names)
-    for analyses that need more than the table, e.g. Speed-of-Light percentages.
+    """What a reader returns: the kernel table plus what came with it. ``frame`` follows :data:`COLUMNS`.
+    ``metrics`` holds the raw profiler metrics (one row per launch, same index as ``frame``, SI units,
+    the tool's metric names) for analyses that need more than the table, e.g. Speed-of-Light percentages.
     """
 
     frame: pd.DataFrame
@@ -225,10 +224,11 @@ class KernelTable:
     #: unknown or lower bounds, naming the ncu metrics: given by the analyses that use those columns
     #: (``--work ops|instructions``), not to every reader of a FLOP/byte profile.
     column_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    #: What to collect: column (or work, :mod:`roofline.counting.hints`) -> the tool's metrics that supply
-    #: it, as notes name them ("collect ..."); given by the reader that knows the tool (ncu:
-    #: :data:`roofline.counting.hints.NCU_HINTS`), empty for a table built from records.
+    #: What to collect: column (or work, :mod:`roofline.counting.hints`) -> the tool's metrics that supply it, as notes
+    #: name them ("collect ..."); given by the reader that knows the tool (ncu: NCU_HINTS), empty for records.
     metric_hints: Mapping[str, str] = field(default_factory=dict)
+    #: A timeline's copies, gaps' host calls and steps, whole (:class:`~roofline.kernels.activity.Activity`); None otherwise.
+    activity: Activity | None = None
     #: Group ids by key columns, worked out once for the table (:meth:`group_ids`): its analysis and
     #: the guidance on it group the same launches. Not copied by ``dataclasses.replace`` nor pickled.
     _groups: dict[tuple[str, ...], tuple[tuple[Any, ...], np.ndarray, np.ndarray]] = field(

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from roofline.analysis.breakdown import Breakdown
 from roofline.analysis.result import Analysis
 from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
 from roofline.views.chart.rows import undrawn_kernels
+from roofline.views.time_breakdown import breakdown_dict
 
 SCHEMA = "roofline.analysis/1"
 #: Levels always present (as keys, null when unknown) in "bytes" and "ai".
@@ -120,10 +122,12 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
     return {"by": view, "depth": depth, "rows": rows}
 
 
-def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None) -> dict[str, Any]:
+def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
+                     breakdown: Breakdown | None = None) -> dict[str, Any]:
     """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
-    "kernels": [...]}`` (see docs/json-schema.md), and ``"estimate"`` (:func:`comparison_to_dict`) when
-    a measured-vs-estimated ``comparison`` is given."""
+    "kernels": [...]}`` (see docs/json-schema.md), ``"estimate"`` (:func:`comparison_to_dict`) when
+    a measured-vs-estimated ``comparison`` is given, and ``"breakdown"`` (where a timeline's time went:
+    :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -180,4 +184,6 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None)
     if comparison is not None:
         by = analysis.by if analysis.by in ("op", "module") else None
         out["estimate"] = comparison_to_dict(comparison, by, depth if by == "module" else None)
+    if breakdown is not None:
+        out["breakdown"] = _clean(breakdown_dict(breakdown))
     return out

@@ -90,7 +90,7 @@ def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
 
 def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,
                  stdout: BinaryIO | None = None, instructions: Any = None, table: Any = None,
-                 estimates: Any = None, comparison: Any = None) -> list[Path]:
+                 estimates: Any = None, comparison: Any = None, breakdown: Any = None) -> list[Path]:
     """Write the requested files for ``analysis``; returns the paths written (not ``-``).
 
     ``stdout``: where ``-`` goes (default: the process's standard output). ``instructions``: the
@@ -101,7 +101,8 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     counter-free estimate of the same program (a KernelTable), compared per module and operator.
     ``comparison``: the measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`)
     written into the JSON as its ``estimate`` block. The Parquet file (``request.parquet``) holds
-    ``table`` (or ``diagnoses`` when that is a KernelTable), every launch with its raw metrics."""
+    ``table`` (or ``diagnoses`` when that is a KernelTable), every launch with its raw metrics. ``breakdown``:
+    where a timeline's time went (:func:`roofline.analysis.breakdown.breakdown`), in the JSON and the report."""
     check_targets(request)
     if request.png is not None:
         check_drawable(analysis)  # before anything is written
@@ -114,12 +115,12 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
 
-        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison), indent=2, allow_nan=False) + "\n"))
+        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison, breakdown), indent=2, allow_nan=False) + "\n"))
     if request.csv is not None:
         outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))
     if request.html is not None:
         outputs.append((request.html, lambda: html_report(analysis, diagnoses, instructions, table=table,
-                                                          estimates=estimates)))
+                                                          estimates=estimates, breakdown=breakdown)))
     if request.png is not None:
         png = request.png
         outputs.append((png, lambda: figure_bytes(chart(analysis, request), png.suffix)))
@@ -163,13 +164,14 @@ def write_all(outputs: Sequence[tuple[Path, Any]], *, force: bool, inputs: Seque
 
 
 def html_report(analysis: Any, diagnoses: Any = None, instructions: Any = None, *, table: Any = None,
-                estimates: Any = None) -> str:
+                estimates: Any = None, breakdown: Any = None) -> str:
     """The HTML file: the full report when the guidance views are available, else the interactive chart.
-    ``table`` and ``estimates``: as for :func:`save_outputs`."""
+    ``table``, ``estimates`` and ``breakdown``: as for :func:`save_outputs`."""
     try:
         from roofline.views.report.html import report_html
     except ImportError:
         from roofline.views.chart.interactive import roofline_html
 
         return roofline_html(analysis)
-    return report_html(analysis, diagnoses, instructions=instructions, launches=table, estimates=estimates)
+    return report_html(analysis, diagnoses, instructions=instructions, launches=table, estimates=estimates,
+                       breakdown=breakdown)

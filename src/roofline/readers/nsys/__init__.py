@@ -12,6 +12,8 @@ counters: FLOPs and bytes are unknown in a timeline's kernel table.
 - :mod:`~roofline.readers.nsys.join`: a timeline's launches with the counts of a profile of the same
   program (production-time roofline).
 - :mod:`~roofline.readers.nsys.window`: which launches of a timeline a counting run should profile.
+- :mod:`~roofline.readers.nsys.gpu_activity`: the rest of the timeline, carried with the table: copies,
+  memsets, the host's launching and synchronizing calls, the repeating outermost ranges (steps).
 """
 
 from roofline._lazy import attach
@@ -20,5 +22,5 @@ from roofline._lazy import attach
 REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
 
 #: Modules reachable as attributes.
-_SUBMODULES = ("export", "join", "ranges", "timeline", "window")
+_SUBMODULES = ("export", "gpu_activity", "join", "ranges", "timeline", "window")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=("REPORT_SUFFIXES",))

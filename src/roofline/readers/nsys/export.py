@@ -27,6 +27,7 @@ import sqlite3
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,8 @@ from roofline.errors import InputError
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
 NVTX = "NVTX_EVENTS"
 #: NVTX event types (ENUM_NSYS_EVENT_TYPE): a push/pop range, a start/end range, a domain's creation.
 PUSH_POP, START_END, DOMAIN_CREATE = 59, 60, 75
@@ -50,6 +53,10 @@ TEXT_SEPARATOR = "\x1e"
 def process_ids(global_ids: np.ndarray) -> np.ndarray:
     """The OS process ids in nsys's ``globalPid``/``globalTid`` (bits 24-47)."""
     return (np.asarray(global_ids, dtype=np.int64) >> 24) & 0xFFFFFF
+
+
+def _no_calls() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.array([], dtype="Int64") for c in ("correlationId", "tid", "api_start", "api_end", "pid")})
 
 
 class Export:
@@ -146,7 +153,7 @@ class Export:
         """Every kernel launch in start order: ``start``, ``end`` (ns), ``device``, ``stream``, ``pid``,
         ``grid``/``block`` (x, y, z columns), ``name_id`` (the demangled name's id in ``StringIds``:
         :meth:`names`), and from the call that launched it (same correlation id and process) ``tid``
-        (nsys's ``globalTid``) and ``api_start`` (ns), <NA> where the call is not in the file (a
+        (nsys's ``globalTid``), ``api_start`` and ``api_end`` (ns), <NA> where the call is not in the file (a
         capture that began after it)."""
         names = ["start", "end", "device", "stream", "correlationId", "globalPid", "gridX", "gridY", "gridZ",
                  "blockX", "blockY", "blockZ", "name_id"]
@@ -158,12 +165,13 @@ class Export:
         frame["pid"] = process_ids(frame["globalPid"].to_numpy())
         tid = np.zeros(len(frame), dtype=np.int64)
         api_start = np.zeros(len(frame), dtype=np.int64)
+        api_end = np.zeros(len(frame), dtype=np.int64)
         found = np.zeros(len(frame), dtype=bool)
         tid_known = found
         if RUNTIME in self.tables and not frame.empty:
             only_api = f" AND eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
-            (call_id, call_tid, call_start), _ = self.integers(
-                ["correlationId", "globalTid", "start"],
+            (call_id, call_tid, call_start, call_end), _ = self.integers(
+                ["correlationId", "globalTid", "start", '"end"'],
                 f"FROM {RUNTIME} WHERE correlationId IN (SELECT correlationId FROM {KERNELS}){only_api}")
             # the first call per (correlation id, process): ids repeat between processes
             ids = pd.factorize(np.concatenate([frame["correlationId"].to_numpy(), call_id]))[0].astype(np.int64)
@@ -174,11 +182,67 @@ class Export:
             found = at < len(distinct)
             found[found] = distinct[at[found]] == kernel_keys[found]
             call = first[at[found]]
-            tid[found], api_start[found] = call_tid[call], call_start[call]
+            tid[found], api_start[found], api_end[found] = call_tid[call], call_start[call], call_end[call]
             tid_known = found & (tid != NULL_INT)
         frame["tid"] = pd.arrays.IntegerArray(tid, ~tid_known)  # exact ids: <NA>, not NaN
         frame["api_start"] = pd.arrays.IntegerArray(api_start, ~found)
+        frame["api_end"] = pd.arrays.IntegerArray(api_end, ~found)
         return frame
+
+    def _calls_of(self, table: str) -> pd.DataFrame:
+        """The runtime/driver calls (``correlationId``, ``pid``, ``tid``, ``api_start``, ``api_end``) that
+        issued the rows of ``table``, one per correlation id and process."""
+        if RUNTIME not in self.tables:
+            return _no_calls()
+        only_api = f" AND eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
+        calls = self.query(f'SELECT correlationId, globalTid AS tid, start AS api_start, "end" AS api_end FROM {RUNTIME} '
+                           f"WHERE correlationId IN (SELECT correlationId FROM {table}){only_api}")
+        calls["pid"] = process_ids(calls["tid"].to_numpy())
+        return calls.drop_duplicates(["correlationId", "pid"]).astype("Int64")  # exact ids: <NA>, not NaN
+
+    def copies(self) -> pd.DataFrame | None:
+        """Every memcpy in start order: ``start``, ``end`` (ns), ``device``, ``stream``, ``pid``, ``bytes``,
+        ``copy_kind`` (CUPTI's memcpy kind: 1 HtoD, 2 DtoH, 8 DtoD, 10 peer...), ``src_device`` and
+        ``dst_device`` (<NA> where the export has no such column), and the issuing call's ``api_start`` and
+        ``api_end`` (<NA> where it is not in the file). None when the export has no memcpy table."""
+        return self._gpu_rows(MEMCPY, "m.bytes, m.copyKind AS copy_kind", ("srcDeviceId", "dstDeviceId"))
+
+    def memsets(self) -> pd.DataFrame | None:
+        """Every memset as :meth:`copies` gives memcpys (without the kind and devices); None when the
+        export has no memset table."""
+        return self._gpu_rows(MEMSET, "m.bytes", ())
+
+    def _gpu_rows(self, table: str, extra: str, optional: tuple[str, ...]) -> pd.DataFrame | None:
+        if table not in self.tables:
+            return None
+        have = set(self.columns(table))
+        more = "".join(f", m.{c}" if c in have else f", NULL AS {c}" for c in optional)
+        rows = self.query(f'SELECT m.start, m."end", m.deviceId AS device, m.streamId AS stream, m.correlationId, '
+                          f"m.globalPid, {extra}{more} FROM {table} AS m ORDER BY m.start, m.rowid")
+        rows["pid"] = process_ids(rows["globalPid"].to_numpy())
+        found = rows[["correlationId", "pid"]].astype("Int64").merge(self._calls_of(table), on=["correlationId", "pid"],
+                                                                     how="left")
+        rows["api_start"] = found["api_start"].array
+        rows["api_end"] = found["api_end"].array
+        return rows.rename(columns={"srcDeviceId": "src_device", "dstDeviceId": "dst_device"})
+
+    def host_calls(self, named: Callable[[str], bool]) -> pd.DataFrame:
+        """The runtime and driver calls whose name (``StringIds`` through ``nameId``, as nsys writes it,
+        e.g. ``cudaStreamSynchronize_v3020``) ``named`` accepts: ``start``, ``end`` (ns), ``tid``, ``pid``,
+        ``name``. Empty when the export has no runtime table."""
+        empty = pd.DataFrame({"start": [], "end": [], "tid": [], "pid": [], "name": []})
+        if RUNTIME not in self.tables or "nameId" not in self.columns(RUNTIME):
+            return empty
+        ids = [int(i) for i, v in self.db.execute(f"SELECT id, value FROM StringIds WHERE id IN "
+                                                  f"(SELECT DISTINCT nameId FROM {RUNTIME})") if named(str(v))]
+        if not ids:
+            return empty
+        only_api = f" AND r.eventClass IN {API_CLASSES}" if "eventClass" in self.columns(RUNTIME) else ""
+        calls = self.query(f'SELECT r.start, r."end", r.globalTid AS tid, s.value AS name FROM {RUNTIME} AS r '
+                           f"JOIN StringIds AS s ON s.id = r.nameId WHERE r.nameId IN ({', '.join(map(str, ids))})"
+                           f"{only_api} ORDER BY r.start")
+        calls["pid"] = process_ids(calls["tid"].to_numpy())
+        return calls
 
     def names(self, ids: Sequence[int] | None = None) -> dict[int, str]:
         """The kernels' demangled names by their ``StringIds`` id (each distinct name once), or those of ``ids``."""

@@ -133,7 +133,8 @@ def join_counts(timeline: KernelTable, counts: KernelTable) -> KernelTable:
     kept = [w for w in timeline.warnings if "has kernel times but no counters" not in w]
     return KernelTable(frame=frame, metrics=metrics, sources=(*timeline.sources, *counts.sources),
                        warnings=(*notes, *kept, *counts.warnings), fp16_convention=counts.fp16_convention,
-                       column_notes=dict(counts.column_notes), metric_hints=dict(counts.metric_hints))
+                       column_notes=dict(counts.column_notes), metric_hints=dict(counts.metric_hints),
+                       activity=timeline.activity)
 
 
 def _several(t: pd.DataFrame, c: pd.DataFrame, column: str) -> bool:

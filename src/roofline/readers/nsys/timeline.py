@@ -24,7 +24,8 @@ from roofline.kernels import KernelTable, validate
 from roofline.kernels.arrays import encoded_text, strings
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys import REPORT_SUFFIXES
-from roofline.readers.nsys.export import START_END, Export, NvtxRanges
+from roofline.readers.nsys.export import PUSH_POP, START_END, Export, NvtxRanges
+from roofline.readers.nsys.gpu_activity import read_activity
 from roofline.readers.nsys.ranges import push_pop_forest, start_end
 from roofline.readers.torch_forest import attribute_forest
 from roofline.readers.torch_launches import Texts
@@ -68,13 +69,24 @@ def _exported(report: Path, folder: Path) -> Path:
 def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     with Export(path) as export:
         kernels = export.kernels()
+        label = str(source)
+        if kernels.empty:
+            raise InputError("the timeline holds no kernel launches", path=source,
+                             hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
         ranges = export.nvtx()
         ids, name_codes = np.unique(kernels["name_id"].to_numpy(dtype=np.int64), return_inverse=True)
         name_of = export.names(ids.tolist())
-    label = str(source)
-    if kernels.empty:
-        raise InputError("the timeline holds no kernel launches", path=source,
-                         hint="check that the capture range covers the GPU work (nsys profile -t cuda ...)")
+        frame, metrics, warnings = _kernel_table(kernels, ranges, ids, name_codes, name_of, label)
+        activity = read_activity(export, kernels, frame["kernel_name"].array, frame["phase"].array,
+                                 ranges.frame(PUSH_POP))
+    return KernelTable(frame=frame, metrics=metrics, sources=(label,), warnings=warnings,
+                       metric_hints=dict(NCU_HINTS), activity=activity)
+
+
+def _kernel_table(kernels: pd.DataFrame, ranges: NvtxRanges, ids: np.ndarray, name_codes: np.ndarray,
+                  name_of: dict[int, str], label: str) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, ...]]:
+    """The kernel table's frame, metrics and warnings of an export's kernels and NVTX ranges."""
+    source = label
     n = len(kernels)
     pid = kernels["pid"].to_numpy(dtype=np.int64)
     missing = [int(i) for i in ids if int(i) not in name_of]
@@ -105,8 +117,7 @@ def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
     if unlaunched and len(ranges):
         warnings.append(f"{label}: {unlaunched} of {n} kernels have no launching call in the file (the capture "
                         "began after it): no NVTX range is known for them")
-    return KernelTable(frame=frame, metrics=metrics, sources=(label,), warnings=tuple(warnings),
-                       metric_hints=dict(NCU_HINTS))
+    return frame, metrics, tuple(warnings)
 
 
 def _attributed(ranges: NvtxRanges, kernels: pd.DataFrame, pid: np.ndarray,

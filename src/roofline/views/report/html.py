@@ -302,7 +302,7 @@ def _modules_section(analysis: Any, launches: Any, estimates: Any, figure_index:
 
 def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str | None = None,
                 figures: Sequence[tuple[str, Any]] | None = None, instructions: Analysis | None = None,
-                launches: Any = None, estimates: Any = None) -> str:
+                launches: Any = None, estimates: Any = None, breakdown: Any = None) -> str:
     """The report as one HTML document (a str).
 
     ``analysis`` is a ``roofline.analysis.Analysis`` (any work). ``diagnoses`` is a :class:`Diagnoses`,
@@ -318,7 +318,8 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     a "By module" section drills from each module to its operators and kernels
     (:mod:`roofline.views.report.drilldown`) and draws the roofline per module. ``estimates``: the
     counter-free estimate of the same program (its per-launch table), adding measured over estimated
-    work per module and operator.
+    work per module and operator. ``breakdown``: where a timeline's time went
+    (``roofline.analysis.breakdown.Breakdown``), drawn as stacked bars beside the roofline.
     """
     import plotly.io as pio
     from plotly.offline import get_plotlyjs
@@ -330,6 +331,12 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
     title = title or "Roofline report" + (f": {machine.name}" if machine is not None else "")
     instr = instruction_analysis(analysis, instructions)
     figs = list(figures) if figures is not None else _default_figures(analysis, instr)
+    if breakdown is not None:
+        from roofline.views.chart.breakdown_chart import breakdown_plotly
+
+        figs.append((f"Where the time went, per device ({breakdown.window}): kernel time by bound, exposed communication "
+                     "and copies, idle gaps by cause (docs/timeline.md). " + " ".join(breakdown.notes),
+                     breakdown_plotly(breakdown)))
     labels = work_labels(work_for(getattr(analysis, "work", "flops")))
 
     anchors: dict[Any, str] = {}
