@@ -263,6 +263,9 @@ def test_the_sample_window_of_a_public_training_report(tmp_path):
         ("Batch", 2, 59, 2994468290, 3002970802, 155, 155)
     w = sample_window(export, "Batch 2")  # a name as the program wrote it: its one occurrence
     assert (w.name, w.occurrence, w.occurrences, w.start_ns) == ("Batch 2", 1, 1, 3146827260)
+    # the breakdown's steps are the same rule's: 59 batches, the second from 2994468290 (its first call's work on)
+    steps = api.breakdown(api.read([export]), window="step").windows
+    assert len(steps) == 59 and [w.name for w in steps[:2]] == ["Batch #1", "Batch #2"]
 
 
 def nested(rng: np.random.Generator, lo: int, hi: int, depth: int) -> list[tuple[int, int]]:

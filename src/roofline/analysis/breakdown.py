@@ -44,6 +44,7 @@ from roofline.analysis.result import Analysis
 from roofline.errors import InputError
 from roofline.kernels import KernelTable, group_keys, has_runs
 from roofline.kernels.activity import Activity
+from roofline.kernels.steps import choose
 
 #: The windows :func:`breakdown` cuts a timeline into.
 WINDOWS = ("run", "phase", "step")
@@ -207,19 +208,17 @@ def _called_in(rows: pd.DataFrame, start: int, end: int) -> np.ndarray:
 
 
 def _steps(activity: Activity) -> list[tuple[str, int, int, int, int]]:
-    """``(name, occurrence number from 1, pid, start_ns, end_ns)`` of each process's step ranges: the
-    repeating outermost name whose occurrences launched the most kernels of the process."""
+    """``(name, occurrence number from 1, pid, start_ns, end_ns)`` of each process's steps: the occurrences
+    of the name :func:`roofline.kernels.steps.choose` makes the step, by the process's launching calls."""
     steps, kernels = activity.steps, activity.kernels
     out = []
     for pid, mine in steps.groupby("pid", sort=True):
         own = kernels[kernels["pid"].to_numpy() == pid]
-        counts = {str(name): int(sum(_called_in(own, int(s), int(e)).sum()
-                                     for s, e in zip(g["start_ns"], g["end_ns"])))
-                  for name, g in mine.groupby("name", sort=True)}
-        best = max(sorted(counts), key=lambda n: counts[n])
-        if counts[best] == 0:
+        calls = np.sort(own["call_start_ns"].dropna().to_numpy(dtype=np.int64))
+        best = choose(mine, calls)
+        if best is None:
             continue
-        chosen = mine[mine["name"] == best].sort_values("start_ns")
+        chosen = mine[(mine["name"] == best).to_numpy()].sort_values("start_ns")
         out += [(best, i + 1, int(pid), int(s), int(e)) for i, (s, e) in enumerate(zip(chosen["start_ns"], chosen["end_ns"]))]
     return out
 

@@ -13,6 +13,7 @@ dictionary-encoded (:data:`ENCODED_COLUMNS`); the contract is written in :mod:`r
 - :mod:`roofline.kernels.schema`: the columns, :class:`KernelTable`, building and checking tables;
 - :mod:`roofline.kernels.grouping`: launches summed into rows (:func:`aggregate`);
 - :mod:`roofline.kernels.activity`: what a timeline holds beside its kernels' times (copies, host calls, steps);
+- :mod:`roofline.kernels.steps`: what a step of a timeline is (the breakdown's and ``roofline profile --timeline``'s);
 - :mod:`roofline.kernels.arrays`: columns as arrays, frames made at once, launches grouped as integers;
 - :mod:`roofline.kernels.labels`: short kernel names and the words for a table's work (FLOPs, operations,
   instructions).
@@ -92,5 +93,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.kernels.<module>`` after ``import roofline``).
-_SUBMODULES = ("activity", "arrays", "grouping", "labels", "schema")
+_SUBMODULES = ("activity", "arrays", "grouping", "labels", "schema", "steps")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -12,10 +12,8 @@ NVTX ranges (training steps).
   nsys versions (2024.5 writes 1, "event sync" in its own enum table, for ``cudaDeviceSynchronize``;
   2025.5 writes 2 for ``cudaStreamSynchronize``, which 2026.2 writes 3), and each of its rows lies
   within the call that the names already give.
-- **Steps**: outermost push/pop ranges of NVTX's default domain (nothing open around them on their
-  thread) that are neither PyTorch operator nor module ranges, named without emit_nvtx's suffix and a
-  trailing occurrence number (``ProfilerStep#3`` -> ``ProfilerStep``), where the name occurs at least
-  twice on the thread: each occurrence is a step.
+- **Steps**: the candidate occurrences of a step (:mod:`roofline.kernels.steps`, the one rule
+  the breakdown and ``roofline profile --timeline`` share).
 """
 
 from __future__ import annotations
@@ -25,9 +23,9 @@ import re
 import numpy as np
 import pandas as pd
 
-from roofline.attribution import MODULE_RANGE_PREFIX, parse_op_range, phase_name
 from roofline.kernels.activity import COPY_KINDS, Activity, empty_host
 from roofline.readers.nsys.export import MEMCPY, MEMSET, PUSH_POP, Export
+from roofline.kernels.steps import occurrences
 
 #: CUPTI's memcpy kinds (``ENUM_CUDA_MEMCPY_OPER``) -> ours; arrays count as device memory, unified
 #: memory as the memory it moved between. Kinds not listed are "memcpy other".
@@ -44,8 +42,6 @@ SYNC_CALLS = frozenset({
 })
 #: nsys's version suffix of a call's name (``cudaStreamSynchronize_v3020``, ``cuMemcpyDtoH_v2``).
 _VERSION = re.compile(r"_v\d+$")
-#: A step's occurrence number at the end of its name (``ProfilerStep#3``, ``step 12``).
-_OCCURRENCE = re.compile(r"\s*#?\s*\d+$")
 #: Kernels that move data between GPUs: collectives and peer transfers, by name.
 COMMUNICATION = re.compile(r"nccl|rccl|nvshmem|cross_device_reduce|all_?reduce|all_?gather|reduce_?scatter|"
                            r"all_?to_?all|sendrecv", re.IGNORECASE)
@@ -119,30 +115,9 @@ def _host(calls: pd.DataFrame) -> pd.DataFrame:
 
 
 def steps(ranges: pd.DataFrame) -> pd.DataFrame:
-    """The occurrences of the outermost repeating NVTX ranges of ``ranges`` (:meth:`Export.nvtx_ranges`),
-    by the rule of this module's docstring, in start order (:data:`~roofline.kernels.activity.HOST_COLUMNS`)."""
+    """The candidate step occurrences of the push/pop ``ranges`` (:func:`roofline.kernels.steps.occurrences`),
+    in start order (:data:`~roofline.kernels.activity.HOST_COLUMNS`): which name is the step is chosen
+    per process by :func:`roofline.kernels.steps.choose`."""
     if ranges.empty:
         return empty_host()
-    pushed = ranges[(ranges["kind"] == PUSH_POP) & ranges["domain"].isna()]
-    pushed = pushed.sort_values(["tid", "start", "end"], ascending=[True, True, False])
-    tid = pushed["tid"].to_numpy(dtype=np.int64)
-    start, end = pushed["start"].to_numpy(dtype=np.int64), pushed["end"].to_numpy(dtype=np.int64)
-    outer = np.zeros(len(pushed), dtype=bool)
-    open_until, thread = -1, None
-    for i in range(len(pushed)):  # a range is outermost when it starts after the thread's ranges so far have ended
-        if tid[i] != thread:
-            thread, open_until = tid[i], -1
-        if start[i] >= open_until:
-            outer[i] = True
-        open_until = max(open_until, int(end[i]))
-    rows = pushed[outer]
-    texts = [str(t) for t in rows["text"]]
-    names = [_OCCURRENCE.sub("", phase_name(t)) or phase_name(t) for t in texts]
-    candidate = np.array([bool(t.strip()) and parse_op_range(t.strip()) is None and
-                          not t.strip().startswith(MODULE_RANGE_PREFIX) for t in texts], dtype=bool)
-    found = pd.DataFrame({"pid": rows["pid"].to_numpy(dtype=np.int64), "tid": rows["tid"].to_numpy(dtype=np.int64),
-                          "start_ns": rows["start"].to_numpy(dtype=np.int64),
-                          "end_ns": rows["end"].to_numpy(dtype=np.int64), "name": pd.array(names, dtype="string")})
-    found = found[candidate]
-    repeats = found.groupby(["tid", "name"])["start_ns"].transform("size") >= 2
-    return found[repeats].sort_values("start_ns", kind="stable").reset_index(drop=True)
+    return occurrences(ranges[ranges["kind"] == PUSH_POP])

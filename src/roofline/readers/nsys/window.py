@@ -1,7 +1,8 @@
 """Which launches of a timeline a counting run should profile: :func:`sample_window`.
 
-A training or inference loop repeats one outermost NVTX range (``train_step``, ``ProfilerStep#N``,
-``decode``): its occurrences launch the same kernels. ``roofline profile --timeline`` counts one of
+A training or inference loop repeats one NVTX range, a step (``train_step``, ``ProfilerStep#N``,
+``Batch N``; the rule: :mod:`roofline.kernels.steps`): its occurrences launch the same kernels.
+``roofline profile --timeline`` counts one of
 them, by default the second (the first warms up: allocations, autotuning, compilation), and the
 join gives its counts to every occurrence (:mod:`roofline.readers.nsys.join`).
 
@@ -13,20 +14,17 @@ one that launched most kernels (the ranks of a data-parallel job launch the same
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from roofline.attribution import module_from_range, parse_op_range, phase_name
+from roofline.attribution import phase_name
 from roofline.errors import InputError
 from roofline.readers.nsys.export import PUSH_POP, Export
+from roofline.kernels.steps import choose, occurrences, step_name
 from roofline.units import counted
-
-#: A step's number at the end of its range's name (``ProfilerStep#12``, ``Batch 12``, ``step_12``).
-_STEP_NUMBER = re.compile(r"(?:#|\s+|_)\d+$")
 
 
 @dataclass(frozen=True)
@@ -61,13 +59,10 @@ def parse_sample(text: str) -> tuple[str, int | None]:
 
 def sample_window(path: Path, name: str | None = None, occurrence: int | None = None) -> Window | None:
     """The window of an nsys SQLite export to count: occurrence ``occurrence`` (None: the second, or
-    the only one) of the push/pop range
-    ``name`` (named as a phase is, without emit_nvtx's ``, seq = N`` or a step's ``#N``), or with
-    ``name`` None of the outermost range that repeats: of the program's own ranges (not operators,
-    autograd nodes or modules; named without a step number) that enclose launches and repeat at least
-    three times (else twice: a loop of epochs around a loop of batches gives the batch), the one
-    enclosing most launches (the earliest among equals). None when no range repeats (and none is
-    named). A ``name`` given is matched as the program wrote it, else as a step name."""
+    the only one) of the push/pop range ``name`` (matched as the program wrote it, without
+    emit_nvtx's ``, seq = N``, else as a step name: ``Batch`` for ``Batch 1``, ``Batch 2``...), or with
+    ``name`` None of the process's step (:mod:`roofline.kernels.steps`). None when no range
+    repeats (and none is named)."""
     with Export(path) as export:
         kernels = export.kernels()
         ranges = export.nvtx_ranges()
@@ -83,25 +78,19 @@ def sample_window(path: Path, name: str | None = None, occurrence: int | None = 
                              hint="name a range the program opens (nsys profile -t cuda,nvtx records them)")
         return None
     calls = np.sort(kernels[kernels["pid"] == pid]["api_start"].dropna().to_numpy(dtype=np.int64))
-    mine = mine.assign(name=[_step_name(str(t)) for t in mine["text"]]).sort_values(["start", "end"])
-    mine = mine[[n is not None for n in mine["name"]]]
-    mine = mine.assign(launches=np.searchsorted(calls, mine["end"].to_numpy(dtype=np.int64), "left")
-                       - np.searchsorted(calls, mine["start"].to_numpy(dtype=np.int64), "left"))
-    if name is None:  # the repeated range that holds most launches: the outermost, as inner ones hold fewer
-        candidates = _not_inside_same(mine[mine["launches"] > 0])
-        totals = candidates.groupby("name").agg(count=("start", "size"), launches=("launches", "sum"),
-                                                first=("start", "min"))
-        steady = totals[totals["count"] >= 3]  # a first occurrence to warm up, then at least two alike
-        totals = (steady if len(steady) else totals[totals["count"] >= 2]).sort_values(
-            ["launches", "first"], ascending=[False, True])
-        if totals.empty:
+    if name is None:
+        candidates = occurrences(mine)
+        name = choose(candidates, calls)
+        if name is None:
             return None
-        name = str(totals.index[0])
-        chosen = candidates[candidates["name"] == name]
+        chosen = candidates[(candidates["name"] == name).to_numpy()]
     else:  # the name as the program wrote it, else as a step (Batch -> Batch 1, Batch 2, ...)
-        exact = mine.assign(name=[phase_name(str(t)) for t in mine["text"]])
-        chosen = _not_inside_same(exact[exact["name"] == name]) if (exact["name"] == name).any() \
-            else _not_inside_same(mine[mine["name"] == _step_name(name)])
+        written = mine[[phase_name(str(t)) == name for t in mine["text"]]]
+        if len(written):
+            chosen = occurrences(written.assign(text=name), any_domain=True)
+        else:
+            found = occurrences(mine, any_domain=True)
+            chosen = found[(found["name"] == step_name(name)).to_numpy()]
         if chosen.empty:
             raise InputError(f"the timeline has no NVTX range {name!r} in process {pid}", path=path,
                              hint="name a range the program opens, or leave --sample out")
@@ -111,7 +100,7 @@ def sample_window(path: Path, name: str | None = None, occurrence: int | None = 
         raise InputError(f"the NVTX range {name!r} occurs {len(chosen)} time(s), not {occurrence}", path=path,
                          hint=f"--sample {name}:{len(chosen)}")
     row = chosen.iloc[occurrence - 1]
-    start, end = int(row["start"]), int(row["end"])
+    start, end = int(row["start_ns"]), int(row["end_ns"])
     skip = int(np.sum(calls < start))
     count = int(np.sum((calls >= start) & (calls < end)))
     return Window(name, occurrence, len(chosen), start, end, pid, skip, count)
@@ -121,21 +110,3 @@ def _busiest(kernels: pd.DataFrame) -> int:
     """The process that launched most kernels (the lowest id among equals)."""
     counts = kernels["pid"].value_counts()
     return int(min(counts[counts == counts.max()].index))
-
-
-def _step_name(text: str) -> str | None:
-    """A range's name as a step: a phase's name, without a step number (``ProfilerStep#12``, ``Batch 12``:
-    ``ProfilerStep``, ``Batch``); None for
-    operator, autograd-node and module ranges (they repeat inside every step)."""
-    if module_from_range(text) is not None or parse_op_range(text) is not None:
-        return None
-    return _STEP_NUMBER.sub("", phase_name(text)) or None
-
-
-def _not_inside_same(ranges: pd.DataFrame) -> pd.DataFrame:
-    """The ranges not enclosed by an earlier one of the same name on their thread (a recursion counts once)."""
-    if ranges.empty:
-        return ranges
-    key = [ranges["tid"], ranges["name"]]
-    reach = ranges.groupby(key)["end"].cummax().groupby(key).shift(1)
-    return ranges[~(ranges["end"] <= reach).to_numpy()]
