@@ -34,3 +34,13 @@ def ncu() -> str:
 def torch() -> ModuleType:
     """The ``torch`` module; skips the test or module (:data:`TORCH`) when it is not installed."""
     return pytest.importorskip("torch", reason=TORCH)
+
+
+#: The skip reason of a test that runs a Dask cluster (the ``cluster`` extra; ``.[test]`` installs it).
+DASK = "needs dask and distributed (install: pip install 'roofline[cluster]'; pip install '.[test]' installs them)"
+
+
+def dask() -> ModuleType:
+    """The ``distributed`` module; skips the test (:data:`DASK`) when dask or distributed is not installed."""
+    pytest.importorskip("dask.dataframe", reason=DASK)
+    return pytest.importorskip("distributed", reason=DASK)

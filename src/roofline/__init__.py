@@ -55,7 +55,7 @@ _NAMES = {
 
 #: Subpackages and modules reachable as attributes after ``import roofline``.
 _SUBMODULES = (
-    "analysis", "api", "attribution", "bench", "cli", "comparison", "counting", "errors", "guidance", "kernels",
+    "analysis", "api", "attribution", "bench", "cli", "comparison", "counting", "engine", "errors", "guidance", "kernels",
     "machine", "measuring", "phases", "profiling", "projection", "readers", "torch", "units", "views", "writing",
 )
 

@@ -1,5 +1,5 @@
 """The Python API, and the command line's one library: read, analyze, plot, compare, project
-(:mod:`roofline.api.core`), measure a machine (:mod:`roofline.api.hardware`), profile a program and
+(:mod:`roofline.api.core`; out of core: :mod:`roofline.api.engines`), measure a machine (:mod:`roofline.api.hardware`), profile a program and
 merge ranks (:mod:`roofline.api.profiling`), write the files (:mod:`roofline.api.outputs`), advice and
 comparisons' tables (:mod:`roofline.api.reports`).
 
@@ -28,6 +28,7 @@ _NAMES = {
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
                      "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
                      "save_sweep", "theoretical"), "roofline.api.hardware"),
+    **dict.fromkeys(("Engine", "analyze_out_of_core", "check_out_of_core", "engine_for"), "roofline.api.engines"),
     **dict.fromkeys(("Outcome", "ProfileSettings", "merge_ranks", "profile", "rank"), "roofline.api.profiling"),
     **dict.fromkeys(("OutputRequest", "check_drawable", "check_files", "check_not_input", "check_replaceable",
                      "check_targets", "check_writable", "figure_bytes", "input_files", "is_stdio", "record_text",
@@ -35,7 +36,7 @@ _NAMES = {
     **dict.fromkeys(("EXIT_SLOWER", "advice", "changes_table", "comparison_to_dict", "diagnosis",
                      "measured_vs_estimated"), "roofline.api.reports"),
 }
-_SUBMODULES = ("core", "hardware", "outputs", "profiling", "reports")
+_SUBMODULES = ("core", "engines", "hardware", "outputs", "profiling", "reports")
 
 __all__ = sorted(_NAMES)
 
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
     from roofline.api.hardware import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
                                        gpu_specs, load_per_core, measure_machine, processor_to_measure,
                                        reliability_warning, save_sweep, theoretical)
+    from roofline.api.engines import Engine, analyze_out_of_core, check_out_of_core, engine_for
     from roofline.api.profiling import Outcome, ProfileSettings, merge_ranks, profile, rank
     from roofline.api.reports import (EXIT_SLOWER, advice, changes_table, comparison_to_dict, diagnosis,
                                       measured_vs_estimated)

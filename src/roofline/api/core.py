@@ -24,6 +24,7 @@ from roofline.analysis.breakdown import WINDOWS, Breakdown, breakdown as _breakd
 from roofline.analysis.result import Analysis
 from roofline.analysis.select import select
 from roofline.analysis.work import require_work
+from roofline.api.engines import analyze_out_of_core, check_out_of_core, engine_for, is_paths
 from roofline.comparison import Comparison, compare as _compare
 from roofline.errors import InputError, MachineError
 from roofline.kernels import KernelTable, cut_modules, validate
@@ -89,6 +90,7 @@ def analyze(
     work: str = "flops",
     depth: int | None = None,
     allow_other_machine: bool = False,
+    engine: str | None = None,
 ) -> Analysis:
     """Analyze a kernel table (a KernelTable, a DataFrame of its columns, or files, read first: :func:`table_of`)
     against a machine's ceilings; returns an :class:`~roofline.analysis.result.Analysis`.
@@ -112,7 +114,21 @@ def analyze(
     that keeps nothing raises :class:`~roofline.errors.InputError` naming what there is
     (:func:`roofline.analysis.select.select`). To order rows otherwise than by time, use
     :func:`roofline.analysis.select.sort_rows` on ``result.frame``.
+
+    ``engine``: what reads files: ``"pandas"`` (in memory), ``"duckdb"`` (out of core, embedded) or
+    ``"dask://HOST:PORT"`` (a Dask cluster); None: DuckDB for the per-rank Parquet tables of a job
+    (several ``*.rankN.parquet``), pandas otherwise (:func:`roofline.api.engines.engine_for`). Out of
+    core, ``kernels``, ``nvtx``, ``depth`` and ``by="launch"`` are refused (they need the launches in memory).
     """
+    if is_paths(data):
+        chosen_engine = engine_for(data, engine)  # type: ignore[arg-type]
+        if chosen_engine.out_of_core:
+            check_out_of_core(chosen_engine, kernels=kernels, nvtx=nvtx, depth=depth)
+            return analyze_out_of_core(data, machine, by=by, work=work, engine=chosen_engine,  # type: ignore[arg-type]
+                                       allow_other_machine=allow_other_machine)[0]
+    elif engine is not None and engine_for([], engine).out_of_core:
+        raise InputError(f"--engine {engine} reads files; this data is already in memory",
+                         hint="pass the Parquet files, or leave engine out")
     table = select(table_of(data, fp16=fp16), kernels=kernels, nvtx=nvtx)
     require_work(table.frame, work, table.metric_hints)
     chosen = resolve(table, machine, allow_other_machine=allow_other_machine)

@@ -31,8 +31,15 @@ class Window(str, Enum):
 
 BREAKDOWN_HELP = ("For an Nsight Systems timeline: where each device's time went (kernel time by bound, exposed "
                   "communication and copies, idle gaps by cause, overlap, savable time) over the whole run, each "
-                  "NVTX phase, or each step (a repeating outermost range); none: not shown. Default: run for a "
+                  "NVTX phase, or each step (a repeating NVTX range, docs/timeline.md); none: not shown. Default: run for a "
                   "timeline (docs/timeline.md).")
+
+
+ENGINE_HELP = ("What reads the files: pandas (in memory), duckdb (out of core, embedded) or dask://HOST:PORT (a "
+               "Dask cluster; pip install 'roofline[cluster]'). Default: duckdb for several per-rank Parquet kernel "
+               "tables (NAME.rankN.parquet), pandas otherwise. Out of core, the ranks are pooled as roofline merge "
+               "does and --by launch, --depth, --filter, --nvtx, --parquet, --estimate and --explain are refused "
+               "(docs/engines.md).")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
                  "operator (or per module under --by module), with their ratios.")
@@ -147,6 +154,7 @@ def register(app: typer.Typer) -> None:
         parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP)] = None,
         ceilings: CeilingsOpt = Ceilings.used,
         explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
+        engine: Annotated[Optional[str], typer.Option("--engine", help=ENGINE_HELP)] = None,
         force: ForceOpt = False,
         quiet: Quiet = False,
     ) -> None:
@@ -158,6 +166,23 @@ def register(app: typer.Typer) -> None:
                                     force=force, top=top, ceilings=ceilings.value,
                                     inputs=api.input_files([*files, *([estimate] if estimate else [])], machine))
         api.check_targets(request)  # refuse before reading anything
+        reader = api.engine_for(files, engine)
+        if reader.out_of_core:
+            api.check_out_of_core(reader, **{"--by launch": by.value == "launch", "--depth": depth,
+                                             "--filter": kernel_filter, "--nvtx": nvtx, "--parquet": parquet_out,
+                                             "--estimate": estimate, "--explain": explain})
+            analysis, grouped = api.analyze_out_of_core(files, machine or None, by=by.value, work=work.value,
+                                                        engine=reader, allow_other_machine=allow_other_machine)
+            if png_out is not None:
+                api.check_drawable(analysis)
+            print_analysis(analysis, top=top, sort=sort.value, to_stderr=request.to_stdout, messages=messages)
+            companion = None
+            if html_out is not None and analysis.work != "instructions":
+                companion = api.instruction_analysis(grouped, machine or None, by=by.value,
+                                                     allow_other_machine=allow_other_machine)
+            for path in api.save(analysis, request, instructions=companion):
+                messages.wrote(path)
+            return
         launches = api.select_launches(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
         table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
         analysis = analyze_by(table, chosen, by.value, depth, work.value, allow_other_machine)

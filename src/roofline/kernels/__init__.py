@@ -37,7 +37,7 @@ from roofline.kernels.arrays import (
     unknown_encoded,
     unknown_values,
 )
-from roofline.kernels.grouping import aggregate, aggregate_columns, cut_modules
+from roofline.kernels.grouping import aggregate, aggregate_columns, cut_modules, row_labels
 from roofline.kernels.schema import (
     ABSENT_ALLOWED,
     BYTE_COLUMNS,
@@ -87,7 +87,7 @@ __all__ = [
     "STACK_LIMIT", "SUMMED", "TRANSACTION_COLUMNS", "VIEW_KEYS", "Column", "GroupBy", "KernelTable", "aggregate",
     "aggregate_columns", "by_name", "check_counts", "concat", "cut_modules", "describe_columns", "empty_frame",
     "flags", "frame_of", "from_records", "group_ids", "group_keys", "has_runs", "known_sum", "longest_first",
-    "repeated", "sameness", "strings", "total_ops", "unknown_values", "validate", "with_total_flops", "with_total_ops",
+    "repeated", "row_labels", "sameness", "strings", "total_ops", "unknown_values", "validate", "with_total_flops", "with_total_ops",
 ]
 
 from roofline._lazy import attach  # noqa: E402

@@ -57,7 +57,7 @@ def cut_modules(frame: pd.DataFrame, depth: int | None) -> pd.DataFrame:
     return out
 
 
-def _row_labels(keys: Sequence[str], firsts: Mapping[str, Any]) -> pd.api.extensions.ExtensionArray:
+def row_labels(keys: Sequence[str], firsts: Mapping[str, Any]) -> pd.api.extensions.ExtensionArray:
     """The ``kernel_name`` of grouped rows keyed by ``keys`` without ``kernel_name``: op rows
     ``aten::addmm [backward]``, module rows the path, drill-downs ``module / op [phase]``;
     an unknown op or module is :data:`NO_OPERATOR` / :data:`OUTSIDE_MODULES`. ``firsts``: the keys'
@@ -206,7 +206,7 @@ def aggregate_columns(frame: pd.DataFrame, by: GroupBy | str = "name", depth: in
     for k in dict.fromkeys([*keys, "run"]):  # run: a key with several runs, else <NA> throughout
         out[k] = frame[k].array.take(first_rows[order])  # take, then convert: not 1e6 strings
     if "kernel_name" not in keys:  # the row's label, so that every view shows it unchanged
-        out["kernel_name"] = _row_labels(keys, out)
+        out["kernel_name"] = row_labels(keys, out)
     if "launch_id" not in keys:
         out["launch_id"] = unknown_values("Int64", ngroups)
     return {c.name: _as_declared(c.name, out[c.name]) for c in COLUMNS}

@@ -21,7 +21,7 @@ A file is ours when it starts with the Parquet magic ``PAR1`` and its footer has
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike, fspath
@@ -315,3 +315,23 @@ def read(path: str | PathLike[str]) -> KernelTable:
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"cannot read the Parquet file: {exc}", path=footer.path) from None
     return _table(frame, metrics, footer)
+
+
+def read_head(path: str | PathLike[str], rows: int, metrics: Callable[[Sequence[str]], list[str]]) -> KernelTable:
+    """The first ``rows`` launches of a kernel-table Parquet file, with the metrics ``metrics`` picks
+    from the file's metric names (prefix taken off): a sample of a file too large to read whole (the
+    out-of-core engines choose the ceilings from it)."""
+    footer = read_footer(path)
+    present = set(footer.schema.names)
+    names = {n[len(METRIC_PREFIX):]: n for n in _metric_columns(footer.schema)}
+    picked = [names[m] for m in metrics(list(names))]
+    wanted = [f.name for f in TABLE_FIELDS if f.name in present]
+    try:
+        with pq.ParquetFile(footer.path, metadata=footer.metadata, read_dictionary=_identities(footer.schema)) as file:
+            first = next(file.iter_batches(batch_size=max(1, rows), columns=[*wanted, *picked]), None)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"cannot read the Parquet file: {exc}", path=footer.path) from None
+    data = pa.Table.from_batches([first]) if first is not None else pa.schema(
+        [footer.schema.field(n) for n in [*wanted, *picked]]).empty_table()
+    frame = _frame(data.select(wanted), footer)
+    return _table(frame, _metrics(data.select(picked), frame.index), footer)

@@ -1,0 +1,80 @@
+"""Analysing kernel tables larger than memory: the per-rank Parquet tables of a cluster job grouped out
+of core by an engine (:mod:`roofline.engine`: DuckDB embedded, or a Dask cluster), then analysed as
+any grouped table is. Which engine runs when none is named: :func:`engine_for`.
+
+    >>> import roofline
+    >>> result = roofline.analyze("ranks/", machine="h100-sxm", engine="duckdb")   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from roofline.analysis import analyze as _analyze
+from roofline.analysis.result import UNKNOWN, Analysis
+from roofline.analysis.work import require_work
+from roofline.engine import Engine, aggregate_files, default_engine
+from roofline.errors import InputError
+from roofline.kernels import KernelTable
+from roofline.machine.resolve import resolve
+
+__all__ = ["Engine", "analyze_out_of_core", "check_out_of_core", "engine_for", "is_paths"]
+
+PathArg = str | PathLike[str]
+
+
+def engine_for(paths: Sequence[PathArg] | PathArg, engine: str | Engine | None = None) -> Engine:
+    """The engine that reads ``paths``: ``engine`` as named (``"pandas"``, ``"duckdb"``,
+    ``"dask://HOST:PORT"``), else DuckDB for several Parquet kernel tables whose names carry a rank
+    (``run.rank0.parquet``, ...: the per-rank files of one job) and pandas for everything else
+    (:func:`roofline.engine.default_engine`)."""
+    if engine is not None:
+        return Engine.parse(engine)
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]
+    return default_engine([p for p in paths if str(p) != "-"]) if "-" not in map(str, paths) else Engine("pandas")
+
+
+def check_out_of_core(engine: Engine, **asked: Any) -> None:
+    """Refuse options an out-of-core engine cannot honour (``asked``: option name -> value, None or
+    False when not given): each needs the launches in memory."""
+    if not engine.out_of_core:
+        return
+    given = [name for name, value in asked.items() if value not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} the launches in memory, "
+                         f"which --engine {engine.kind} does not hold",
+                         hint="use --engine pandas (or roofline merge -o X.parquet, then analyze the file)")
+
+
+def analyze_out_of_core(paths: Sequence[PathArg] | PathArg, machine: Any = None, *, by: str = "name",
+                        work: str = "flops", engine: str | Engine = "duckdb",
+                        allow_other_machine: bool = False) -> tuple[Analysis, KernelTable]:
+    """The analysis of the Parquet kernel tables ``paths`` (files, or folders of ``*.parquet``),
+    grouped ``by`` out of core by ``engine`` (:func:`roofline.engine.aggregate_files`), and the grouped
+    table it analysed. The ceilings are chosen as :func:`roofline.analyze` does, from the GPU and
+    peak metrics of the first file's first launches (one rank of a job on one GPU model). The
+    summary's time per phase is over every launch; the SM clock the ceilings are scaled to is the
+    time-weighted mean of the groups' (equal to the launches' where every launch's time is known)."""
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]
+    done = aggregate_files(list(paths), by=by, engine=engine)
+    table = done.table
+    require_work(table.frame, work, table.metric_hints)
+    chosen = resolve(done.sample, machine, allow_other_machine=allow_other_machine)
+    if chosen.notes:
+        table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
+    result = _analyze(table, chosen.machine, by=by, work=work)
+    named = sorted((UNKNOWN if phase is None else phase, seconds) for phase, seconds in done.phase_time.items())
+    return dataclasses.replace(result, peaks=chosen.peaks, phase_times=dict(named)), table
+
+
+def is_paths(data: Any) -> bool:
+    """True when ``data`` names files (a path, or a sequence of paths), not a table."""
+    if isinstance(data, (str, PathLike)):
+        return True
+    return isinstance(data, Sequence) and all(isinstance(p, (str, PathLike, Path)) for p in data)

@@ -1,0 +1,129 @@
+"""Kernel tables too large for memory, aggregated where they lie: per-rank Parquet kernel tables of a
+cluster job (``roofline profile --parquet`` under a launcher, one file per rank) summed into the
+table of groups :func:`roofline.kernels.aggregate` gives, by an existing engine: DuckDB, embedded, by
+default (:mod:`.duck`), or a Dask cluster the user names (:mod:`.cluster`). Docs: docs/engines.md.
+
+Why a package of its own, between ``readers/`` and ``analysis/``: it reads files (like a reader)
+and aggregates (like ``kernels.aggregate``), but never holds the launches, so it is neither; what
+it returns is an ordinary grouped kernel table, which the analysis takes as it is (grouping a
+table of groups by the same keys gives it back). The query is written once (:mod:`.plan` says
+what each column means, :mod:`.sql` the text); the engines only run it.
+
+The engines pool the files as the ranks of one job, as ``roofline merge`` does: ``source`` is each
+file's name (one file: its own ``source``), runs within the files stay apart (``run`` is a key).
+What is not available out of core, and so not computed: per-launch rows (``by="launch"``, ``--parquet``),
+the raw metrics of every launch (guidance's metric-based rules: the advice works from the table alone),
+selections by kernel name or NVTX range, and module paths cut to a depth.
+
+Hook for the step breakdown (per-device idle, overlap and communication time on timelines,
+``analysis/breakdown.py``, another change): run it out of core by adding its query beside
+:func:`roofline.engine.sql.fine_sql` (per device and step, over the same scan, :func:`~roofline.engine.sql.scan_sql`)
+and a function here like :func:`aggregate_files`; nothing here computes it yet.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from roofline.engine.inputs import ENGINES, Engine, Inputs, check, parquet_files
+from roofline.engine.plan import VIEWS, Plan, groups_frame, phase_time
+from roofline.errors import InputError
+from roofline.kernels import GroupBy, KernelTable
+from roofline.profiling.rank_tables import rank_of
+from roofline.readers import kernel_parquet
+from roofline.readers.ncu.peak_columns import peak_columns
+
+#: Launches of the first file read whole, with their metrics, to choose the ceilings from.
+SAMPLE_LAUNCHES = 4096
+
+
+@dataclass(frozen=True)
+class Aggregated:
+    """What an engine returns: ``table``, the grouped kernel table (declared columns and dtypes, one
+    row per group, longest first; no per-launch metrics); ``phase_time``, the known GPU time per phase
+    over every launch (s; None: outside every phase); ``sample``, the first launches of the first
+    file with their metrics (the GPU and its peak metrics, to choose the ceilings); ``files`` and
+    ``launches`` read; ``engine``, which ran it."""
+
+    table: KernelTable
+    phase_time: Mapping[str | None, float]
+    sample: KernelTable
+    files: int
+    launches: int
+    engine: Engine
+
+
+def is_rank_set(paths: Sequence[str | os.PathLike[str]]) -> bool:
+    """True when ``paths`` are several Parquet kernel tables (a folder: its ``*.parquet``) whose names
+    all carry a rank (``run.rank12.parquet``): the per-rank files of one job."""
+    try:
+        files = parquet_files(paths)
+    except InputError:
+        return False
+    return len(files) > 1 and all(kernel_parquet.is_parquet(f) and rank_of(f) is not None for f in files)
+
+
+def default_engine(paths: Sequence[str | os.PathLike[str]]) -> Engine:
+    """The engine used when none is named: DuckDB for the per-rank files of a job (:func:`is_rank_set`),
+    pandas (in memory, as before) for everything else."""
+    return Engine("duckdb") if is_rank_set(paths) else Engine("pandas")
+
+
+def _notes(inputs: Inputs, engine: Engine) -> list[str]:
+    said: dict[str, None] = {}
+    for footer in inputs.footers:
+        said.update(dict.fromkeys(footer.warnings))
+    pooled = (f"{len(inputs.files)} kernel tables pooled as the ranks of one job, as roofline merge does "
+              "(--engine pandas keeps each file a run of its own)") if len(inputs.files) > 1 else None
+    return [*said, *([pooled] if pooled else []),
+            f"aggregated out of core by {engine.describe()}: {inputs.launches:,} launches; the advice uses the "
+            "kernel table alone (per-launch metrics are not read out of core)"]
+
+
+def aggregate_files(paths: Sequence[str | os.PathLike[str]], by: GroupBy | str = "name",
+                    engine: Engine | str = "duckdb") -> Aggregated:
+    """The per-rank Parquet kernel tables ``paths`` (files, or folders of ``*.parquet``) grouped
+    ``by`` ``"name"``, ``"phase"``, ``"op"`` or ``"module"`` (:func:`roofline.kernels.aggregate`'s
+    rows) by ``engine`` (``"duckdb"``, ``"dask://HOST:PORT"`` or an :class:`Engine`), out of core.
+
+    Refuses, before reading a row, inputs that are not our Parquet kernel tables, a newer schema,
+    mixed FP16 conventions, declared columns of another type (:func:`roofline.engine.inputs.check`)."""
+    chosen = Engine.parse(engine)
+    if not chosen.out_of_core:
+        raise InputError("the pandas engine reads the launches into memory: use roofline.analyze")
+    if by not in VIEWS:
+        raise InputError(f"out of core, launches are grouped by {', '.join(VIEWS)}, not {by!r}",
+                         hint="--engine pandas for per-launch rows or drill-downs")
+    inputs = check(paths)
+    plan = Plan.of(by, inputs.present)
+    if chosen.kind == "dask":
+        from roofline.engine import cluster
+
+        groups, phases = cluster.aggregate(inputs, plan, chosen)
+    else:
+        from roofline.engine import duck
+
+        groups, phases = duck.aggregate(inputs, plan, chosen)
+    hints: dict[str, str] = {}
+    notes: dict[str, dict[str, None]] = {}
+    for footer in inputs.footers:
+        hints.update(footer.metric_hints)
+        for column, texts in footer.column_notes.items():
+            notes.setdefault(column, {}).update(dict.fromkeys(texts))
+    table = KernelTable(frame=groups_frame(groups, plan), sources=tuple(str(f) for f in inputs.files),
+                        warnings=tuple(_notes(inputs, chosen)), fp16_convention=inputs.fp16_convention,
+                        column_notes={c: tuple(t) for c, t in notes.items()}, metric_hints=hints)
+    sample = kernel_parquet.read_head(inputs.files[0], SAMPLE_LAUNCHES, peak_columns)
+    return Aggregated(table=table, phase_time=phase_time(phases), sample=sample, files=len(inputs.files),
+                      launches=inputs.launches, engine=chosen)
+
+
+__all__ = ["ENGINES", "Aggregated", "Engine", "aggregate_files", "default_engine", "is_rank_set"]
+
+from roofline._lazy import attach  # noqa: E402
+
+#: Modules reachable as attributes (``roofline.engine.sql`` after ``import roofline``).
+_SUBMODULES = ("cluster", "duck", "inputs", "plan", "sql")
+__getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)
