@@ -333,3 +333,21 @@ def test_the_benchmarks_timeline_is_read_as_it_was_made(tmp_path, monkeypatch):
     assert set(frame["op"].astype(str)) == set(module.OPS) and frame["op"].notna().all()
     # every call is 2 us after the previous one, its kernel 5 us after its call
     assert (np.diff(api.read([path]).metrics["start_ns"].to_numpy()) == 2_000).all()
+
+
+def test_step_names_at_once_equal_one_by_one():
+    """kernels.steps.step_names (the suffix cut off every text at once, each distinct rest named once)
+    names every NVTX range text of three real exports, and odd names, as step_name does one by one."""
+    import pandas as pd
+
+    from roofline.kernels.steps import step_name, step_names
+
+    texts = [r[0] or "" for f in (MFU, SAXPY) for r in sql(f, "SELECT COALESCE(text, (SELECT value FROM StringIds "
+                                                             "WHERE id = textId)) FROM NVTX_EVENTS WHERE eventType IN (59, 60)")]
+    texts += ["FSDP::pre_forward (blocks.3), op_id = 990878", "ProfilerStep#3", "Batch 12", "step_7", ", seq = 3",
+              "train_step, seq = 4", "aten::mm, seq = 1, op_id = 2, sizes = [[1, 2]]", "AddmmBackward0, seq = 12",
+              "roofline.module:A.b", "Epoch 2", ""]
+    assert len(texts) > 19_000
+    assert step_names(pd.Series(texts)).tolist() == [step_name(t) for t in texts]
+    assert [step_name(t) for t in ("ProfilerStep#3", "Batch 12", "step_7", "train_step, seq = 4", "aten::mm, seq = 1")] \
+        == ["ProfilerStep", "Batch", "step", "train_step", None]

@@ -119,7 +119,7 @@ def is_optimizer_range(name: str) -> bool:
 
 #: What emit_nvtx appends to a range of the program's own (``record_function``): ", seq = N" and/or
 #: ", op_id = N", then sizes or input op ids. Unique per call: a phase is named without it.
-_EMIT_NVTX_SUFFIX = re.compile(r", (?:(?:stashed )?seq ?= ?-?\d+(?:, op_id = \d+)?|op_id = \d+)"
+EMIT_NVTX_SUFFIX = re.compile(r", (?:(?:stashed )?seq ?= ?-?\d+(?:, op_id = \d+)?|op_id = \d+)"
                                r"(?:, (?:sizes|input_op_ids) = .*)?$")
 
 
@@ -127,7 +127,7 @@ def phase_name(name: str) -> str:
     """A phase range's name without emit_nvtx's per-call suffix: ``FSDP::pre_forward (blocks.3), op_id = 990878``
     -> ``FSDP::pre_forward (blocks.3)``; other names as they are (stripped)."""
     text = name.strip()
-    m = _EMIT_NVTX_SUFFIX.search(text)
+    m = EMIT_NVTX_SUFFIX.search(text)
     return text[:m.start()] if m is not None and m.start() > 0 else text
 
 

@@ -20,11 +20,15 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from roofline.attribution import module_from_range, parse_op_range, phase_name
+from roofline.attribution import EMIT_NVTX_SUFFIX, module_from_range, parse_op_range, phase_name
 
 #: A step's number at the end of its range's name (``ProfilerStep#12``, ``Batch 12``, ``step_12``).
 _STEP_NUMBER = re.compile(r"(?:#|\s+|_)\d+$")
+#: emit_nvtx's suffix where :func:`~roofline.attribution.phase_name` cuts it (not at a name's start).
+_SUFFIX = "(?s)^(.+?)" + EMIT_NVTX_SUFFIX.pattern
 #: Columns of :func:`occurrences` (as :data:`roofline.kernels.activity.HOST_COLUMNS`).
 COLUMNS = ("pid", "tid", "start_ns", "end_ns", "name")
 
@@ -39,12 +43,22 @@ def step_name(text: str) -> str | None:
     return _STEP_NUMBER.sub("", named) or named or None
 
 
+def step_names(texts: pd.Series) -> np.ndarray:
+    """:func:`step_name` of each text (an object array): emit_nvtx's per-call suffix cut off every text at
+    once (Arrow's regular expressions), then each distinct rest named once (a PyTorch step has about
+    one distinct text per range)."""
+    values = pa.array(pd.Series(texts, dtype=object).fillna(""), type=pa.string(), from_pandas=True)
+    rest = pc.dictionary_encode(pc.replace_substring_regex(values, pattern=_SUFFIX, replacement=r"\1"))
+    named = np.array([step_name(t) for t in rest.dictionary.to_pylist()] + [None], dtype=object)
+    return named[rest.indices.to_numpy(zero_copy_only=False)] if len(values) else np.zeros(0, dtype=object)
+
+
 def occurrences(ranges: pd.DataFrame, *, any_domain: bool = False) -> pd.DataFrame:
     """The candidate occurrences (:data:`COLUMNS`, in start order) of the push/pop ``ranges`` (the
     frame of :meth:`~roofline.readers.nsys.export.Export.nvtx_ranges`, ``kind`` 59 rows); ``any_domain``:
     of every NVTX domain, not only the default one."""
     rows = ranges if any_domain else ranges[ranges["domain"].isna()]
-    names = [step_name(t) for t in rows["text"].tolist()]
+    names = step_names(rows["text"])
     found = pd.DataFrame({"pid": rows["pid"].to_numpy(dtype=np.int64), "tid": rows["tid"].to_numpy(dtype=np.int64),
                           "start_ns": rows["start"].to_numpy(dtype=np.int64),
                           "end_ns": rows["end"].to_numpy(dtype=np.int64), "name": pd.array(names, dtype="string")})
