@@ -144,7 +144,7 @@ def _on_dask(files: Sequence[Path], labels: Sequence[str], window: str,
     with client:
         futures = client.map(rank_rows, [os.fspath(f) for f in files], list(labels), window=window)
         try:
-            for future in as_completed(futures):
+            for future in as_completed(futures, loop=client.loop):
                 yield future.result()
         finally:
             client.cancel(futures)
