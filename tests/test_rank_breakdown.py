@@ -191,7 +191,7 @@ def test_cli_end_to_end(ranks: list[Path], alone: dict, tmp_path: Path, capsys: 
     printed = capsys.readouterr().out
     assert "across 2 ranks: each step" in printed and "vs median" in printed and "combined by DuckDB" in printed
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "roofline.breakdown_ranks/1"
+    assert doc["schema"] == "roofline.breakdown/1"
     block = doc["breakdown_ranks"]
     want = expected(alone["step"])
     assert len(block["windows"]) == len(want)

@@ -53,7 +53,7 @@ def window_rows(breakdown: Breakdown, rank: str) -> pd.DataFrame:
             records += [(*head, category, str(part), float(seconds)) for part, seconds in parts.items()]
         records.append((*head, OVERLAP, "", w.overlap_s))
         records.append((*head, HIDDEN, "", w.hidden_communication_s))
-    columns = list(zip(*records)) if records else [[] for _ in ROW_COLUMNS]
+    columns: list[tuple[object, ...]] = list(zip(*records)) if records else [() for _ in ROW_COLUMNS]
     dtypes = ("string", "int64", "string", "int64", "string", "int64", "string", "string", "float64")
     return pd.DataFrame({name: pd.array(list(values), dtype=dtype)
                          for name, values, dtype in zip(ROW_COLUMNS, columns, dtypes)})

@@ -16,7 +16,7 @@ from roofline.units import format_time
 from roofline.views.time_breakdown import CAUSE_LEGEND, WINDOW_WORDS
 
 #: The JSON document's schema name (docs/json-schema.md).
-SCHEMA = "roofline.breakdown_ranks/1"
+SCHEMA = "roofline.breakdown/1"
 
 
 def _spread(s: Spread) -> str:
