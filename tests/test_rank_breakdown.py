@@ -229,3 +229,13 @@ def test_refusals_are_one_clear_message(ranks: list[Path], tmp_path: Path, capsy
     import re
 
     assert re.search(message, err), err
+
+
+def test_unreachable_dask_scheduler_is_one_clear_error(ranks: list[Path]) -> None:
+    needs.dask()
+    from roofline.engine import Engine
+    from roofline.errors import RooflineError
+
+    engine = Engine("dask", address="tcp://127.0.0.1:9", timeout_s=1.0)
+    with pytest.raises(RooflineError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9 within 1 s"):
+        api.rank_breakdown(ranks, window="run", engine=engine)

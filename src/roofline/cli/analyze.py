@@ -32,7 +32,10 @@ class Window(str, Enum):
 BREAKDOWN_HELP = ("For an Nsight Systems timeline: where each device's time went (kernel time by bound, exposed "
                   "communication and copies, idle gaps by cause, overlap, savable time) over the whole run, each "
                   "NVTX phase, or each step (a repeating NVTX range, docs/timeline.md); none: not shown. Default: run for a "
-                  "timeline (docs/timeline.md).")
+                  "timeline (docs/timeline.md). Several timelines (one per rank, or a folder): each rank broken down "
+                  "alone and combined across ranks by --engine (duckdb, or dask://HOST:PORT): mean, min and max per "
+                  "window, the straggler against the median, idle by cause; --top: the windows with the largest "
+                  "stragglers.")
 
 
 ENGINE_HELP = ("What reads the files: pandas (in memory), duckdb (out of core, embedded) or dask://HOST:PORT (a "
