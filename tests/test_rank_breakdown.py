@@ -9,6 +9,7 @@ split file; the statistics across ranks are computed here by hand from the per-f
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import statistics
@@ -226,8 +227,6 @@ def test_refusals_are_one_clear_message(ranks: list[Path], tmp_path: Path, capsy
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 2
-    import re
-
     assert re.search(message, err), err
 
 
