@@ -28,7 +28,8 @@ _NAMES = {
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
                      "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
                      "save_sweep", "theoretical"), "roofline.api.hardware"),
-    **dict.fromkeys(("Engine", "analyze_out_of_core", "check_out_of_core", "engine_for"), "roofline.api.engines"),
+    **dict.fromkeys(("Engine", "RankBreakdown", "analyze_out_of_core", "check_out_of_core", "engine_for",
+                     "rank_breakdown", "rank_timelines"), "roofline.api.engines"),
     **dict.fromkeys(("Outcome", "ProfileSettings", "merge_ranks", "profile", "rank"), "roofline.api.profiling"),
     **dict.fromkeys(("OutputRequest", "check_drawable", "check_files", "check_not_input", "check_replaceable",
                      "check_targets", "check_writable", "figure_bytes", "input_files", "is_stdio", "record_text",
@@ -52,7 +53,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
     from roofline.api.hardware import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
                                        gpu_specs, load_per_core, measure_machine, processor_to_measure,
                                        reliability_warning, save_sweep, theoretical)
-    from roofline.api.engines import Engine, analyze_out_of_core, check_out_of_core, engine_for
+    from roofline.api.engines import (Engine, RankBreakdown, analyze_out_of_core, check_out_of_core, engine_for,
+                                      rank_breakdown, rank_timelines)
     from roofline.api.profiling import Outcome, ProfileSettings, merge_ranks, profile, rank
     from roofline.api.reports import (EXIT_SLOWER, advice, changes_table, comparison_to_dict, diagnosis,
                                       measured_vs_estimated)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import pandas as pd
 
@@ -24,7 +24,8 @@ from roofline.analysis.breakdown import WINDOWS, Breakdown, breakdown as _breakd
 from roofline.analysis.result import Analysis
 from roofline.analysis.select import select
 from roofline.analysis.work import require_work
-from roofline.api.engines import analyze_out_of_core, check_out_of_core, engine_for, is_paths
+from roofline.api.engines import (RankBreakdown, analyze_out_of_core, check_out_of_core, engine_for, is_paths,
+                                  rank_breakdown, rank_timelines)
 from roofline.comparison import Comparison, compare as _compare
 from roofline.errors import InputError, MachineError
 from roofline.kernels import KernelTable, cut_modules, validate
@@ -189,13 +190,33 @@ def compare(
     return _compare(*analysed)
 
 
-def breakdown(data: Data, analysis: Analysis | None = None, *, window: str = "run", fp16: str = "ncu") -> Breakdown:
+@overload
+def breakdown(data: KernelTable | pd.DataFrame, analysis: Analysis | None = None, *, window: str = "run",
+              fp16: str = "ncu", engine: None = None) -> Breakdown: ...
+@overload
+def breakdown(data: Data, analysis: Analysis | None = None, *, window: str = "run", fp16: str = "ncu",
+              engine: str | None = None) -> Breakdown | RankBreakdown: ...
+def breakdown(data: Data, analysis: Analysis | None = None, *, window: str = "run", fp16: str = "ncu",
+              engine: str | None = None) -> Breakdown | RankBreakdown:
     """Where each device's time went in a timeline (an Nsight Systems export, read whole): per window
     (``"run"``, each NVTX ``"phase"``, or each ``"step"``), kernel time by bound, exposed communication
     and copies by kind, idle gaps by cause, and the savable time of each ranked together
     (:func:`roofline.analysis.breakdown.breakdown`). ``analysis``: the roofline analysis of the same table
     (:func:`analyze`), whose groups give each launch its bound and savable time; None: unknown.
-    A table that is not a timeline raises :class:`~roofline.errors.InputError`."""
+    A table that is not a timeline raises :class:`~roofline.errors.InputError`.
+
+    Several timelines (one per rank of a job: files or a folder), or an ``engine`` named
+    (``"duckdb"``, ``"dask://HOST:PORT"``): each rank broken down alone and combined across ranks
+    by that engine, a :class:`~roofline.analysis.rank_breakdown.RankBreakdown`
+    (:func:`roofline.api.engines.rank_breakdown`)."""
+    if is_paths(data) and (engine is not None or rank_timelines(data) is not None):  # type: ignore[arg-type]
+        if analysis is not None:
+            raise InputError("an analysis gives the bounds of one timeline's kernels, not of several ranks'",
+                             hint="break down the ranks without it (their timelines have no counters)")
+        return rank_breakdown(data, window=window, engine=engine)  # type: ignore[arg-type]
+    if engine is not None:
+        raise InputError(f"--engine {engine} reads timeline files; this data is already in memory",
+                         hint="pass the files, or leave engine out")
     table = table_of(data, fp16=fp16)
     if table.activity is None:
         raise InputError("where the time goes needs a timeline: this profile has kernel times but not the gaps "

@@ -15,14 +15,19 @@ from pathlib import Path
 from typing import Any
 
 from roofline.analysis import analyze as _analyze
+from roofline.analysis.breakdown import WINDOWS
+from roofline.analysis.rank_breakdown import RankBreakdown
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import require_work
 from roofline.engine import Engine, aggregate_files, default_engine
+from roofline.engine.breakdowns import combine
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.machine.resolve import resolve
+from roofline.readers.dispatch import is_timeline, profile_files, rank_timelines
 
-__all__ = ["Engine", "analyze_out_of_core", "check_out_of_core", "engine_for", "is_paths"]
+__all__ = ["Engine", "RankBreakdown", "analyze_out_of_core", "check_out_of_core", "engine_for", "is_paths",
+           "rank_breakdown", "rank_timelines"]
 
 PathArg = str | PathLike[str]
 
@@ -78,3 +83,31 @@ def is_paths(data: Any) -> bool:
     if isinstance(data, (str, PathLike)):
         return True
     return isinstance(data, Sequence) and all(isinstance(p, (str, PathLike, Path)) for p in data)
+
+
+def rank_breakdown(paths: Sequence[PathArg] | PathArg, *, window: str = "run",
+                   engine: str | Engine | None = None) -> RankBreakdown:
+    """Where the time went across the ranks of a job: ``paths``, one Nsight Systems timeline per rank
+    (files, or folders of them), each broken down per ``window`` (``"run"``, ``"phase"``, ``"step"``)
+    alone, one file in memory at a time, and the rows combined across ranks by ``engine``
+    (``"duckdb"``, embedded, the default; ``"dask://HOST:PORT"``: one task per file on that cluster):
+    :func:`roofline.engine.breakdowns.combine`. Per window: the mean, smallest and largest wall,
+    kernel, exposed communication and idle time over the GPUs, the straggler against the median,
+    and idle by cause summed (:class:`~roofline.analysis.rank_breakdown.RankBreakdown`).
+
+    A file that is not a timeline, a timeline without GPU work, an unknown window or the pandas
+    engine raise :class:`~roofline.errors.InputError` naming it."""
+    if window not in WINDOWS:
+        raise InputError(f"unknown breakdown window {window!r}", hint=f"choose one of {', '.join(WINDOWS)}")
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]
+    files = [f for p in paths for f in profile_files(p)]
+    other = next((f for f in files if not is_timeline(f)), None)
+    if other is not None:
+        raise InputError("not a timeline: the per-rank breakdown reads one Nsight Systems timeline per rank",
+                         path=other, hint="give each rank's .sqlite export or .nsys-rep (nsys profile -o run.%q{RANK})")
+    chosen = Engine.parse(engine if engine is not None else "duckdb")
+    if not chosen.out_of_core:
+        raise InputError("the ranks' breakdowns are combined by an engine: duckdb (embedded) or dask://HOST:PORT, "
+                         "not pandas", hint="leave --engine out for DuckDB")
+    return combine(files, window, chosen)

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -32,7 +32,10 @@ class Window(str, Enum):
 BREAKDOWN_HELP = ("For an Nsight Systems timeline: where each device's time went (kernel time by bound, exposed "
                   "communication and copies, idle gaps by cause, overlap, savable time) over the whole run, each "
                   "NVTX phase, or each step (a repeating NVTX range, docs/timeline.md); none: not shown. Default: run for a "
-                  "timeline (docs/timeline.md).")
+                  "timeline (docs/timeline.md). Several timelines (one per rank, or a folder): each rank broken down "
+                  "alone and combined across ranks by --engine (duckdb, or dask://HOST:PORT): mean, min and max per "
+                  "window, the straggler against the median, idle by cause; --top: the windows with the largest "
+                  "stragglers.")
 
 
 ENGINE_HELP = ("What reads the files: pandas (in memory), duckdb (out of core, embedded) or dask://HOST:PORT (a "
@@ -95,6 +98,29 @@ def print_breakdown(split: Breakdown, *, top: int, to_stderr: bool = False) -> N
     from roofline.views.time_breakdown import breakdown_renderable
 
     results_console(to_stderr=to_stderr).print(breakdown_renderable(split, top=top))
+
+
+def analyze_ranks(files: Sequence[Path], window: str, engine: Optional[str], request: Any, messages: Messages,
+                  **refused: Any) -> None:
+    """``roofline analyze RANK_TIMELINES... --breakdown WINDOW``: each rank's timeline broken down alone and
+    combined across ranks (:func:`roofline.api.rank_breakdown`), printed, and written as JSON on request.
+    ``refused``: option name -> value of the options that need one table in memory (None or False: not given)."""
+    from roofline import api
+    from roofline.views.rank_time import rank_breakdown_json, rank_breakdown_renderable
+
+    given = [name for name, value in refused.items() if value not in (None, False)]
+    if given:
+        raise RooflineError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} one table of kernels; "
+                            "several timelines with --breakdown are broken down one rank at a time",
+                            hint="analyze one rank's timeline for those, or leave --breakdown out to stack the "
+                                 "timelines in memory")
+    split = api.rank_breakdown(files, window=window, engine=engine)
+    results_console(to_stderr=request.to_stdout).print(rank_breakdown_renderable(split, top=request.top, notes=False))
+    messages.notes(split.notes)
+    if request.json is not None:
+        for path in api.write_all([(request.json, lambda: rank_breakdown_json(split))], force=request.force,
+                                  inputs=request.inputs):
+            messages.wrote(path)
 
 
 #: The file in `roofline demo`'s folder that lists what it wrote (:func:`roofline.api.record_text`).
@@ -166,6 +192,13 @@ def register(app: typer.Typer) -> None:
                                     force=force, top=top, ceilings=ceilings.value,
                                     inputs=api.input_files([*files, *([estimate] if estimate else [])], machine))
         api.check_targets(request)  # refuse before reading anything
+        ranks = api.rank_timelines(files) if breakdown not in (None, Window.none) else None
+        if ranks is not None:  # one timeline per rank: broken down one at a time, combined by the engine
+            analyze_ranks(ranks, (breakdown or Window.run).value, engine, request, messages,
+                          **{"--csv": csv_out, "--html": html_out, "--png": png_out, "--parquet": parquet_out,
+                             "--estimate": estimate, "--explain": explain, "--filter": kernel_filter, "--nvtx": nvtx,
+                             "--depth": depth})
+            return
         reader = api.engine_for(files, engine)
         if reader.out_of_core:
             api.check_out_of_core(reader, **{"--by launch": by.value == "launch", "--depth": depth,

@@ -15,10 +15,10 @@ What is not available out of core, and so not computed: per-launch rows (``by="l
 the raw metrics of every launch (guidance's metric-based rules: the advice works from the table alone),
 selections by kernel name or NVTX range, and module paths cut to a depth.
 
-Hook for the step breakdown (per-device idle, overlap and communication time on timelines,
-``analysis/breakdown.py``, another change): run it out of core by adding its query beside
-:func:`roofline.engine.sql.fine_sql` (per device and step, over the same scan, :func:`~roofline.engine.sql.scan_sql`)
-and a function here like :func:`aggregate_files`; nothing here computes it yet.
+The step breakdown of a cluster job (one Nsight Systems timeline per rank): :mod:`.breakdowns`
+breaks each rank's timeline down alone (in this process, or one Dask task per file) and DuckDB
+combines the ranks' long-form rows; the breakdown of one timeline stays the in-memory
+:mod:`roofline.analysis.breakdown` (a rank's timeline fits in memory; the job's do not).
 """
 
 from __future__ import annotations
@@ -125,5 +125,5 @@ __all__ = ["ENGINES", "Aggregated", "Engine", "aggregate_files", "default_engine
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.engine.sql`` after ``import roofline``).
-_SUBMODULES = ("cluster", "duck", "inputs", "plan", "sql")
+_SUBMODULES = ("breakdowns", "cluster", "duck", "inputs", "plan", "sql")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -300,3 +300,20 @@ def _stack(tables: list[KernelTable]) -> KernelTable:
     return KernelTable(frame=frame, metrics=metrics, sources=tuple(s for t in tables for s in t.sources),
                        warnings=tuple(w for t in tables for w in t.warnings), fp16_convention=conventions.pop(),
                        metric_hints={k: v for t in tables for k, v in t.metric_hints.items()})
+
+
+def is_timeline(path: str | PathLike[str]) -> bool:
+    """True for an Nsight Systems timeline (a SQLite export by content, a report by its name)."""
+    return _table_kind(path) == "nsys"
+
+
+def rank_timelines(paths: Sequence[str | PathLike[str]] | str | PathLike[str]) -> list[Path] | None:
+    """The files ``paths`` names (folders expanded: :func:`profile_files`) when more than one of them is
+    a timeline (:func:`is_timeline`): one per rank of a job, to break down one at a time; None
+    otherwise (one timeline or none, or standard input among them)."""
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]
+    if any(isinstance(p, InMemory) or is_stream(p) for p in paths):
+        return None
+    files = [f for p in paths for f in profile_files(p)]
+    return files if sum(is_timeline(f) for f in files) > 1 else None
