@@ -218,6 +218,8 @@ def test_without_breakdown_several_timelines_are_stacked_as_before(ranks: list[P
     (lambda r: r, ["--engine", "spark"], "unknown engine 'spark'"),
     (lambda r: r, ["--engine", "pandas"], "combined by an engine"),
     (lambda r: r, ["--csv", "x.csv"], "--csv needs one table of kernels"),
+    (lambda r: r, ["-m", "h100-sxm"], "--machine needs one table of kernels"),  # never silently ignored
+    (lambda r: r, ["--by", "phase", "--work", "instructions"], "--by, --work need one table of kernels"),
     (lambda r: [*r, CLOVERLEAF], [], "perlmutter-cloverleaf-cuda.sqlite: .*no repeating outermost NVTX range"),
 ])
 def test_refusals_are_one_clear_message(ranks: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],

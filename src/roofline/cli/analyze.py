@@ -197,7 +197,8 @@ def register(app: typer.Typer) -> None:
             analyze_ranks(ranks, (breakdown or Window.run).value, engine, request, messages,
                           **{"--csv": csv_out, "--html": html_out, "--png": png_out, "--parquet": parquet_out,
                              "--estimate": estimate, "--explain": explain, "--filter": kernel_filter, "--nvtx": nvtx,
-                             "--depth": depth})
+                             "--depth": depth, "--machine": machine or None, "--by": by.value != "name" or None,
+                             "--work": work.value != "flops" or None})
             return
         reader = api.engine_for(files, engine)
         if reader.out_of_core:
