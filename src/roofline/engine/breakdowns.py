@@ -20,6 +20,7 @@ import pandas as pd
 from roofline.analysis.breakdown import Breakdown, breakdown
 from roofline.analysis.rank_breakdown import COMMUNICATION, IDLE, KERNEL, ROW_COLUMNS, STAT_COLUMNS, WALL, \
     RankBreakdown, rank_windows, window_rows
+from roofline.engine.cluster import connect
 from roofline.engine.inputs import Engine
 from roofline.errors import InputError, RooflineError
 from roofline.readers import read_profile
@@ -128,20 +129,9 @@ def _here(files: Sequence[Path], labels: Sequence[str], window: str) -> Iterator
 def _on_dask(files: Sequence[Path], labels: Sequence[str], window: str,
              engine: Engine) -> Iterator[tuple[pd.DataFrame, tuple[str, ...], str | None]]:
     """One task per file on the Dask cluster at ``engine.address``, each task's result as it completes."""
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        from roofline.errors import ToolNotFoundError
+    with connect(engine) as client:
+        from distributed import as_completed
 
-        raise ToolNotFoundError("the Dask engine needs dask and distributed, which are not installed",
-                                hint="pip install 'roofline[cluster]' (dask[distributed]), or --engine duckdb") from None
-    try:
-        client = Client(engine.address, timeout=engine.timeout_s, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise RooflineError(f"cannot reach the Dask scheduler at {engine.address} within {engine.timeout_s:g} s ({exc})",
-                            hint="start one (dask scheduler; dask worker ADDRESS) or check the address, "
-                                 "or use --engine duckdb") from None
-    with client:
         futures = client.map(rank_rows, [os.fspath(f) for f in files], list(labels), window=window)
         try:
             for future in as_completed(futures, loop=client.loop):

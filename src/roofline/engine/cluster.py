@@ -33,6 +33,18 @@ def _dask() -> tuple[Any, Any]:
     return dd, Client
 
 
+def connect(engine: Engine) -> Any:
+    """A client of the Dask scheduler at ``engine.address`` (not made the default one), or one clear
+    error: Dask not installed, or the scheduler not reached within ``engine.timeout_s``."""
+    _, Client = _dask()
+    try:
+        return Client(engine.address, timeout=engine.timeout_s, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise RooflineError(f"cannot reach the Dask scheduler at {engine.address} within {engine.timeout_s:g} s ({exc})",
+                            hint="start one (dask scheduler; dask worker ADDRESS) or check the address, "
+                                 "or use --engine duckdb") from None
+
+
 def read_rank(path: str, source: str | None, wanted: list[str]) -> pd.DataFrame:
     """One file's launches (the columns ``wanted``), ``source`` set to ``source`` unless None; run on
     a worker, one file per partition."""
@@ -94,16 +106,10 @@ def _fine(frame: Any, plan: Plan) -> Any:
 def aggregate(inputs: Inputs, plan: Plan, engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The group rows and time per phase of ``inputs``, the launches read and grouped on the Dask
     cluster at ``engine.address``."""
-    dd, Client = _dask()
+    dd, _ = _dask()
     multi = len(inputs.files) > 1
     columns = [*plan.read, *([] if multi else ["source"])]
-    try:
-        client = Client(engine.address, timeout=engine.timeout_s, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise RooflineError(f"cannot reach the Dask scheduler at {engine.address} within {engine.timeout_s:g} s ({exc})",
-                            hint="start one (dask scheduler; dask worker ADDRESS) or check the address, "
-                                 "or use --engine duckdb") from None
-    with client:
+    with connect(engine) as client:
         frame = _launches(dd, inputs, columns)
         fine = client.compute(_fine(frame, plan)).result()
     fine = fine.astype({c: bool for c in fine.columns if c.startswith("any__")})
