@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from roofline.errors import InputError
 from roofline.readers import kernel_parquet
-from roofline.readers.kernel_parquet import TABLE_FIELDS, Footer
+from roofline.readers.kernel_parquet import TABLE_FIELDS, Footer, check_declared
 
 #: The engines ``--engine`` names: pandas (in memory), DuckDB (embedded), a Dask scheduler's address.
 ENGINES = ("pandas", "duckdb", "dask://HOST:PORT")
@@ -122,13 +122,7 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Inputs:
         if any(footer.schema.equals(s) for s in schemas):  # ranks of one job: one schema, checked once
             continue
         schemas.append(footer.schema)
-        for fld in footer.schema:
-            want = declared.get(fld.name)
-            if want is None:
-                continue
-            if fld.type != want and not (want == pa.string() and fld.type == pa.large_string()):
-                raise InputError(f"kernel-table column {fld.name!r} is {fld.type}, not {want}", path=footer.path,
-                                 hint="write kernel tables with roofline analyze --parquet or roofline merge")
-            present.add(fld.name)
+        check_declared(footer)
+        present.update(n for n in footer.schema.names if n in declared)
     uniform = len(schemas) == 1 or len({tuple(n for n in s.names if n in declared) for s in schemas}) == 1
     return Inputs(tuple(files), tuple(footers), frozenset(present), uniform, conventions[0])

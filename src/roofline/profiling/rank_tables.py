@@ -35,7 +35,7 @@ from roofline.writing.safe import check_writable, writing
 from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
 from roofline.readers import kernel_parquet
-from roofline.readers.kernel_parquet import METRIC_PREFIX, TABLE_FIELDS, Footer
+from roofline.readers.kernel_parquet import METRIC_PREFIX, TABLE_FIELDS, Footer, check_declared
 
 _RANK = re.compile(r"\.rank(\d+)(?:\.|$)")
 #: Rows gathered before a row group is written (a batch of ranks; bounds the memory held).
@@ -130,18 +130,14 @@ def _footers(paths: Sequence[Path], fp16: str, spill: Path) -> list[Footer]:
 def merged_schema(footers: Sequence[Footer]) -> pa.Schema:
     """The declared columns, then every metric of any input (first seen first, types promoted:
     an integer metric that is fractional elsewhere is float64), then ``metric:rank``."""
-    declared = {f.name: f.type for f in TABLE_FIELDS}
     metrics: dict[str, list[pa.Field]] = {}
     distinct: list[pa.Schema] = []
     for f in footers:
         if any(f.schema.equals(d) for d in distinct):  # ranks of one job: one schema, checked once
             continue
         distinct.append(f.schema)
+        check_declared(f)
         for fld in f.schema:
-            want = declared.get(fld.name)
-            if want is not None and fld.type != want and not (want == pa.string() and fld.type == pa.large_string()):
-                raise InputError(f"kernel-table column {fld.name!r} is {fld.type}, not {want}", path=f.path,
-                                 hint="write kernel tables with roofline analyze --parquet or roofline merge")
             if fld.name.startswith(METRIC_PREFIX) and fld.name != RANK_FIELD.name:
                 metrics.setdefault(fld.name, []).append(fld)
     fields = list(TABLE_FIELDS)

@@ -197,6 +197,17 @@ def _json(meta: Mapping[bytes, bytes], key: str, default: Any, path: Path) -> An
         raise InputError(f"the Parquet metadata {KEYS[key]!r} is not JSON", path=path) from None
 
 
+def check_declared(footer: Footer) -> None:
+    """Refuse a file whose declared kernel-table columns hold another type than declared (a large
+    string for a string passes)."""
+    declared = {f.name: f.type for f in TABLE_FIELDS}
+    for fld in footer.schema:
+        want = declared.get(fld.name)
+        if want is not None and fld.type != want and not (want == pa.string() and fld.type == pa.large_string()):
+            raise InputError(f"kernel-table column {fld.name!r} is {fld.type}, not {want}", path=footer.path,
+                             hint="write kernel tables with roofline analyze --parquet or roofline merge")
+
+
 def read_footer(path: str | PathLike[str]) -> Footer:
     """Read and check the footer of a kernel-table Parquet file (no row is read).
 
