@@ -310,3 +310,28 @@ def test_the_breakdown_of_a_joined_timeline_splits_kernel_time_by_bound(timeline
         assert set(before.kernel_s) == {"bound unknown (no counters)"}
         assert "bound unknown (no counters)" not in after.kernel_s and len(after.kernel_s) >= 1
         assert sum(after.kernel_s.values()) == pytest.approx(sum(before.kernel_s.values()), rel=1e-12)
+
+
+def test_the_json_says_the_match_rate_as_numbers(timeline, tmp_path):
+    """The JSON of a joined timeline carries the match rate as numbers: the sample of the first 0.1 s less
+    FlashAttention's, as above; counts and times worked out from the per-launch match and the timeline."""
+    import json
+
+    start = timeline.metrics["start_ns"].to_numpy()
+    t = plain(timeline)
+    sample = np.flatnonzero((start < start.min() + 100_000_000) & ~t["kernel_name"].str.contains("flash_fwd").to_numpy())
+    counts = tmp_path / "counts.parquet"
+    kernel_parquet.write(kernel_parquet.to_arrow(counting(timeline, sample)), counts)
+    out = tmp_path / "a.json"
+    assert main(["analyze", str(MFU), str(counts), "--json", str(out), "-q"]) == 0
+    d = json.loads(out.read_text())
+    joined = join_counts(timeline, counting(timeline, sample))
+    kind = joined.metrics["match"].astype(str).to_numpy()
+    want = {k: int((kind == k).sum()) for k in ("exact", "configuration", "unmatched")}
+    assert d["match"]["launches"] == want and sum(want.values()) == 4010 and want["unmatched"] >= 68
+    assert sum(d["match"]["time_s"].values()) == pytest.approx(535_200_650e-9, rel=1e-12)
+    assert d["match"]["time_s"]["unmatched"] == pytest.approx(float(t["time_s"][kind == "unmatched"].sum()), rel=1e-12)
+    assert d["notes"][0].startswith(f"counts joined to 4010 timeline launches: {want['exact']} launches exactly")
+    plain_json = tmp_path / "b.json"
+    assert main(["analyze", str(MFU), "--json", str(plain_json), "-q"]) == 0
+    assert "match" not in json.loads(plain_json.read_text())  # a timeline alone has no match

@@ -17,7 +17,7 @@ import pandas as pd
 
 from roofline.analysis.breakdown import Breakdown
 from roofline.analysis.result import Analysis
-from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
+from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS, KernelTable
 from roofline.views.chart.rows import undrawn_kernels
 from roofline.views.time_breakdown import breakdown_dict
 
@@ -123,11 +123,12 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
 
 
 def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
-                     breakdown: Breakdown | None = None) -> dict[str, Any]:
+                     breakdown: Breakdown | None = None, launches: KernelTable | None = None) -> dict[str, Any]:
     """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
     "kernels": [...]}`` (see docs/json-schema.md), ``"estimate"`` (:func:`comparison_to_dict`) when
-    a measured-vs-estimated ``comparison`` is given, and ``"breakdown"`` (where a timeline's time went:
-    :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given."""
+    a measured-vs-estimated ``comparison`` is given, ``"breakdown"`` (where a timeline's time went:
+    :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given, and ``"match"``
+    (:func:`match_to_dict`) when ``launches`` is a timeline joined with counts."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -186,4 +187,20 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
         out["estimate"] = comparison_to_dict(comparison, by, depth if by == "module" else None)
     if breakdown is not None:
         out["breakdown"] = _clean(breakdown_dict(breakdown))
+    match = match_to_dict(launches) if launches is not None else None
+    if match is not None:
+        out["match"] = match
     return out
+
+
+def match_to_dict(launches: KernelTable) -> dict[str, Any] | None:
+    """How a timeline's launches found their counts (the ``match`` metric of a joined table,
+    :mod:`roofline.readers.nsys.join`): ``{"launches": {kind: n}, "time_s": {kind: s}}`` over the kinds
+    ``exact``, ``configuration`` and ``unmatched``; None for any other table."""
+    if "match" not in launches.metrics.columns or len(launches.metrics) != len(launches.frame):
+        return None
+    kind = launches.metrics["match"].astype("string").fillna("unmatched").to_numpy(dtype=object)
+    time = launches.frame["time_s"].to_numpy(dtype=np.float64)
+    kinds = ("exact", "configuration", "unmatched")
+    return {"launches": {k: int((kind == k).sum()) for k in kinds},
+            "time_s": {k: float(np.nansum(time[kind == k])) for k in kinds}}
