@@ -58,16 +58,18 @@ def check_out_of_core(engine: Engine, **asked: Any) -> None:
 
 def analyze_out_of_core(paths: Sequence[PathArg] | PathArg, machine: Any = None, *, by: str = "name",
                         work: str = "flops", engine: str | Engine = "duckdb",
-                        allow_other_machine: bool = False) -> tuple[Analysis, KernelTable]:
+                        allow_other_machine: bool = False, fp16: str = "ncu") -> tuple[Analysis, KernelTable]:
     """The analysis of the Parquet kernel tables ``paths`` (files, or folders of ``*.parquet``),
     grouped ``by`` out of core by ``engine`` (:func:`roofline.engine.aggregate_files`), and the grouped
     table it analysed. The ceilings are chosen as :func:`roofline.analyze` does, from the GPU and
     peak metrics of the first file's first launches (one rank of a job on one GPU model). The
     summary's time per phase is over every launch; the SM clock the ceilings are scaled to is the
-    time-weighted mean of the groups' (equal to the launches' where every launch's time is known)."""
+    time-weighted mean of the groups' (equal to the launches' where every launch's time is known).
+    Nsight Systems timelines among ``paths`` are the ranks of a job, each joined with the counting
+    profile among the other inputs (:mod:`roofline.engine.timelines`; ``fp16``: its FP16 convention)."""
     if isinstance(paths, (str, PathLike)):
         paths = [paths]
-    done = aggregate_files(list(paths), by=by, engine=engine)
+    done = aggregate_files(list(paths), by=by, engine=engine, fp16=fp16)
     table = done.table
     require_work(table.frame, work, table.metric_hints)
     chosen = resolve(done.sample, machine, allow_other_machine=allow_other_machine)

@@ -41,7 +41,8 @@ BREAKDOWN_HELP = ("For an Nsight Systems timeline: where each device's time went
 ENGINE_HELP = ("What reads the files: pandas (in memory), duckdb (out of core, embedded) or dask://HOST:PORT (a "
                "Dask cluster; pip install 'roofline[cluster]'). Default: duckdb for several per-rank Parquet kernel "
                "tables (NAME.rankN.parquet), pandas otherwise. Out of core, the ranks are pooled as roofline merge "
-               "does and --by launch, --depth, --filter, --nvtx, --parquet, --estimate and --explain are refused "
+               "does and --by launch, --depth, --filter, --nvtx, --parquet, --estimate and --explain are refused; "
+               "per-rank timelines (with a counting profile) are joined and tabled one rank at a time for duckdb "
                "(docs/engines.md).")
 ESTIMATE_HELP = ("A counter-free estimate of the same program (.kernels.json, e.g. roofline profile --torch's "
                  "PREFIX.estimate.kernels.json): print measured vs estimated time, FLOPs and DRAM bytes per "
@@ -206,7 +207,8 @@ def register(app: typer.Typer) -> None:
                                              "--filter": kernel_filter, "--nvtx": nvtx, "--parquet": parquet_out,
                                              "--estimate": estimate, "--explain": explain})
             analysis, grouped = api.analyze_out_of_core(files, machine or None, by=by.value, work=work.value,
-                                                        engine=reader, allow_other_machine=allow_other_machine)
+                                                        engine=reader, allow_other_machine=allow_other_machine,
+                                                        fp16=fp16.value)
             if png_out is not None:
                 api.check_drawable(analysis)
             print_analysis(analysis, top=top, sort=sort.value, to_stderr=request.to_stdout, messages=messages)

@@ -23,12 +23,16 @@ combines the ranks' long-form rows; the breakdown of one timeline stays the in-m
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from roofline.engine.inputs import ENGINES, Engine, Inputs, check, parquet_files
 from roofline.engine.plan import VIEWS, Plan, groups_frame, phase_time
+from roofline.engine.timelines import timeline_inputs, write_rank_tables
 from roofline.errors import InputError
 from roofline.kernels import GroupBy, KernelTable
 from roofline.profiling.rank_tables import rank_of
@@ -83,10 +87,14 @@ def _notes(inputs: Inputs, engine: Engine) -> list[str]:
 
 
 def aggregate_files(paths: Sequence[str | os.PathLike[str]], by: GroupBy | str = "name",
-                    engine: Engine | str = "duckdb") -> Aggregated:
+                    engine: Engine | str = "duckdb", *, fp16: str = "ncu") -> Aggregated:
     """The per-rank Parquet kernel tables ``paths`` (files, or folders of ``*.parquet``) grouped
     ``by`` ``"name"``, ``"phase"``, ``"op"`` or ``"module"`` (:func:`roofline.kernels.aggregate`'s
     rows) by ``engine`` (``"duckdb"``, ``"dask://HOST:PORT"`` or an :class:`Engine`), out of core.
+
+    Nsight Systems timelines among ``paths`` are the ranks of a job: each is joined with the counting
+    profile among the other inputs, if any, and written as a Parquet kernel table first, one rank in
+    memory at a time (:mod:`roofline.engine.timelines`; ``fp16``: how the counts count FP16 FLOPs).
 
     Refuses, before reading a row, inputs that are not our Parquet kernel tables, a newer schema,
     mixed FP16 conventions, declared columns of another type (:func:`roofline.engine.inputs.check`)."""
@@ -96,7 +104,26 @@ def aggregate_files(paths: Sequence[str | os.PathLike[str]], by: GroupBy | str =
     if by not in VIEWS:
         raise InputError(f"out of core, launches are grouped by {', '.join(VIEWS)}, not {by!r}",
                          hint="--engine pandas for per-launch rows or drill-downs")
-    inputs = check(paths)
+    split = timeline_inputs(paths)
+    if split is None:
+        return _aggregate(check(paths), by, chosen)
+    if chosen.kind == "dask":
+        raise InputError("timelines are turned into kernel tables on this machine, which a Dask cluster's workers "
+                         "may not see", hint="write each rank's table where the workers see it (roofline analyze "
+                                             "RANK.sqlite COUNTS --parquet DIR/NAME.rankN.parquet), then roofline "
+                                             "analyze DIR --engine dask://HOST:PORT; or use --engine duckdb")
+    timelines, counting = split
+    with tempfile.TemporaryDirectory(prefix="roofline-ranks-", dir=chosen.temp_directory) as folder:
+        ranks = write_rank_tables(timelines, counting, Path(folder), fp16=fp16)
+        done = _aggregate(check(ranks.files), by, chosen)
+    frame = done.table.frame.copy(deep=False)  # each group's source: its timeline's name, not its table's
+    frame["source"] = frame["source"].replace({f.name: t.name for f, t in zip(ranks.files, timelines)})
+    table = dataclasses.replace(done.table, frame=frame, sources=(*map(str, timelines), *map(str, counting)),
+                                warnings=(*ranks.notes, *done.table.warnings))
+    return dataclasses.replace(done, table=table)
+
+
+def _aggregate(inputs: Inputs, by: GroupBy | str, chosen: Engine) -> Aggregated:
     plan = Plan.of(by, inputs.present)
     if chosen.kind == "dask":
         from roofline.engine import cluster
@@ -125,5 +152,5 @@ __all__ = ["ENGINES", "Aggregated", "Engine", "aggregate_files", "default_engine
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.engine.sql`` after ``import roofline``).
-_SUBMODULES = ("breakdowns", "cluster", "duck", "inputs", "plan", "sql")
+_SUBMODULES = ("breakdowns", "cluster", "duck", "inputs", "plan", "sql", "timelines")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

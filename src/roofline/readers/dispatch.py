@@ -192,16 +192,23 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
 
 
 def _joined(timelines: list[Source], counting: list[Source], *, fp16: str) -> KernelTable:
-    """One timeline's launches with the counts of the other inputs, a profile of the same program
-    (:func:`roofline.readers.nsys.join.join_counts`)."""
-    from roofline.readers.nsys.join import join_counts
+    """Timelines' launches with the counts of the other inputs, a profile of the same program
+    (:func:`roofline.readers.nsys.join.join_counts`). Several timelines (the ranks of a job, each
+    joined with the one counting profile) stand side by side as runs, as timelines alone do, with one
+    match rate over all of them."""
+    from roofline.readers.nsys.join import join_counts, match_rate
     from roofline.readers.nsys.timeline import read_timeline
 
-    if len(timelines) > 1:
-        raise InputError(f"{len(timelines)} timelines given with a counting profile: the counts join one timeline "
-                         "at a time", hint="give one .sqlite or .nsys-rep with its Nsight Compute files; timelines "
-                                           "alone are read side by side")
-    return join_counts(read_timeline(Path(fspath(timelines[0]))), read_profile(counting, fp16=fp16))
+    counts = read_profile(counting, fp16=fp16)
+    if len(timelines) == 1:
+        return join_counts(read_timeline(Path(fspath(timelines[0]))), counts)
+    tables = [join_counts(read_timeline(Path(fspath(p))), counts, rate_note=False) for p in timelines]
+    labels = run_labels([[fspath(p)] for p in timelines])
+    table = _stack([_with_run(t, label) for t, label in zip(tables, labels)])
+    rate = match_rate(table)
+    assert rate is not None  # every joined table has its match metric
+    return replace(table, warnings=(rate.summary(f"{len(timelines)} timelines"),
+                                    *dict.fromkeys(table.warnings)))
 
 
 def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[Source, Path]]:

@@ -18,6 +18,7 @@ import pandas as pd
 from roofline.analysis.breakdown import Breakdown
 from roofline.analysis.result import Analysis
 from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS, KernelTable
+from roofline.readers.nsys.join import match_rate
 from roofline.views.chart.rows import undrawn_kernels
 from roofline.views.time_breakdown import breakdown_dict
 
@@ -195,12 +196,7 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
 
 def match_to_dict(launches: KernelTable) -> dict[str, Any] | None:
     """How a timeline's launches found their counts (the ``match`` metric of a joined table,
-    :mod:`roofline.readers.nsys.join`): ``{"launches": {kind: n}, "time_s": {kind: s}}`` over the kinds
-    ``exact``, ``configuration`` and ``unmatched``; None for any other table."""
-    if "match" not in launches.metrics.columns or len(launches.metrics) != len(launches.frame):
-        return None
-    kind = launches.metrics["match"].astype("string").fillna("unmatched").to_numpy(dtype=object)
-    time = launches.frame["time_s"].to_numpy(dtype=np.float64)
-    kinds = ("exact", "configuration", "unmatched")
-    return {"launches": {k: int((kind == k).sum()) for k in kinds},
-            "time_s": {k: float(np.nansum(time[kind == k])) for k in kinds}}
+    :func:`roofline.readers.nsys.join.match_rate`): ``{"launches": {kind: n}, "time_s": {kind: s}}``
+    over the kinds ``exact``, ``configuration`` and ``unmatched``; None for any other table."""
+    rate = match_rate(launches)
+    return None if rate is None else {"launches": dict(rate.launches), "time_s": dict(rate.time_s)}

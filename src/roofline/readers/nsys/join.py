@@ -57,19 +57,34 @@ class MatchRate:
     launches: dict[str, int]
     time_s: dict[str, float]
 
-    def summary(self) -> str:
+    def summary(self, where: str | None = None) -> str:
+        """The rate in words; ``where``: the timelines it is over (``"3 timelines"``), when several."""
         total_n, total_t = sum(self.launches.values()), sum(self.time_s.values())
         parts = []
         for what, words in ((EXACT, "exactly"), (CONFIGURATION, "by configuration (the counting run's mean)"),
                             (UNMATCHED, "unmatched (counts unknown)")):
             share = self.time_s[what] / total_t if total_t > 0 else 0.0
             parts.append(f"{counted(self.launches[what], 'launch', 'launches')} {words}, {share:.1%} of the time")
-        return f"counts joined to {counted(total_n, 'timeline launch', 'timeline launches')}: " + "; ".join(parts)
+        launches = counted(total_n, 'timeline launch', 'timeline launches') + (f" of {where}" if where else "")
+        return f"counts joined to {launches}: " + "; ".join(parts)
 
 
-def join_counts(timeline: KernelTable, counts: KernelTable) -> KernelTable:
+def match_rate(table: KernelTable) -> MatchRate | None:
+    """The match rate of a joined table (its ``match`` metric, one per launch), also of several joined
+    tables stacked; None for a table that was not joined."""
+    if "match" not in table.metrics.columns or len(table.metrics) != len(table.frame):
+        return None
+    kind = table.metrics["match"].astype("string").fillna(UNMATCHED).to_numpy(dtype=object)
+    time = table.frame["time_s"].to_numpy(dtype=np.float64)
+    kinds = (EXACT, CONFIGURATION, UNMATCHED)
+    return MatchRate({k: int((kind == k).sum()) for k in kinds}, {k: float(np.nansum(time[kind == k])) for k in kinds})
+
+
+def join_counts(timeline: KernelTable, counts: KernelTable, *, rate_note: bool = True) -> KernelTable:
     """``timeline``'s launches (their time, identity and NVTX ranges) with the counts of the same
-    launches in ``counts`` (module docstring). Raises :class:`InputError` when ``counts`` has none."""
+    launches in ``counts`` (module docstring). Raises :class:`InputError` when ``counts`` has none.
+    ``rate_note=False`` leaves the match rate out of the warnings (a caller that stacks several
+    joined timelines says it once for all: :func:`match_rate`)."""
     t, c = timeline.frame, counts.frame
     where = ", ".join(counts.sources) or "the counting profile"
     have = [col for col in TAKEN if col in c.columns and col != "sm_clock_hz" and c[col].notna().any()]
@@ -124,7 +139,7 @@ def join_counts(timeline: KernelTable, counts: KernelTable) -> KernelTable:
     rate = MatchRate({w: int((match == i).sum()) for i, w in enumerate((EXACT, CONFIGURATION, UNMATCHED))},
                      {w: float(np.nansum(time[match == i])) for i, w in enumerate((EXACT, CONFIGURATION, UNMATCHED))})
     metrics = _metrics(timeline, counts, taken, match, unmatched)
-    notes = [rate.summary()]
+    notes = [rate.summary()] if rate_note else []
     if loose:
         notes.append(f"{where} names kernels by function only (ncu --print-kernel-base function): launches of "
                      "template variants of one function with the same grid and block share their counts")

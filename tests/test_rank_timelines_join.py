@@ -1,0 +1,131 @@
+"""A job's timelines, one per rank, each joined with one counting profile: side by side in memory
+(roofline.readers.read_profile), or out of core, one rank at a time, by DuckDB (roofline.engine.timelines).
+
+The ranks are two real public timelines (tests/data/nsys: nsysai_mfu_before, nsys 2026.2, 4010 launches;
+pipit_saxpy_mpi, nsys 2022.2, the saxpy of an MPI run; PROVENANCE.md beside each), copied under rank names.
+The counting profile is built from the first one's own launches as in tests/test_nsys_join.py (each
+launch's counts say which launch they belong to), so the first rank matches exactly and the second,
+a different program, not at all. Launch counts and times are summed with SQL on the files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from roofline import api, kernels
+from roofline.cli.app import main
+from roofline.engine import Engine, aggregate_files
+from roofline.errors import InputError
+from roofline.readers import kernel_parquet
+from roofline.readers.nsys.join import join_counts
+from roofline.readers.nsys.timeline import read_timeline
+from test_engines import assert_same_rows
+from test_nsys_join import MFU, counting
+
+SAXPY = Path(__file__).parent / "data" / "nsys" / "pipit_saxpy_mpi" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+
+
+def kernel_sums(path: Path) -> tuple[int, float]:
+    """Launches and kernel seconds of a timeline, by SQL on the file."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        n, ns = db.execute("SELECT COUNT(*), SUM(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    finally:
+        db.close()
+    return int(n), ns * 1e-9
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("job")
+    ranks = [root / "train.rank0.sqlite", root / "train.rank1.sqlite"]
+    shutil.copyfile(MFU, ranks[0])
+    shutil.copyfile(SAXPY, ranks[1])
+    timeline = read_timeline(MFU)
+    counts = root / "counts.parquet"
+    kernel_parquet.write(kernel_parquet.to_arrow(counting(timeline, np.arange(len(timeline)))), counts)
+    return {"rank0": ranks[0], "rank1": ranks[1], "counts": counts}
+
+
+def expected_note(*, exact: int, unmatched: int, exact_s: float, unmatched_s: float) -> str:
+    total = exact_s + unmatched_s
+    return (f"counts joined to {exact + unmatched} timeline launches of 2 timelines: {exact} launches exactly, "
+            f"{exact_s / total:.1%} of the time; 0 launches by configuration (the counting run's mean), 0.0% of the "
+            f"time; {unmatched} launches unmatched (counts unknown), {unmatched_s / total:.1%} of the time")
+
+
+def test_each_rank_joins_the_counts_and_the_ranks_stand_side_by_side(job):
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, s1 = kernel_sums(job["rank1"])
+    table = api.read([job["rank0"], job["rank1"], job["counts"]])
+    f = table.frame
+    assert len(f) == n0 + n1 and n0 == 4010
+    runs = f["run"].astype("string")
+    assert set(runs) == {"train.rank0.sqlite", "train.rank1.sqlite"}  # as timelines alone are labelled
+    rank0, rank1 = f[runs == "train.rank0.sqlite"], f[runs == "train.rank1.sqlite"]
+    assert rank0["time_s"].sum() == pytest.approx(s0, rel=1e-12)
+    assert rank1["time_s"].sum() == pytest.approx(s1, rel=1e-12)
+    # rank 0 takes exactly the counts the join of that timeline alone gives; rank 1 has none
+    alone = join_counts(read_timeline(MFU), api.read(job["counts"])).frame
+    np.testing.assert_array_equal(rank0["dram_bytes"].to_numpy(), alone["dram_bytes"].to_numpy())
+    assert rank0["dram_bytes"].sum() == 1000.0 * n0 * (n0 + 1) / 2  # every launch its own counts, 1000 x (k + 1)
+    assert rank1["dram_bytes"].isna().all() and rank1["flops"].isna().all()
+    # one match rate for the job, first among the notes, none per rank
+    assert table.warnings[0] == expected_note(exact=n0, unmatched=n1, exact_s=s0, unmatched_s=s1)
+    assert sum(w.startswith("counts joined to") for w in table.warnings) == 1
+    assert table.metrics["match"].astype("string").value_counts().to_dict() == {"exact": n0, "unmatched": n1}
+
+
+@pytest.mark.parametrize("by", ["name", "phase", "op"])
+def test_out_of_core_the_ranks_are_the_in_memory_joins_pooled(job, by, tmp_path):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    done = aggregate_files([job["rank0"], job["rank1"], job["counts"]], by=by,
+                           engine=Engine("duckdb", temp_directory=spill))
+    counts = api.read(job["counts"])
+    joined = []
+    for r in (job["rank0"], job["rank1"]):
+        frame = join_counts(read_timeline(r), counts).frame
+        joined.append(frame.assign(source=pd.Categorical([r.name] * len(frame))))  # as roofline merge names them
+    want = kernels.aggregate(kernels.concat(joined), by=by)
+    assert_same_rows(done.table.frame, want, by)
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, s1 = kernel_sums(job["rank1"])
+    assert done.files == 2 and done.launches == n0 + n1
+    assert done.table.warnings[0] == expected_note(exact=n0, unmatched=n1, exact_s=s0, unmatched_s=s1)
+    assert done.table.sources == tuple(str(p) for p in (job["rank0"], job["rank1"], job["counts"]))
+    assert not any(spill.iterdir())  # the ranks' tables are gone with their temporary folder
+
+
+def test_the_command_reads_a_jobs_timelines_with_counts_out_of_core(job, tmp_path):
+    out = tmp_path / "job.json"
+    code = main(["analyze", str(job["rank0"]), str(job["rank1"]), str(job["counts"]), "--engine", "duckdb",
+                 "-m", "h100-sxm", "--json", str(out), "-q"])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, s1 = kernel_sums(job["rank1"])
+    assert sum(k["launches"] for k in doc["kernels"]) == n0 + n1
+    assert sum(k["time_s"] for k in doc["kernels"]) == pytest.approx(s0 + s1, rel=1e-12)
+    saxpy = [k for k in doc["kernels"] if k["name"].startswith("saxpy(")]
+    assert len(saxpy) == 1 and saxpy[0]["flops"]["total"] is None  # unmatched: unknown, never zero
+    flash = [k for k in doc["kernels"] if k["name"].startswith("void flash::flash_fwd_kernel")]
+    assert flash and all(k["flops"]["total"] > 0 for k in flash)
+
+
+def test_timelines_for_a_dask_cluster_and_two_of_one_name_are_refused(job, tmp_path):
+    with pytest.raises(InputError, match="may not see"):
+        aggregate_files([job["rank0"], job["rank1"], job["counts"]], engine="dask://127.0.0.1:1")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    twin = other / job["rank0"].name
+    shutil.copyfile(job["rank0"], twin)
+    with pytest.raises(InputError, match="two timelines of the same name"):
+        aggregate_files([job["rank0"], twin, job["counts"]], engine="duckdb")
