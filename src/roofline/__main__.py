@@ -1,3 +1,3 @@
-from roofline.cli.app import main
+from roofline.cli.app import run
 
-raise SystemExit(main())
+run()

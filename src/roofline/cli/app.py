@@ -1,17 +1,21 @@
 """The `roofline` command. Each sub-command lives in its own module and registers itself here.
 
-`main(argv) -> int` is the entry point; it never raises for expected errors: a
+`main(argv) -> int` runs a command; it never raises for expected errors: a
 :class:`~roofline.errors.RooflineError` or a usage error becomes one message on stderr and
 exit status 2. Notes and warnings go to stderr through one :class:`~roofline.cli.console.Messages`
-per run (each once; ``--quiet`` silences them); results go to stdout.
+per run (each once; ``--quiet`` silences them); results go to stdout. `run()` is the installed
+command: :func:`main`, then the process ends (:func:`end_process`).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import import_module
+from typing import NoReturn
 
 import typer
 
@@ -129,3 +133,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def run() -> NoReturn:
+    """The ``roofline`` command (the console script and ``python -m roofline``): :func:`main`, then
+    :func:`end_process`."""
+    end_process(main())
+
+
+def end_process(code: int) -> NoReturn:
+    """End the process with ``code`` once what Python does at exit that anyone can see is done:
+    non-daemon threads joined, ``atexit`` functions run (coverage, dask, logging register theirs),
+    standard output and error flushed. What is skipped is the teardown of every module and the last
+    garbage collection: with pandas, pyarrow and numpy loaded they take 0.12-0.17 s, at the end of
+    every command, on the 2-core VM (measured from the last line of ``main`` to the shell's next
+    command: 0.15 s, against 0.015 s with this), and nothing roofline writes waits for them (its
+    files are closed when written)."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is None:  # not CPython: let the interpreter end the process its own way
+        raise SystemExit(code)
+    run_exit_functions()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader of a pipe has gone: what is left is dropped, as main() does
+            stop_writing(stream)
+            code = code or 1
+        except (AttributeError, OSError, ValueError):  # no stream, or a closed one: nothing to flush
+            pass
+    os._exit(code)
