@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.errors import InputError
+from roofline.kernels.vendor import NVIDIA_WORDS, bound_words
 from roofline.units import format_number
 
 #: Exit status of ``roofline compare --fail-if-slower`` when the total time grew too much.
@@ -180,6 +181,12 @@ def sort_changes(comp: Comparison, key: str = "time") -> pd.DataFrame:
     return ranked.sort_values("_order", ascending=False, kind="stable", na_position="last").drop(columns="_order")
 
 
+def _bound(value: Any, words: Any) -> str:
+    """A side's bound in its words (an AMD GPU's: 'HBM', 'Matrix FP16'), '-' when unknown."""
+    return "-" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) \
+        else bound_words(str(value), words)
+
+
 def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time") -> Any:
     """A rich Table of the changes per kernel (ordered by ``sort``: :func:`sort_changes`) with a totals row."""
     from rich.table import Table
@@ -199,8 +206,11 @@ def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time")
     pct = tot["time_change_pct"]
     t.add_column("change", justify="right", footer=f"{pct:+.1f}%" if math.isfinite(pct) else "-")
     t.add_column("FLOP/s", justify="right", no_wrap=True)
+    before, after = (getattr(getattr(comp, side), "words", NVIDIA_WORDS) for side in ("before", "after"))
+    amd = before.is_amd or after.is_amd  # NVIDIA's keys in upper case, as ever; else each side's words
     for lv in comp.levels:
-        t.add_column(f"AI {lv.upper()}", justify="right", no_wrap=True)
+        name = lv.upper() if not amd else " / ".join(dict.fromkeys((before.level(lv), after.level(lv))))
+        t.add_column(f"AI {name}", justify="right", no_wrap=True)
     t.add_column("limiter")
     frame = sort_changes(comp, sort)
     rows = frame if top is None else frame.head(top)
@@ -215,6 +225,7 @@ def changes_table(comp: Comparison, *, top: int | None = 20, sort: str = "time")
                  Text(f"{change:+.1f}%" if math.isfinite(change) else "-", style=style),
                  _arrow(r["flop_rate_before"], r["flop_rate_after"], lambda v: format_si(v, "FLOP/s"))]
         cells += [_arrow(r[f"ai_{lv}_before"], r[f"ai_{lv}_after"], _ai) for lv in comp.levels]
-        cells.append(Text(_arrow(r["bound_before"], r["bound_after"], str)))
+        cells.append(Text(_arrow(r["bound_before"], r["bound_after"], str) if not amd else
+                          f"{_bound(r['bound_before'], before)} → {_bound(r['bound_after'], after)}"))
         t.add_row(*cells)
     return t

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.work import Work, lower_bound_rows, work_for
+from roofline.kernels.vendor import VendorWords, words_for
 from roofline.machine.model import Machine
 
 #: Label used in summaries for rows whose bound or phase is unknown.
@@ -45,6 +46,10 @@ class Analysis:
     ``metric_hints``: what to collect for each column a view may find missing (the kernel table's
     :attr:`~roofline.kernels.KernelTable.metric_hints`: column or work -> the tool's metrics that supply
     it, keys of :mod:`roofline.counting.hints`); empty when the table's reader named no tool.
+    ``vendor``: whose GPU the kernels ran on, ``"nvidia"`` or ``"amd"`` (the table's ``compute_capability``:
+    :func:`roofline.kernels.vendor.table_vendor`); None when unknown or mixed. ``arch``: the table's one
+    architecture ('9.0', 'gfx942'), None when unknown or several. Views name levels, units and compute
+    ceilings in that vendor's words (:attr:`words`).
     """
 
     frame: pd.DataFrame
@@ -57,6 +62,8 @@ class Analysis:
     depth: int | None = None
     peaks: Machine | None = None
     metric_hints: Mapping[str, str] = field(default_factory=dict)
+    vendor: str | None = None
+    arch: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
@@ -65,7 +72,13 @@ class Analysis:
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
         return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
-                                 self.work, self.depth, self.peaks, dict(self.metric_hints)))
+                                 self.work, self.depth, self.peaks, dict(self.metric_hints), self.vendor, self.arch))
+
+    @property
+    def words(self) -> VendorWords:
+        """The vendor's words for levels, units and compute ceilings (:func:`roofline.kernels.vendor.words_for`;
+        NVIDIA's when the vendor is unknown)."""
+        return words_for(self.vendor, self.arch)
 
     @property
     def peaks_beside(self) -> Machine | None:

@@ -37,6 +37,7 @@ from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import Work, work_for
 from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, table_arch, table_vendor, words_for
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.units import counted, format_si
 
@@ -101,8 +102,10 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         frame = validate(table)
 
     phase_times = _phase_times(frame)
-    kernel_clock = _capped_clock(frame, _mean_clock(frame), machine, notes)
-    applied = _apply_clock(kernel_clock, machine, notes)
+    vendor, arch = table_vendor(frame), table_arch(frame)
+    words = words_for(vendor, arch)
+    kernel_clock = _capped_clock(frame, _mean_clock(frame), machine, notes, words)
+    applied = _apply_clock(kernel_clock, machine, notes, words)
     rows = aggregate_columns(frame, by, depth, table=table if isinstance(table, KernelTable) else None)
 
     traffic = {lv: col for lv, col in spec.traffic.items() if col in rows}
@@ -130,7 +133,8 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints)
     out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
-                    phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints)
+                    phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints,
+                    vendor=vendor, arch=arch)
 
 
 def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],
@@ -198,13 +202,13 @@ CLOCK_SLACK = 0.005
 
 
 def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machine | None,
-                  notes: list[str]) -> float | None:
+                  notes: list[str], words: VendorWords = NVIDIA_WORDS) -> float | None:
     """The kernels' clock the ceilings are scaled to: the time-weighted mean of their SM clocks, each
     taken as at most the device's highest SM clock (:attr:`Machine.max_sm_clock_hz`); launches whose
     counters read a higher clock are named in a note. ncu's SM clock (its elapsed SM cycles per second) is
     the SM's elapsed cycles over the launch's duration, and the cycle counters run a little longer
     than the duration: on kernels of a few microseconds it reads up to 15 % high (an H100's DeepCAM
-    step: 1.81-2.29 GHz at a 1.98 GHz maximum)."""
+    step: 1.81-2.29 GHz at a 1.98 GHz maximum). The note names the clock in the vendor's ``words``."""
     highest = machine.max_sm_clock_hz if machine is not None else None
     if highest is None or mean_clock is None:
         return mean_clock
@@ -216,15 +220,18 @@ def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machin
     total = np.nansum(t)
     share = f" ({np.nansum(np.where(above, t, 0.0)) / total:.0%} of the time)" if total > 0 else ""
     capped = _mean_clock(frame.assign(sm_clock_hz=np.fmin(clk, highest)))
-    notes.append(f"{counted(int(above.sum()), 'launch', 'launches')}{share} read an SM clock above the device's "
+    why = "the counters' elapsed cycles" if words.is_amd else "ncu's elapsed cycles"
+    notes.append(f"{counted(int(above.sum()), 'launch', 'launches')}{share} read an {words.clock} above the device's "
                  f"maximum {format_si(highest, 'Hz')} (up to {format_si(float(np.nanmax(clk[above])), 'Hz')}; "
-                 "ncu's elapsed cycles over a short duration overstate it): taken as the maximum, so the kernels' "
+                 f"{why} over a short duration overstate it): taken as the maximum, so the kernels' "
                  f"mean clock is {format_si(capped, 'Hz')}, not {format_si(mean_clock, 'Hz')}")
     return capped
 
 
-def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[str]) -> Machine | None:
-    """The machine scaled to the time-weighted mean SM clock of the launches."""
+def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[str],
+                 words: VendorWords = NVIDIA_WORDS) -> Machine | None:
+    """The machine scaled to the time-weighted mean SM clock of the launches (the notes in the vendor's
+    ``words``: an AMD GPU's engine clock and HBM)."""
     if machine is None:
         return None
     assumed = machine.metadata.get("clock_assumed")
@@ -234,11 +241,12 @@ def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[
         notes.append(f"kernel clocks unknown: ceilings of {machine.name!r} used as given, not scaled")
         return machine
     if machine.sm_clock_hz is None:
-        notes.append(f"machine {machine.name!r} records no SM clock: ceilings used as given, not scaled "
+        notes.append(f"machine {machine.name!r} records no {words.clock}: ceilings used as given, not scaled "
                      f"to the kernels' {format_si(mean_clock, 'Hz')}")
         return machine
     notes.append(f"ceilings scaled from {format_si(machine.sm_clock_hz, 'Hz')} to the kernels' "
-                 f"time-weighted mean SM clock {format_si(mean_clock, 'Hz')} (DRAM bandwidth not scaled)")
+                 f"time-weighted mean {words.clock} {format_si(mean_clock, 'Hz')} "
+                 f"({words.level('dram')} bandwidth not scaled)")
     return machine.scaled_to_clock(mean_clock)
 
 

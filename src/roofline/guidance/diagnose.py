@@ -13,18 +13,20 @@ from __future__ import annotations
 import functools
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import pandas as pd
 
+from roofline.guidance import amd
 from roofline.guidance import metrics as m
 from roofline.guidance.headline import Headline, weigh
 from roofline.guidance.memory_patterns import WARP_INST_PEAK
 from roofline.analysis.limits import INCONSISTENT
 from roofline.guidance.rules import LIMITER_PRIORITY, LIMITERS, RULES, Finding, Limiter, Rule, RowValues
 from roofline.kernels import KernelTable
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class KernelDiagnosis:
     #: the physical limits the row's rates break (analysis ``inconsistent``): then the limiter is
     #: "inconsistent" and no rule's claim is made
     inconsistent: str | None = None
+    #: the vendor's words the limiter and its sentence use (AMD's: HBM, LDS, matrix cores, HIP graphs)
+    words: VendorWords = NVIDIA_WORDS
 
     @property
     def fired(self) -> list[Finding]:
@@ -59,7 +63,13 @@ class KernelDiagnosis:
 
     @property
     def limiter_info(self) -> Limiter | None:
-        return LIMITERS.get(self.limiter) if self.limiter else None
+        return amd.limiters_for(self.words.vendor).get(self.limiter) if self.limiter else None
+
+    @property
+    def _bound_name(self) -> str:
+        """The bound level as the limiter names it: 'DRAM' (NVIDIA's key in upper case), 'HBM' on AMD."""
+        bound = self.bound or ""
+        return self.words.level(bound) if self.words.is_amd else bound.upper()
 
     @property
     def limiter_label(self) -> str:
@@ -68,7 +78,7 @@ class KernelDiagnosis:
             return "unknown"
         if self.limiter == "memory" and self.bound and self.bound not in ("?",) and not self.bound.startswith(
                 ("fp", "tensor", "bf", "mixed")):
-            return f"{info.label} ({self.bound.upper()})"
+            return f"{info.label} ({self._bound_name})"
         return info.label
 
     @property
@@ -81,7 +91,7 @@ class KernelDiagnosis:
             return f"Inconsistent counters, not diagnosed: {self.inconsistent}."
         limits = info.limits
         if self.limiter == "memory" and self.bound and self.limiter_label != info.label:
-            limits = f"{self.bound.upper()} bandwidth"
+            limits = f"{self._bound_name} bandwidth"
         return f"Limited by {limits}; {info.helps}."
 
     @property
@@ -202,14 +212,18 @@ def _missing_message(missing: tuple[str, ...]) -> str:  # the same few sets, for
     return "Not evaluated: " + "; ".join(parts) + "."
 
 
-def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rule] = RULES) -> list[Finding]:
-    """Run ``rules`` on one row of values (analysis columns and metrics by name)."""
-    row = RowValues(values, tuple(levels))
+def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rule] = RULES,
+              words: VendorWords = NVIDIA_WORDS, hints: Mapping[str, str] | None = None) -> list[Finding]:
+    """Run ``rules`` on one row of values (analysis columns and metrics by name); findings name levels and
+    units in the vendor's ``words``; on AMD a rule that cannot run names the counters of the table's
+    ``hints`` (its reader's), never ncu's."""
+    row = RowValues(values, tuple(levels), words)
     out = []
     for rule in rules:
         missing = _missing_for(rule, values)
         if missing is not None:
-            out.append(rule.finding("missing", missing_message(missing), missing=missing))
+            text = amd.missing_message(missing, hints or {}) if words.is_amd else missing_message(missing)
+            out.append(rule.finding("missing", text, missing=missing))
             continue
         out.append(rule.check(row, rule))
     return out
@@ -278,18 +292,24 @@ def _warp_inst_peak(machine: Any) -> float:
 
 
 def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
-             rules: Sequence[Rule] = RULES, rows: Sequence[Hashable] | None = None) -> Diagnoses:
+             rules: Sequence[Rule] | None = None, rows: Sequence[Hashable] | None = None) -> Diagnoses:
     """Diagnose every row of ``analysis`` (a ``roofline.analysis.Analysis``), or the rows of its frame
     labelled ``rows`` (those a view shows: their launches' metrics alone are combined).
 
     ``table`` is the per-launch :class:`KernelTable` the analysis came from; its
     ``metrics`` feed the rules that read raw ncu metrics (see :func:`as_table` for what
     else is accepted). Without it (or without those metrics) only the rules over the
-    roofline columns run, and the others say which metrics would enable them.
+    roofline columns run, and the others say which metrics would enable them. ``rules``: every rule by
+    default; on an AMD analysis (``analysis.vendor``) only the rules that hold there run, in AMD's words
+    (:func:`roofline.guidance.amd.rules_for`), and one warning names those that need NVIDIA's counters.
     """
     frame: pd.DataFrame = analysis.frame if rows is None else analysis.frame.loc[list(rows)]
     by = getattr(analysis, "by", "name")
     levels = list(getattr(analysis, "levels", []) or [])
+    words: VendorWords = getattr(analysis, "words", NVIDIA_WORDS)
+    asked = rules
+    rules = amd.rules_for(words.vendor, rules)
+    hints = dict(getattr(analysis, "metric_hints", {}) or {})
     table, problem = as_table(analysis, table)
     per_row = m.metrics_per_row(frame, by, table, only_rows=rows is not None)
     metric_values = _row_dicts(per_row) if per_row.shape[1] else [{}] * len(frame)
@@ -299,7 +319,7 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
     missing_names: dict[str, tuple[str, ...]] = {}
     for idx, row, row_metrics in zip(frame.index, _row_dicts(frame), metric_values):
         values = row | machine_values | row_metrics
-        findings = run_rules(values, levels, rules)
+        findings = run_rules(values, levels, rules, words, hints)
         for f in findings:
             if f.status != "missing":
                 runs[f.rule] += 1
@@ -312,14 +332,18 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
             index=idx, kernel_name=str(values.get("kernel_name")), phase=str(phase) if _has(phase) else None,
             findings=tuple(findings), limiter=INCONSISTENT if beyond else head.limiter,  # type: ignore[union-attr]
             bound=str(values.get("bound")) if _has(values.get("bound")) else None, headline=head,
-            inconsistent=str(values["inconsistent"]) if _has(values.get("inconsistent")) else None))
+            inconsistent=str(values["inconsistent"]) if _has(values.get("inconsistent")) else None, words=words))
     warnings = [problem] if problem else []
+    if words.is_amd and (note := amd.nvidia_only_note(asked)):
+        warnings.append(note)
     not_run: dict[str, list[Rule]] = {}  # the same metrics would enable several rules: one warning for them
     for r in rules:
         if runs[r.id] == 0 and len(frame):
-            names = missing_metrics(missing_names.get(r.id, ()))
+            missing = missing_names.get(r.id, ())
+            # on AMD the counters the table's reader names for the columns (never ncu's)
+            names = ([hints[n] for n in missing if n in hints] if words.is_amd else missing_metrics(missing))
             if names:
-                not_run.setdefault(_hint(names), []).append(r)
+                not_run.setdefault(", ".join(names) if words.is_amd else _hint(names), []).append(r)
     for hint, group in not_run.items():
         which = ", ".join(f"{r.id!r} ({r.title})" for r in group)
         warnings.append(f"rule{'s' if len(group) > 1 else ''} {which} did not run: collect {hint}")

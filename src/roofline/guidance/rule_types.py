@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
+
 # -- the sources rules cite ----------------------------------------------------------------------------
 NCU_SOL = "Nsight Compute Kernel Profiling Guide, Speed Of Light section; ncu rule SOLBottleneck"
 NCU_MEMORY_TABLES = ("Nsight Compute Kernel Profiling Guide, Memory Workload Analysis tables; "
@@ -65,10 +67,17 @@ class Finding:
 
 @dataclass(frozen=True)
 class RowValues:
-    """One row as a rule sees it: analysis columns and ncu metrics by name, plus the levels."""
+    """One row as a rule sees it: analysis columns and ncu metrics by name, plus the levels, and the
+    vendor's ``words`` for what a finding names (levels, matrix units)."""
 
     values: Mapping[str, Any]
     levels: tuple[str, ...]
+    words: VendorWords = NVIDIA_WORDS
+
+    def level_name(self, level: str) -> str:
+        """A level as a finding names it: 'L1', 'SHARED', 'DRAM' (NVIDIA's keys in upper case, as ever);
+        'vL1D', 'LDS', 'HBM' on AMD."""
+        return self.words.level(level) if self.words.is_amd else level.upper()
 
     def get(self, name: str) -> float:
         """The value as a float; NaN when absent or not a number."""

@@ -31,6 +31,7 @@ from roofline.guidance.rule_types import (
     Limiter, RowValues, Rule, Threshold,
 )
 from roofline.units import format_number, format_si, format_time
+from roofline.kernels.vendor import bound_words
 
 #: Limiters the rules name, with the plain sentence of what usually helps.
 LIMITERS: dict[str, Limiter] = {
@@ -275,16 +276,16 @@ def check_bandwidth(v: RowValues, r: Rule) -> Finding:
         if not math.isfinite(bw):
             continue
         vals[f"bw_{level}"], vals[f"bw_use_{level}"] = bw, use
-        parts.append(f"{level.upper()} {format_si(bw, 'B/s')} ({_pct(use * 100)} of ceiling)")
+        parts.append(f"{v.level_name(level)} {format_si(bw, 'B/s')} ({_pct(use * 100)} of ceiling)")
         if math.isfinite(use) and use > top:
             top, top_level = use, level
     if not parts:
         return r.finding("ok", "No bytes known at any level.")
     text = "Effective bandwidth: " + ", ".join(parts) + "."
     if top >= r.t("near_ceiling"):
-        return r.finding("fired", text + f" {top_level.upper()} runs at {top:.0%} of its ceiling: "
+        return r.finding("fired", text + f" {v.level_name(top_level)} runs at {top:.0%} of its ceiling: "
                          f"bandwidth-bound there.", severity="medium", limiter="memory", values=vals,
-                         brief=f"{top_level.upper()} at {top:.0%} of its bandwidth ceiling")
+                         brief=f"{v.level_name(top_level)} at {top:.0%} of its bandwidth ceiling")
     return r.finding("ok", text, values=vals)
 
 
@@ -293,7 +294,7 @@ def check_roofline(v: RowValues, r: Rule) -> Finding:
     t, rt, pct, save = v.get("time_s"), v.get("roofline_time_s"), v.get("pct_of_roofline"), v.get("savable_time_s")
     bound, region = v.text("bound") or "?", v.text("region") or "unknown"
     vals = {"time_s": t, "roofline_time_s": rt, "pct_of_roofline": pct, "savable_time_s": save}
-    level = bound.upper() if bound in v.levels else bound
+    level = v.level_name(bound) if bound in v.levels else bound_words(bound, v.words)
     text = (f"Runs at {pct:.0%} of its roofline, bound by the {level} ceiling ({region}): at the ceiling it would take "
             f"{format_time(rt)} instead of {format_time(t)}, saving {format_time(save)}.")
     if bound in v.levels:
@@ -311,10 +312,10 @@ def check_roofline(v: RowValues, r: Rule) -> Finding:
 
 
 _LOCALITY_TEXT = {
-    "streaming": "the intensities at L1, L2 and DRAM are close: data streams through the caches with little reuse",
-    "l2-reuse": "L2 serves much of the traffic (DRAM intensity well above L2's): there is reuse in L2",
-    "l1-reuse": "L1 serves much of the traffic (L2 intensity well above L1's): there is reuse in L1",
-    "l1-l2-reuse": "both caches filter traffic: reuse in L1 and in L2",
+    "streaming": "the intensities at {l1}, {l2} and {dram} are close: data streams through the caches with little reuse",
+    "l2-reuse": "{l2} serves much of the traffic ({dram} intensity well above {l2}'s): there is reuse in {l2}",
+    "l1-reuse": "{l1} serves much of the traffic ({l2} intensity well above {l1}'s): there is reuse in {l1}",
+    "l1-l2-reuse": "both caches filter traffic: reuse in {l1} and in {l2}",
 }
 
 
@@ -323,8 +324,9 @@ def check_locality(v: RowValues, r: Rule) -> Finding:
     loc = v.text("locality")
     ais = {lvl: v.get(f"ai_{lvl}") for lvl in v.levels}
     vals = {f"ai_{k}": x for k, x in ais.items() if math.isfinite(x)}
-    shown = ", ".join(f"{k.upper()} {format_number(x)}" for k, x in ais.items() if math.isfinite(x))
-    reading = _LOCALITY_TEXT.get(loc or "", f"locality reading {loc!r}")
+    shown = ", ".join(f"{v.level_name(k)} {format_number(x)}" for k, x in ais.items() if math.isfinite(x))
+    names = {lv: v.level_name(lv) for lv in ("l1", "l2", "dram")}
+    reading = _LOCALITY_TEXT[loc].format(**names) if loc in _LOCALITY_TEXT else f"locality reading {loc!r}"
     return r.finding("fired", f"Arithmetic intensity (FLOP/B) {shown}: {reading}.", severity="info", values=vals)
 
 
@@ -346,12 +348,14 @@ def check_tensor_cores(v: RowValues, r: Rule) -> Finding:
     share = tensor / total if total > 0 else math.nan
     low_share = scalar_low / total if total > 0 else math.nan
     vals = {"tensor_share": share, "fp32_fp16_share": low_share, "compute_use": use}
+    units = v.words.matrix_units  # 'tensor cores', 'matrix cores (MFMA)'
     if (math.isfinite(share) and share < r.t("tensor_share") and math.isfinite(low_share)
             and low_share >= r.t("scalar_share") and use >= r.t("compute_use")):
         return r.finding("fired", f"Compute-heavy ({use:.0%} of its compute ceiling) with {share:.0%} of FLOPs on "
-                         f"tensor cores.", severity="medium", limiter="tensor-cores", values=vals,
-                         brief=f"{use:.0%} of compute peak, {share:.0%} of FLOPs on tensor cores")
-    return r.finding("ok", f"Tensor-core share of FLOPs: {share:.0%}." if math.isfinite(share) else "No FLOPs.",
+                         f"{units}.", severity="medium", limiter="tensor-cores", values=vals,
+                         brief=f"{use:.0%} of compute peak, {share:.0%} of FLOPs on {units}")
+    which = "Matrix-core (MFMA)" if v.words.is_amd else "Tensor-core"
+    return r.finding("ok", f"{which} share of FLOPs: {share:.0%}." if math.isfinite(share) else "No FLOPs.",
                      values=vals)
 
 

@@ -16,7 +16,9 @@ dictionary-encoded (:data:`ENCODED_COLUMNS`); the contract is written in :mod:`r
 - :mod:`roofline.kernels.steps`: what a step of a timeline is (the breakdown's and ``roofline profile --timeline``'s);
 - :mod:`roofline.kernels.arrays`: columns as arrays, frames made at once, launches grouped as integers;
 - :mod:`roofline.kernels.labels`: short kernel names and the words for a table's work (FLOPs, operations,
-  instructions).
+  instructions);
+- :mod:`roofline.kernels.vendor`: whose GPU a table comes from (NVIDIA or AMD, by ``compute_capability``) and
+  that vendor's words for levels, units and compute ceilings.
 """
 
 from roofline.kernels.arrays import (
@@ -93,5 +95,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.kernels.<module>`` after ``import roofline``).
-_SUBMODULES = ("activity", "arrays", "grouping", "labels", "schema", "steps")
+_SUBMODULES = ("activity", "arrays", "grouping", "labels", "schema", "steps", "vendor")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

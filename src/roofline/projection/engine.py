@@ -10,12 +10,24 @@ import pandas as pd
 
 from roofline.analysis.roofline import analyze
 from roofline.errors import InputError
+from roofline.analysis.result import Analysis
 from roofline.kernels import KernelTable, validate
+from roofline.kernels.vendor import VendorWords, machine_vendor, table_words, words_for
 from roofline.machine.model import Machine
 from roofline.projection.machines import l2_size, memory_roof, roof, substituted, used_keys, with_levels
 from roofline.projection.notes import Terms, judge, l2_capacity
 from roofline.projection.model import Projection
 from roofline.units import format_si
+
+
+def _in_target_words(analysis: Analysis, target: Machine) -> Analysis:
+    """The kernels on the target named in the target's vendor's words (an AMD profile projected onto an
+    NVIDIA GPU speaks NVIDIA's, and back), where the target machine tells its vendor
+    (:func:`roofline.kernels.vendor.machine_vendor`); else the source's, as the table's."""
+    vendor, arch = machine_vendor(target.name, target.metadata)
+    if vendor is None or (vendor == analysis.vendor and arch in (None, analysis.arch)):
+        return analysis
+    return dataclasses.replace(analysis, vendor=vendor, arch=arch)
 
 
 def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "name",
@@ -31,9 +43,12 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
     if by not in ("name", "phase"):
         raise ValueError("a projection is by 'name' or by 'phase'")
     notes: list[str] = []
+    here: VendorWords = table_words(table.frame if isinstance(table, KernelTable) else table)
+    vendor, arch = machine_vendor(target.name, target.metadata)
+    there = words_for(vendor, arch) if vendor is not None else here
     if target_clock_hz is not None:
         if target.sm_clock_hz is None:
-            notes.append(f"the target {target.name!r} records no SM clock: its ceilings used as given, not at "
+            notes.append(f"the target {target.name!r} records no {there.clock}: its ceilings used as given, not at "
                          f"{format_si(target_clock_hz, 'Hz')}")
         else:
             target = target.scaled_to_clock(target_clock_hz)
@@ -41,7 +56,8 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
     levels = [lv for lv in src_analysis.levels if lv in target.memory]
     dropped = [lv for lv in src_analysis.levels if lv not in target.memory]
     if dropped:  # the same levels on both sides, so that the fraction of the roofline means the same
-        notes.append(f"no {', '.join(lv.upper() for lv in dropped)} ceiling on the target {target.name!r}: that level "
+        names = (there.level(lv) if there.is_amd else lv.upper() for lv in dropped)
+        notes.append(f"no {', '.join(names)} ceiling on the target {target.name!r}: that level "
                      "left out of both rooflines (its time there is not bounded by it)")
         src_analysis = analyze(table, with_levels(source, levels), by=by)
     src_applied = src_analysis.machine
@@ -56,15 +72,15 @@ def project(table: KernelTable, target: Machine, source: Machine, *, by: str = "
     tframe["dram_bytes"] = np.where(capacity.smaller, np.fmax(capacity.dram, capacity.l2), capacity.dram)
     opt = tframe.copy()
     opt["dram_bytes"] = np.where(capacity.larger, 0.0, capacity.dram)
-    tgt_analysis = analyze(tframe, tgt_machine, by="launch")
-    tgt_opt = analyze(opt, tgt_machine, by="launch") if (capacity.smaller.any() or capacity.larger.any()) \
-        else tgt_analysis
+    tgt_analysis = _in_target_words(analyze(tframe, tgt_machine, by="launch"), target)
+    tgt_opt = _in_target_words(analyze(opt, tgt_machine, by="launch"), target) \
+        if (capacity.smaller.any() or capacity.larger.any()) else tgt_analysis
     for a in (tgt_analysis, tgt_opt):  # same order as the source rows (stable sort on the same times)
         if not a.frame["kernel_name"].equals(frame["kernel_name"]):
             raise AssertionError("projection rows out of order")
     notes.extend(n for n in tgt_analysis.notes if not n.startswith("kernel clocks unknown"))
     clock = tgt_machine.sm_clock_hz
-    notes.insert(0, f"the target {target.name!r} at {format_si(clock, 'Hz') if clock else 'its stated'} SM clock; "
+    notes.insert(0, f"the target {target.name!r} at {format_si(clock, 'Hz') if clock else 'its stated'} {there.clock}; "
                     f"the source {source.name!r} at the kernels' own clock")
 
     roof_src, mem_only_src = roof(src_analysis)

@@ -126,7 +126,8 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
 def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
                      breakdown: Breakdown | None = None, launches: KernelTable | None = None) -> dict[str, Any]:
     """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
-    "kernels": [...]}`` (see docs/json-schema.md), ``"estimate"`` (:func:`comparison_to_dict`) when
+    "kernels": [...]}`` (see docs/json-schema.md), ``"vendor"`` (:func:`vendor_to_dict`) for an AMD profile,
+    ``"estimate"`` (:func:`comparison_to_dict`) when
     a measured-vs-estimated ``comparison`` is given, ``"breakdown"`` (where a timeline's time went:
     :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given, and ``"match"``
     (:func:`match_to_dict`) when ``launches`` is a timeline joined with counts."""
@@ -191,7 +192,22 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
     match = match_to_dict(launches) if launches is not None else None
     if match is not None:
         out["match"] = match
+    if (vendor := vendor_to_dict(analysis)) is not None:
+        out["vendor"] = vendor
     return out
+
+
+def vendor_to_dict(analysis: Analysis) -> dict[str, Any] | None:
+    """Whose GPU the profile is of, for a profile other than NVIDIA's (an AMD Instinct's): ``{"name": "amd",
+    "arch": "gfx942" | None, "level_names": {level: name}, "compute_unit": "CU", "thread_group": "wavefront",
+    "thread_group_size": 64}``; None for NVIDIA's or an unknown vendor (the JSON as it always was)."""
+    words = analysis.words
+    if not words.is_amd:
+        return None
+    return {"name": words.vendor, "arch": analysis.arch,
+            "level_names": {lv: words.level(lv) for lv in (*STANDARD_LEVELS, *analysis.levels)},
+            "compute_unit": words.compute_unit, "thread_group": words.thread_group,
+            "thread_group_size": words.thread_group_size}
 
 
 def match_to_dict(launches: KernelTable) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from roofline.analysis.result import Analysis
 from roofline.units import counted, format_number, format_si
 from roofline.kernels.labels import short_names
 from roofline.views.work_words import work_labels
-from roofline.views.chart.style import level_label
+from roofline.views.chart.style import bound_text, level_label
 
 #: The HTML formatter's MIME type in IPython.
 HTML_MIME = "text/html"
@@ -91,8 +91,10 @@ def _undrawn(analysis: Analysis, roofline: str) -> str:
 
 
 def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
-    """The summary line (with the work and its units), the notes and the top kernels as one HTML fragment."""
+    """The summary line (with the work and its units), the notes and the top kernels as one HTML fragment;
+    levels and bounds in the vendor's words (``analysis.words``)."""
     totals = analysis.totals
+    words = analysis.words
     machine = analysis.machine
     labels = work_labels(analysis.work_spec)
     where = (f"{html.escape(machine.name)} ({html.escape(machine.source)})" if machine is not None
@@ -100,7 +102,7 @@ def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
     rows = analysis.ranked.head(top)
     names = short_names(list(rows["kernel_name"].astype(str)))
     head = ["kernel", "launches", "time", "share", labels.rate,
-            *[f"{labels.intensity} {level_label(level)}" for level in analysis.levels], "bound", "region",
+            *[f"{labels.intensity} {level_label(level, words.levels)}" for level in analysis.levels], "bound", "region",
             "% of roofline"]
     body = []
     for (_, r), name in zip(rows.iterrows(), names):
@@ -112,7 +114,7 @@ def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
             f"<td>{_pct(r['time_share'])}</td>",
             f"<td>{_cell(r['flop_rate'], labels.rate_unit)}</td>",
             *[f"<td>{_intensity(r.get(f'ai_{level}', math.nan))}</td>" for level in analysis.levels],
-            f"<td>{_text(r['bound'])}</td>",
+            f"<td>{_text(r['bound'] if pd.isna(r['bound']) else bound_text(str(r['bound']), words))}</td>",
             f"<td>{_text(r['region'])}</td>",
             f"<td>{_pct(r['pct_of_roofline'])}</td>",
         ]

@@ -15,8 +15,9 @@ from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
 from roofline.kernels.labels import short_names
+from roofline.kernels.vendor import VendorWords
 from roofline.views.work_words import WorkLabels, work_labels
-from roofline.views.chart.style import ceilings_caption, level_label
+from roofline.views.chart.style import bound_text, ceilings_caption, level_label
 
 UNKNOWN = "-"
 
@@ -59,6 +60,12 @@ def _str(value: object) -> str:
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 kernel``, ``2 kernels`` (``words``: an irregular plural)."""
     return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def _bound(value: object, words: VendorWords) -> str:
+    """A row's bound in the vendor's words (:func:`~roofline.views.chart.style.bound_text`), or '-'."""
+    text = _str(value)
+    return UNKNOWN if text == UNKNOWN else bound_text(text, words)
 
 
 def _pattern(pattern: object, per_transaction: object) -> str:
@@ -105,7 +112,8 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     """Kernels ranked by time (or by ``sort``: see :func:`roofline.analysis.select.sort_rows`): (run, when
     several), name, launches, time, % time, the work's rate (FLOP/s, OP/s or warp inst/s), intensity per
     level (FLOP/B, OP/B or instructions per transaction), under ``work="instructions"`` the global and
-    shared access patterns, then bound, region, % of roofline, savable time.
+    shared access patterns, then bound, region, % of roofline, savable time. Levels, the bound and the
+    ceilings are named in the vendor's words (``analysis.words``: vL1D, LDS, HBM and 'Matrix FP16' on AMD).
     ``*`` after the name: the work is a lower bound (a counter is missing); ``~``: estimated.
     By operator or module the name column is ``operator`` or ``module`` (the rows' labels, whole);
     a drill-down shows its key columns (module, operator, phase) before the kernel."""
@@ -116,6 +124,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
 
         ranked = sort_rows(analysis.frame, sort, analysis.levels).head(top)
     labels = work_labels(analysis.work_spec)
+    words = analysis.words
     patterns = labels.kind == "instructions"
     names = row_names(analysis, list(ranked["kernel_name"].astype(str)))
     header = row_header(analysis.by)
@@ -137,7 +146,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     table.add_column("% time", justify="right")
     table.add_column(labels.rate, justify="right")
     for lv in analysis.levels:
-        table.add_column(f"{labels.intensity} {level_label(lv)}", justify="right")
+        table.add_column(f"{labels.intensity} {level_label(lv, words.levels)}", justify="right")
     if patterns:
         table.add_column("global pattern")
         table.add_column("shared pattern")
@@ -158,7 +167,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
             *[intensity_text(r[f"ai_{lv}"]) for lv in analysis.levels],
             *([_pattern(r.get("global_pattern"), r.get("global_ii")),
                _pattern(r.get("shared_pattern"), r.get("shared_ii"))] if patterns else []),
-            _str(r["bound"]), _str(r["region"]), _pct(r["pct_of_roofline"]), format_time(r["savable_time_s"]),
+            _bound(r["bound"], words), _str(r["region"]), _pct(r["pct_of_roofline"]), format_time(r["savable_time_s"]),
         ]
         table.add_row(*row)
     legend = []
@@ -172,7 +181,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
         legend.append(PATTERN_LEGEND)
     if analysis.machine is not None:  # which ceiling the % roofline and savable columns divide by, from where
         used = [k for k in dict.fromkeys(ranked["compute_ceiling"].dropna().astype(str)) if k in analysis.machine.compute]
-        legend.append(ceilings_caption(analysis.machine, [*analysis.levels, *used]))
+        legend.append(ceilings_caption(analysis.machine, [*analysis.levels, *used], words.levels, words))
     if legend:
         table.caption = "   ".join(legend)
     return table
@@ -243,7 +252,8 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
         lines.append(Text("machine: none (no ceilings)"))
     share = tot["share_by_bound"]
     if share:
-        lines.append(Text("time by bound: " + ", ".join(f"{k} {v:.1%}" for k, v in sorted(share.items(), key=lambda kv: -kv[1]))))
+        lines.append(Text("time by bound: " + ", ".join(f"{bound_text(k, analysis.words)} {v:.1%}"
+                                                        for k, v in sorted(share.items(), key=lambda kv: -kv[1]))))
     share = tot["share_by_region"]
     if share:
         lines.append(Text("time by region: " + ", ".join(f"{k} {v:.1%}" for k, v in sorted(share.items(), key=lambda kv: -kv[1]))))

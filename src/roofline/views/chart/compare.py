@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from roofline.comparison import Comparison
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
 from roofline.units import format_number, format_si
 from roofline.views.chart.style import chart_compute_ceilings, compute_ceiling_label, level_label, memory_ceiling_label
 from roofline.views.chart.style import level_color as _color
@@ -36,14 +37,30 @@ def _rows(comp: Comparison, top: int) -> Any:
     return comp.frame.head(top)
 
 
+def _words(comp: Comparison, side: str) -> VendorWords:
+    """The words of one side's profile (``"before"`` or ``"after"``): an AMD GPU's levels and matrix units."""
+    return getattr(getattr(comp, side), "words", NVIDIA_WORDS)
+
+
+def _level_name(comp: Comparison, level: str, upper: bool = False) -> str:
+    """A level as the legend names it: in both sides' words, 'DRAM / HBM+MALL (EA)' where they differ (an
+    NVIDIA and an AMD profile); ``upper``: NVIDIA's key in upper case ('SHARED'), as the hover has it."""
+    before, after = _words(comp, "before"), _words(comp, "after")
+    if upper and not (before.is_amd or after.is_amd):
+        return level.upper()
+    a, b = level_label(level, before.levels), level_label(level, after.levels)
+    return a if a == b else f"{a} / {b}"
+
+
 def _side_ceilings(comp: Comparison, side: str, ceilings: str) -> dict[str, float]:
     run = getattr(comp, side)
     return chart_compute_ceilings(getattr(run, "machine", None), run.frame, ceilings)
 
 
 def _ceiling_lines(machine: Any, levels: tuple[str, ...], compute: dict[str, float], x_lo: float,
-                   x_hi: float) -> list[dict[str, Any]]:
-    """Line segments of a machine's roofline: one sloped line per level, one flat line per compute peak."""
+                   x_hi: float, words: VendorWords = NVIDIA_WORDS) -> list[dict[str, Any]]:
+    """Line segments of a machine's roofline: one sloped line per level, one flat line per compute peak,
+    labelled in its profile's ``words``."""
     if machine is None or not compute:
         return []
     top_peak = max(compute.values())
@@ -52,11 +69,11 @@ def _ceiling_lines(machine: Any, levels: tuple[str, ...], compute: dict[str, flo
         bw = machine.memory.get(lv)
         if bw:
             out.append({"kind": "memory", "key": lv, "x": [x_lo, top_peak / bw], "y": [bw * x_lo, top_peak],
-                        "label": memory_ceiling_label(lv, bw)})
+                        "label": memory_ceiling_label(lv, bw, words.levels)})
     bw_max = max([machine.memory[lv] for lv in levels if lv in machine.memory] or [1.0])
     for key, peak in compute.items():
         out.append({"kind": "compute", "key": key, "x": [peak / bw_max, x_hi], "y": [peak, peak],
-                    "label": compute_ceiling_label(key, peak)})
+                    "label": compute_ceiling_label(key, peak, words)})
     return out
 
 
@@ -172,7 +189,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     line_h = fs * 1.45 / 72
     ax_h = width * (0.62 if not small else 0.72)
     top_m, bottom = (0.3, 0.42) if small else (0.35, 0.5)
-    legend_labels = ([label for label, *_ in drawn if label] + [level_label(lv) for lv in comp.levels]
+    legend_labels = ([label for label, *_ in drawn if label] + [_level_name(comp, lv) for lv in comp.levels]
                      + list(sides))
     legend_rows = 2 if small or not _legend_fits(legend_labels, fs - 0.5, width - left) else 1
     fig_h = top_m + ax_h + bottom + legend_rows * line_h * 1.4 + (len(key_lines) + len(notes)) * line_h + 0.15
@@ -186,8 +203,9 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
     handles = []
     for label, machine, side, compute in drawn:
         style = None if comp.same_machine else ("-" if side == "before" else "--")
-        specs += draw_ceilings(ax, machine, comp.levels, compute, fs=fs, linestyle=style,
-                               gid_suffix="" if comp.same_machine else f":{side}")
+        words = _words(comp, side)
+        specs += draw_ceilings(ax, machine, comp.levels, compute, fs=fs, linestyle=style, level_labels=words.levels,
+                               gid_suffix="" if comp.same_machine else f":{side}", words=words)
         if label:
             handles.append(Line2D([], [], color="0.15", ls=style, label=label))
     avoid: list[Bbox] = []
@@ -224,7 +242,7 @@ def comparison_figure(comp: Comparison, *, top: int = 15, title: str | None = No
                                                           "gid": "kernel-label"}))
     place_labels(ax, number_specs, placed=placed, avoid=avoid)
 
-    handles += [Line2D([], [], marker="o", ls="", color=_color(lv), markersize=5, label=level_label(lv))
+    handles += [Line2D([], [], marker="o", ls="", color=_color(lv), markersize=5, label=_level_name(comp, lv))
                 for lv in comp.levels]
     handles += [Line2D([], [], marker="o", ls="", markerfacecolor="none", color="0.3", markersize=5, label=sides[0]),
                 Line2D([], [], marker="o", ls="", color="0.3", markersize=5, label=sides[1])]
@@ -253,7 +271,8 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     words = dict(zip(SIDES, sides))
     for label, machine, side in _machines(comp, sides):
         style = "solid" if side == "before" else "dash"
-        for line in _ceiling_lines(machine, comp.levels, _side_ceilings(comp, side, ceilings), x_lo, x_hi):
+        for line in _ceiling_lines(machine, comp.levels, _side_ceilings(comp, side, ceilings), x_lo, x_hi,
+                                   _words(comp, side)):
             color = _color(line["key"]) if line["kind"] == "memory" else "#333333"
             name = html.escape(f"{label + ': ' if label else ''}{line['label']}")
             fig.add_trace(go.Scatter(x=line["x"], y=line["y"], mode="lines", name=name, hoverinfo="name",
@@ -261,6 +280,7 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
     names = [html.escape(n) for n in short_names([str(n) for n in rows["kernel_name"]])]
     for lv in comp.levels:
         c = _color(lv)
+        name = html.escape(_level_name(comp, lv, upper=True))
         xb, yb = rows[f"ai_{lv}_before"].to_numpy(float), rows["flop_rate_before"].to_numpy(float)
         xa, ya = rows[f"ai_{lv}_after"].to_numpy(float), rows["flop_rate_after"].to_numpy(float)
         tb, ta = rows["time_s_before"].to_numpy(float), rows["time_s_after"].to_numpy(float)
@@ -270,14 +290,14 @@ def comparison_plotly(comp: Comparison, *, top: int = 15, title: str | None = No
             pts = [p for p in pts if np.isfinite(p[0]) and np.isfinite(p[1]) and p[0] > 0 and p[1] > 0]
             if not pts:
                 continue
-            hover = [f"<b>{names[i]}</b><br>{html.escape(words[side])} ({lv.upper()}): AI {format_number(x)}, "
+            hover = [f"<b>{names[i]}</b><br>{html.escape(words[side])} ({name}): AI {format_number(x)}, "
                      f"{format_si(y, 'FLOP/s')}, time {format_si(t, 's')}" for x, y, side, t in pts]
             symbols = (["circle-open", "arrow"] if len(pts) == 2
                        else ["circle-open" if pts[0][2] == "before" else "circle"])
             fig.add_trace(go.Scatter(
                 x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers" if len(pts) == 2 else "markers",
                 line={"color": c, "width": 1.5}, legendgroup=lv, showlegend=first,
-                name=f"{lv.upper()} ({html.escape(sides[0])} -> {html.escape(sides[1])})",
+                name=f"{name} ({html.escape(sides[0])} -> {html.escape(sides[1])})",
                 marker={"symbol": symbols, "size": [9, 13][:len(pts)], "color": c, "angleref": "previous"},
                 hovertext=hover, hovertemplate="%{hovertext}<extra></extra>"))
             first = False

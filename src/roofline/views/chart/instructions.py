@@ -57,8 +57,10 @@ from roofline.views.chart.style import (
     ceilings_caption,
     chart_levels,
     level_color,
+    level_label,
     level_marker,
     memory_ceilings,
+    vendor_labels,
 )
 
 __all__ = ["GID_WALL", "PATTERN_LEVELS", "WALL_NAMES", "instruction_figure", "walls"]
@@ -150,7 +152,7 @@ def _pattern_panel(ax: Axes, analysis: Analysis, shown: pd.DataFrame, area: np.n
     ys = np.concatenate([np.where(np.isfinite(x) & (x > 0), y, np.nan) for x, y in series.values()])
     setup_log_axes(ax, chart_limits(xs, ys, ceilings, comp), fs, TITLE_B, PATTERN_TEXTS)
     specs = draw_ceilings(ax, machine, list(ceilings), comp, fs=fs, level_labels=level_labels,
-                          work=INSTRUCTIONS) if machine is not None else []
+                          work=INSTRUCTIONS, words=analysis.words) if machine is not None else []
     wall_specs, avoid = _draw_walls(ax, ceilings, peak, fs)
     specs += wall_specs
     (gx, gy), (sx, sy) = series.values()
@@ -204,6 +206,7 @@ def instruction_figure(
     require_drawable(rows_a)
     rows_b = pattern_rows(analysis)
     machine = analysis.machine
+    level_labels = vendor_labels(analysis.words, level_labels)
     wide = width >= 5
     fs = 8.0 if wide else 7.0
     left, right, gap = (0.6, 0.15, 0.62) if wide else (0.55, 0.2, 0.55)
@@ -231,7 +234,7 @@ def instruction_figure(
     if machine is not None:
         drawn_keys = [*panel_a.ceiling_levels, *memory_ceilings(machine, ["l1", "shared"], INSTRUCTIONS),
                       *panel_a.compute]
-        notes.append(ceilings_caption(machine, list(dict.fromkeys(drawn_keys)), level_labels))
+        notes.append(ceilings_caption(machine, list(dict.fromkeys(drawn_keys)), level_labels, analysis.words))
     else:
         notes.append("no machine: ceilings not drawn")
     key = chart_key(labelled, analysis.by, notes, width=width, fs=fs, left=left, right=right)
@@ -256,9 +259,10 @@ def instruction_figure(
                                 numbers=_numbers(rows_a.shown, key_ranks), precise=True)
     _pattern_panel(ax_b, analysis, rows_b.shown, areas(rows_b.shown), _numbers(rows_b.shown, key_ranks), fs,
                    level_labels)
-    if not any(h.get_label() == "Shared" for h in handles) and rows_b.shown["shared_ii"].notna().any():
+    shared = level_label("shared", level_labels)
+    if not any(h.get_label() == shared for h in handles) and rows_b.shown["shared_ii"].notna().any():
         handles.append(Line2D([], [], marker=level_marker("shared"), linestyle="", color=level_color("shared"),
-                              markersize=6, label="Shared"))
+                              markersize=6, label=shared))
     y_legend = 1 - (top_m + axes_h + bottom) / fig_h
     if handles:
         fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(left / width - 0.01, y_legend),

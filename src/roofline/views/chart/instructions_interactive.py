@@ -41,6 +41,7 @@ from roofline.views.chart.style import (
     level_label,
     level_marker,
     memory_ceilings,
+    vendor_labels,
 )
 
 #: Characters per line of the notes under the chart.
@@ -85,20 +86,22 @@ def instruction_plotly(
     rows_b = pattern_rows(analysis)
     machine = analysis.machine
     texts = axis_texts(INSTRUCTIONS)
+    words = analysis.words
+    level_labels = vendor_labels(words, level_labels)
     fig = make_subplots(rows=1, cols=2, subplot_titles=(TITLE_A, TITLE_B), horizontal_spacing=0.1)
 
     times = np.concatenate([rows_a.shown["time_s"].to_numpy(dtype=float), rows_b.shown["time_s"].to_numpy(dtype=float)])
     t_max = float(np.nanmax(times)) if times.size else 1.0
     shown = rows_a.shown
     traces, _ = level_traces(shown, draw_levels, INSTRUCTIONS, level_labels,
-                             marker_diameters(shown["time_s"].to_numpy(dtype=float), t_max))
+                             marker_diameters(shown["time_s"].to_numpy(dtype=float), t_max), words=words)
     for trace in traces:
         fig.add_trace(trace, row=1, col=1)
     comp = chart_compute_ceilings(machine, shown, ceilings, INSTRUCTIONS)
     mem_levels = shared_in_use(machine, draw_levels, levels, shown)
     mem = memory_ceilings(machine, mem_levels, INSTRUCTIONS)
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
-    for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit):
+    for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit, words):
         fig.add_trace(trace, row=1, col=1)
 
     # -- (b) ---------------------------------------------------------------------------------
@@ -126,7 +129,7 @@ def instruction_plotly(
     pattern_comp = {"warp_inst": float(peak)} if peak else {}
     wall_x = np.array([w.x for w in walls()])
     for trace in ceiling_traces(machine, pattern_mem, pattern_comp, np.concatenate([*xs_b, wall_x]), level_labels,
-                                texts.traffic_rate_unit):
+                                texts.traffic_rate_unit, words):
         trace.showlegend = False
         fig.add_trace(trace, row=1, col=2)
     y_known = np.concatenate(ys_b) if ys_b else np.zeros(0)
@@ -148,7 +151,7 @@ def instruction_plotly(
             notes.append(f"{tag} {html.escape(note)}")
     if machine is not None:
         keys = list(dict.fromkeys([*mem, *pattern_mem, *comp]))
-        notes.append(html.escape(ceilings_caption(machine, keys, level_labels)))
+        notes.append(html.escape(ceilings_caption(machine, keys, level_labels, words)))
     else:
         notes.append("no machine: ceilings not drawn")
     fig.add_annotation(text="<br>".join(wrap(notes, NOTE_CHARS)), xref="paper", yref="paper", x=0, y=-0.16,

@@ -18,12 +18,14 @@ import plotly.graph_objects as go
 
 from roofline.analysis.result import Analysis
 from roofline.analysis.work import FLOPS, Work
+from roofline.kernels.vendor import VendorWords
 from roofline.machine.model import Machine
 from roofline.units import format_number, format_si
 from roofline.kernels.labels import short_name
 from roofline.views.chart.style import (
     SOURCE_WORDS,
     axis_texts,
+    bound_text,
     ceiling_source,
     ceilings_caption,
     chart_compute_ceilings,
@@ -37,6 +39,7 @@ from roofline.views.chart.style import (
     merge_equal_ceilings,
     not_shown_note,
     select_rows,
+    vendor_labels,
 )
 
 #: plotly symbols of the matplotlib markers of :data:`roofline.views.chart.style.LEVEL_MARKERS`.
@@ -63,8 +66,9 @@ def _text(value: object) -> str:
 
 
 def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str] | None,
-           work: Work = FLOPS) -> list[str]:
-    """Hover text per row, HTML-escaped (kernel names are untrusted text)."""
+           work: Work = FLOPS, words: VendorWords | None = None) -> list[str]:
+    """Hover text per row, HTML-escaped (kernel names are untrusted text); the bound in the vendor's
+    ``words`` (:func:`~roofline.views.chart.style.bound_text`)."""
     texts = axis_texts(work)
     intensity = "AI" if work.kind == "flops" else "intensity"
     out = []
@@ -86,13 +90,19 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
             f"time: {format_si(d['time_s'], 's')} ({_fmt_ratio(d['time_share'])} of total)",
             f"performance: {format_si(d['flop_rate'], texts.rate_unit)}",
             f"{intensity} ({texts.intensity_unit}): {ais}",
-            f"bound: {html.escape(_text(d['bound']))}; region: {html.escape(_text(d['region']))}",
+            f"bound: {html.escape(_bound(d['bound'], words))}; region: {html.escape(_text(d['region']))}",
             f"% of roofline: {_fmt_ratio(d['pct_of_roofline'])}; savable: {format_si(d['savable_time_s'], 's')}",
         ]
         if flags:
             lines.append("<i>" + "; ".join(flags) + "</i>")
         out.append("<br>".join(lines))
     return out
+
+
+def _bound(value: object, words: VendorWords | None) -> str:
+    """A row's bound for the hover: '-' when unknown, else in the vendor's words."""
+    text = _text(value)
+    return bound_text(text, words) if words is not None and text != "-" else text
 
 
 def shared_in_use(machine: Machine | None, draw_levels: Sequence[str], levels: Sequence[str] | None,
@@ -113,14 +123,14 @@ def marker_diameters(time_s: np.ndarray, t_max: float) -> np.ndarray:
 
 
 def level_traces(shown: pd.DataFrame, levels: Sequence[str], work: Work, level_labels: Mapping[str, str] | None,
-                 diam: np.ndarray, phases: Sequence[str | None] = (None,), phase_col: pd.Series | None = None
-                 ) -> tuple[list[go.Scatter], list[str | None]]:
+                 diam: np.ndarray, phases: Sequence[str | None] = (None,), phase_col: pd.Series | None = None,
+                 words: VendorWords | None = None) -> tuple[list[go.Scatter], list[str | None]]:
     """One marker trace per level (and phase) at (intensity at the level, rate), grouped in the
-    legend by level, with hover text; and the phase of each trace."""
+    legend by level, with hover text (the bound in the vendor's ``words``); and the phase of each trace."""
     partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
                else np.zeros(len(shown), dtype=bool))
     estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
-    hover = np.array(_hover(shown, list(levels), level_labels, work), dtype=object)
+    hover = np.array(_hover(shown, list(levels), level_labels, work, words), dtype=object)
     rates = shown["flop_rate"].to_numpy(dtype=float)
     traces: list[go.Scatter] = []
     trace_phase: list[str | None] = []
@@ -164,6 +174,8 @@ def roofline_plotly(
     machine = analysis.machine
     work = analysis.work_spec
     texts = axis_texts(work)
+    words = analysis.words
+    level_labels = vendor_labels(words, level_labels)
     fig = go.Figure()
 
     phases: list[str | None] = [None]
@@ -173,14 +185,15 @@ def roofline_plotly(
 
     t = shown["time_s"].to_numpy(dtype=float)
     traces, trace_phase = level_traces(shown, draw_levels, work, level_labels,
-                                       marker_diameters(t, float(np.nanmax(t)) if t.size else 1.0), phases, phase_col)
+                                       marker_diameters(t, float(np.nanmax(t)) if t.size else 1.0), phases, phase_col,
+                                       words)
     fig.add_traces(traces)
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
     comp = chart_compute_ceilings(machine, shown, ceilings, work)
     mem_levels = shared_in_use(machine, draw_levels, levels, shown)
     mem = memory_ceilings(machine, mem_levels, work)
-    for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit):
+    for trace in ceiling_traces(machine, mem, comp, ais, level_labels, texts.traffic_rate_unit, words):
         fig.add_trace(trace)
         trace_phase.append("ceiling")
 
@@ -197,7 +210,7 @@ def roofline_plotly(
     notes.append(f"marker area ∝ kernel time; open markers: {work.unit}s are a lower bound; diamonds: estimated counts"
                  + ("; squares: shared memory" if "shared" in draw_levels else ""))
     if machine is not None:
-        notes.append(html.escape(ceilings_caption(machine, [*mem, *comp], level_labels)))
+        notes.append(html.escape(ceilings_caption(machine, [*mem, *comp], level_labels, words)))
     else:
         notes.append("no machine: ceilings not drawn")
     fig.add_annotation(text="<br>".join(notes), xref="paper", yref="paper", x=0, y=-0.16, showarrow=False,
@@ -213,10 +226,12 @@ def roofline_plotly(
 
 
 def ceiling_traces(machine: Machine | None, mem: Mapping[str, float], comp: Mapping[str, float], xs: np.ndarray,
-                   level_labels: Mapping[str, str] | None = None, traffic_unit: str = "B/s") -> list[go.Scatter]:
+                   level_labels: Mapping[str, str] | None = None, traffic_unit: str = "B/s",
+                   words: VendorWords | None = None) -> list[go.Scatter]:
     """Labelled lines of the memory ceilings ``mem`` (diagonals up to the highest compute ceiling;
-    levels of one value share one label) and of the compute ceilings ``comp`` (equal ones merged),
-    over an x range holding ``xs`` (intensities) and the ridge points; none without both kinds."""
+    levels of one value share one label) and of the compute ceilings ``comp`` (equal ones merged, named
+    in the vendor's ``words``), over an x range holding ``xs`` (intensities) and the ridge points; none
+    without both kinds."""
     if machine is None or not comp or not mem:
         return []
     xs = xs[np.isfinite(xs) & (xs > 0)]
@@ -236,7 +251,7 @@ def ceiling_traces(machine: Machine | None, mem: Mapping[str, float], comp: Mapp
                                      textposition="top right", textfont={"color": level_color(group[0])},
                                      hovertext=f"{own} ({src})", hoverinfo="text"))
     for i, (keys, peak) in enumerate(merge_equal_ceilings(comp)):
-        label = html.escape(compute_ceiling_label(keys, peak))
+        label = html.escape(compute_ceiling_label(keys, peak, words))
         src = html.escape(", ".join(sorted({SOURCE_WORDS.get(ceiling_source(machine, k), "") for k in keys})))
         traces.append(go.Scatter(x=[peak / bw_max, x_hi], y=[peak, peak], mode="lines+text",
                                  line={"color": "#262626", "width": 2, "dash": "solid" if i == 0 else "dash"},

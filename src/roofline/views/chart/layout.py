@@ -23,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import Bbox
 
 from roofline.analysis.work import FLOPS, Work
+from roofline.kernels.vendor import VendorWords
 from roofline.machine.model import Machine
 from roofline.units import format_si
 from roofline.views.chart.style import (
@@ -257,14 +258,15 @@ def marker_boxes(ax: Axes, xs: Any, ys: Any, areas: Any) -> list[Bbox]:
 
 def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Mapping[str, float], *, fs: float,
                   level_labels: Mapping[str, str] | None = None, linestyle: str | None = None,
-                  gid_suffix: str = "", work: Work = FLOPS) -> list[LabelSpec]:
+                  gid_suffix: str = "", work: Work = FLOPS, words: VendorWords | None = None) -> list[LabelSpec]:
     """Draw the memory diagonals of ``levels`` and the ``compute`` ceilings (equal values
     merged into one line), each only where attainable; returns their labels to place.
 
     ``linestyle``: one style for every line (compare charts tell machines apart so);
     by default the highest compute ceiling is solid and the others dashed, as in the paper.
     ``work``: the memory ceilings are its traffic rates (:meth:`Work.level_ceiling`: B/s, or
-    transactions/s on the instruction roofline).
+    transactions/s on the instruction roofline). ``words``: the vendor's, for the compute labels
+    ('Matrix FP16' on AMD; NVIDIA's by default).
     """
     x_lo, x_hi = ax.get_xlim()
     y_lo, y_hi = ax.get_ylim()
@@ -310,7 +312,7 @@ def draw_ceilings(ax: Axes, machine: Machine, levels: Sequence[str], compute: Ma
             cands += [(x_start / 1.05, peak, above, "right", "bottom", 0.0),
                       (x_start / 1.05, peak, below, "right", "top", 0.0),
                       (x_start / 1.05, peak, (0, 0), "right", "center", 0.0)]
-        compute_specs.append(LabelSpec(compute_ceiling_label(keys, peak), cands,
+        compute_specs.append(LabelSpec(compute_ceiling_label(keys, peak, words), cands,
                                {"fontsize": fs - 0.5, "color": COMPUTE_COLOR, "zorder": 3,
                                 "gid": f"{GID_COMPUTE}-label:{'+'.join(keys)}{gid_suffix}",
                                 "bbox": {"facecolor": "white", "edgecolor": "none", "pad": 0.3, "alpha": 0.85}}))

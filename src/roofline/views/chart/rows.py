@@ -22,6 +22,7 @@ from roofline.analysis.roofline import nothing_recorded
 from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.errors import InputError
 from roofline.kernels.labels import short_names
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
 
 #: Reason categories, in the order notes list them.
 ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC = "zero", "uncounted", "no-time", "no-traffic"
@@ -38,6 +39,8 @@ _ZERO = {
     "ops": ("without operations", "0 operations: data movement only, see --work instructions"),
     "instructions": ("without warp instructions", "0 warp instructions counted"),
 }
+#: The same reasons on an AMD profile: no instruction roofline there (it reads NVIDIA's warp-instruction counters).
+AMD_ZERO = {"flops": "0 FLOPs: integer/data movement, see --work ops", "ops": "0 operations: data movement only"}
 #: How the reason of a 0 that is a lower bound says so.
 LOWER_BOUND = "as a lower bound"
 #: The reason for a kernel with no time, work or traffic at all: no metric to collect would place it.
@@ -73,7 +76,8 @@ class ChartRows:
     """The rows a chart draws (``shown``, longest first) and those it cannot (``undrawn``: the
     analysis rows with ``reason`` and ``category`` columns added), and the total time (s). Both
     carry ``rank``, the row's place in :attr:`Analysis.ranked`. ``hints``: what to collect, per column
-    (:attr:`Analysis.metric_hints`)."""
+    (:attr:`Analysis.metric_hints`); ``amd``: the profile is AMD's (no pointer to ncu or to the instruction
+    roofline, which reads NVIDIA's warp-instruction counters)."""
 
     shown: pd.DataFrame
     undrawn: pd.DataFrame
@@ -81,6 +85,7 @@ class ChartRows:
     work: str = "flops"
     levels: tuple[str, ...] = field(default=())
     hints: Mapping[str, str] = field(default_factory=dict)
+    amd: bool = False
 
     @property
     def zero_flop(self) -> pd.DataFrame:
@@ -113,9 +118,11 @@ def _with(text: str, hint: str) -> str:
     return f"{text} ({hint})" if hint else text
 
 
-def _traffic_reason(work: Work, levels: Sequence[str], hints: Mapping[str, str]) -> str:
+def _traffic_reason(work: Work, levels: Sequence[str], hints: Mapping[str, str],
+                    words: VendorWords = NVIDIA_WORDS) -> str:
     what = "transaction" if work.transaction_bytes else "byte"
-    names = ", ".join("shared memory" if lv == "shared" else lv.upper() for lv in levels) or "any level"
+    names = ", ".join(words.level(lv) if words.is_amd else "shared memory" if lv == "shared" else lv.upper()
+                      for lv in levels) or "any level"
     return _with(f"no {what} counts at {names}", _hint(hints, *(work.traffic.get(lv, "") for lv in levels)))
 
 
@@ -124,14 +131,15 @@ def _lower_bound_zeros(undrawn: pd.DataFrame, work: Work) -> np.ndarray:
     return (undrawn["category"] == ZERO).to_numpy() & lower_bound_rows(undrawn, work)
 
 
-def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
+def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work, amd: bool = False) -> None:
     """A 0 that is a lower bound (a part of the work unknown) is no proof of no work: such a row's
     reason says which parts are unknown instead of "data movement only"."""
     zero = _lower_bound_zeros(undrawn, work)
     if not zero.any():
         return
     columns = [c for c, _ in work.parts if c in undrawn]
-    pointer = "see " + _ZERO[work.kind][1].split(", see ")[1]
+    zero_text = AMD_ZERO.get(work.kind, _ZERO[work.kind][1]) if amd else _ZERO[work.kind][1]
+    pointer = "see " + zero_text.split(", see ")[1] if amd is False or ", see " in zero_text else ""
     # one reason per (unknown parts, previous reason) pattern: a by-launch table has few patterns, many rows
     unknown = np.column_stack([undrawn[c].isna().to_numpy()[zero] for c in columns])
     previous = undrawn["reason"].to_numpy(dtype=object)[zero]
@@ -141,7 +149,7 @@ def _partial_zero_reasons(undrawn: pd.DataFrame, work: Work) -> None:
     for *missing, reason in patterns:
         tail = reason.split("; ", 1)[1] if "; " in reason else pointer  # keeps a pointer to --work instructions
         parts = ", ".join(c for c, m in zip(columns, missing) if m)
-        texts.append(f"0 {work.unit}s counted, {LOWER_BOUND}: {parts} unknown; {tail}")
+        texts.append(f"0 {work.unit}s counted, {LOWER_BOUND}: {parts} unknown" + (f"; {tail}" if tail else ""))
     reasons = undrawn["reason"].to_numpy(dtype=object).copy()
     reasons[zero] = np.array(texts, dtype=object)[codes]
     undrawn["reason"] = reasons
@@ -171,24 +179,28 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     category = np.select(
         [amount == 0, np.isnan(amount), no_time, ~(np.isfinite(rate) & (rate > 0)), ~placed],
         [ZERO, UNCOUNTED, NO_TIME, NO_TIME, NO_TRAFFIC], default="")
-    zero_reason = _ZERO[work.kind][1]
+    words = analysis.words
+    zero_reason = AMD_ZERO.get(work.kind, _ZERO[work.kind][1]) if words.is_amd else _ZERO[work.kind][1]
     hints = analysis.metric_hints
     reasons = {ZERO: zero_reason, UNCOUNTED: _with(_UNCOUNTED[work.kind][1], _hint(hints, work.total)),
-               NO_TIME: _with("time unknown", _hint(hints, "time_s")), NO_TRAFFIC: _traffic_reason(work, lv, hints)}
+               NO_TIME: _with("time unknown", _hint(hints, "time_s")),
+               NO_TRAFFIC: _traffic_reason(work, lv, hints, words)}
     undrawn = frame[category != ""].copy()
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     undrawn.loc[nothing_recorded(undrawn, work), "reason"] = NOTHING_RECORDED
-    if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns:  # a pointer only where it leads somewhere
+    if work.kind in ("flops", "ops") and "warp_inst" in undrawn.columns and not words.is_amd:  # a pointer only
+        # where it leads somewhere
         estimated = undrawn["estimated"].to_numpy(dtype=bool, na_value=False) if "estimated" in undrawn else False
         uncounted = (undrawn["category"] == ZERO).to_numpy() & undrawn["warp_inst"].isna().to_numpy() & ~estimated
         undrawn.loc[uncounted, "reason"] = (zero_reason.split(", see ")[0] + "; its instructions were not counted "
                                             "(roofline profile counts them, for --work instructions)")
         undrawn.loc[(undrawn["category"] == ZERO).to_numpy() & estimated, "reason"] = (
             "0 FLOPs by the operator's formula (it moves or creates data; estimated, no counters)")
-    _partial_zero_reasons(undrawn, work)
+    _partial_zero_reasons(undrawn, work, words.is_amd)
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
-                     total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv), hints=hints)
+                     total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv), hints=hints,
+                     amd=words.is_amd)
 
 
 def pattern_rows(analysis: Analysis) -> ChartRows:
@@ -325,7 +337,11 @@ def require_drawable(rows: ChartRows) -> None:
     reasons = list(dict.fromkeys(rows.undrawn["reason"])) if n else []
     hints = rows.hints
     total = work_for(rows.work).total
-    if rows.work == "flops" and {"fp32_time_flops", "tensor_flops"} <= hints.keys():
+    if rows.amd:  # the reader's counters (rocprof), never ncu's
+        collect = (f"collect {', '.join(dict.fromkeys(hints[k] for k in ('time_s', total) if k in hints))}"
+                   if {"time_s", total} & hints.keys() else
+                   f"give a table with the kernels' times and {what.get(rows.work, 'counted work')}")
+    elif rows.work == "flops" and {"fp32_time_flops", "tensor_flops"} <= hints.keys():
         collect = ("profile with the FLOP and time metrics, e.g. ncu --metrics " + hints["fp32_time_flops"]
                    + " (and the dadd/dmul/dfma, hadd/hmul/hfma variants for FP64 and FP16, "
                    f"{hints['tensor_flops']} for tensor cores), or ncu --set full")

@@ -50,6 +50,7 @@ from roofline.views.chart.style import (
     not_shown_note,
     require_drawable,
     select_rows,
+    vendor_labels,
 )
 
 __all__ = ["GID_COMPUTE", "GID_LABEL", "GID_MEMORY", "GID_POINTS", "MIN_AREA", "Panel", "chart_key",
@@ -136,9 +137,10 @@ def draw_hierarchical(ax: Axes, analysis: Analysis, panel: Panel, *, top: int, f
     work = analysis.work_spec
     machine = analysis.machine
     shown = panel.shown
+    level_labels = vendor_labels(analysis.words, level_labels)
     setup_log_axes(ax, panel.limits, fs, title, axis_texts(work))
     specs = draw_ceilings(ax, machine, panel.ceiling_levels, panel.compute, fs=fs, level_labels=level_labels,
-                          work=work) if machine else []
+                          work=work, words=analysis.words) if machine else []
     ais = [shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in panel.levels]
     rates = shown["flop_rate"].to_numpy(dtype=float)
     area = panel.area
@@ -251,7 +253,8 @@ def roofline_figure(
     ``top``: number of kernels (longest first) numbered and named in the key.
     ``phase``: draw one phase only (analysis by 'phase' or 'launch'). ``levels``: a
     subset of the analysed levels. ``width``: inches (3.5 single column, 7 double).
-    ``level_labels``: display names, e.g. ``{"dram": "HBM"}``. ``ceilings``: ``"used"``
+    ``level_labels``: display names, e.g. ``{"dram": "HBM"}``, over the vendor's (``analysis.words``: an AMD
+    profile's levels are vL1D, LDS, L2 and HBM, its matrix ceilings 'Matrix FP16'). ``ceilings``: ``"used"``
     (the ceilings of the work the kernels do plus the machine's highest) or ``"all"``.
     Hollow markers: the work is a lower bound (a counter was missing). Diamonds:
     counts estimated without hardware counters. Kernels that cannot be drawn are named in a
@@ -262,6 +265,7 @@ def roofline_figure(
     rows = select_rows(analysis, phase, draw_levels)
     require_drawable(rows)
     machine = analysis.machine
+    level_labels = vendor_labels(analysis.words, level_labels)
     small = width < 5
     fs = 7.0 if small else 8.5
     panel = hierarchical_panel(analysis, rows.shown, levels=levels, ceilings=ceilings, width=width)
@@ -273,7 +277,7 @@ def roofline_figure(
     if note := not_shown_note(rows):
         notes.append(note)
     if machine is not None:
-        notes.append(ceilings_caption(machine, [*panel.ceiling_levels, *panel.compute], level_labels))
+        notes.append(ceilings_caption(machine, [*panel.ceiling_levels, *panel.compute], level_labels, analysis.words))
     else:
         notes.append("no machine: ceilings not drawn")
     key = chart_key(rows.shown.head(top), analysis.by, notes, width=width, fs=fs, left=left, right=right)

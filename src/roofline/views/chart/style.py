@@ -12,7 +12,10 @@ import pandas as pd
 from roofline.analysis.result import Analysis
 from roofline.analysis.compute_peak import TENSOR_DEFAULT
 from roofline.analysis.work import FLOPS, TENSOR, Work
-from roofline.machine.model import FLOP_KEYS, SOURCES, Machine, base_compute_key, compute_variant, variant_words
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
+from roofline.machine.model import (
+    COMPUTE_KEYS, FLOP_KEYS, SOURCES, Machine, base_compute_key, compute_variant, variant_words,
+)
 from roofline.machine.model import compute_unit as model_compute_unit
 from roofline.units import format_si
 from roofline.views.chart.rows import (
@@ -32,7 +35,9 @@ __all__ = ["NOT_SHOWN_NAMED", "ChartRows", "UndrawnKernel", "not_shown_note",
 #: shared memory (not in the paper) purple, L3 orange.
 LEVEL_COLORS = {"l1": "#1f4fb4", "shared": "#8e3bb5", "l2": "#c8102e", "l3": "#e08a00", "dram": "#1a8f3a"}
 FALLBACK_COLOR = "#555555"
-LEVEL_LABELS = {"l1": "L1", "shared": "Shared", "l2": "L2", "l3": "L3", "dram": "DRAM"}
+#: NVIDIA's names of the levels (and a table's of unknown vendor); an AMD table's are its vendor's
+#: (:func:`vendor_labels`, :mod:`roofline.kernels.vendor`).
+LEVEL_LABELS = dict(NVIDIA_WORDS.levels)
 #: Marker shapes per level (matplotlib): circles, but shared memory, whose square tells it from L1
 #: (same SRAM, often the same intensity) without colour.
 LEVEL_MARKERS = {"shared": "s"}
@@ -83,19 +88,38 @@ def level_label(level: str, labels: Mapping[str, str] | None = None) -> str:
     return LEVEL_LABELS.get(level, level.upper())
 
 
+def vendor_labels(words: VendorWords, level_labels: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The levels' display names in the vendor's words (``analysis.words``: 'vL1D', 'LDS', 'HBM' on AMD),
+    ``level_labels`` over them (NVIDIA's are :data:`LEVEL_LABELS`)."""
+    return {**words.levels, **(level_labels or {})}
+
+
 #: Display names of the compute keys that are not a precision.
 COMPUTE_NAMES = {"int32": "INT32", "conversion": "Conversion", "sfu": "SFU", "warp_inst": "Warp instructions"}
 
 
-def compute_label(key: str) -> str:
+def compute_label(key: str, words: VendorWords | None = None) -> str:
     """'fp64' -> 'FP64', 'tensor_fp16' -> 'Tensor FP16', 'tensor_int8' -> 'Tensor INT8', 'sfu' -> 'SFU';
-    a variant key: 'fp64_scalar_fma' -> 'FP64 scalar FMA', 'fp64_no_fma' -> 'FP64 no-FMA'."""
+    a variant key: 'fp64_scalar_fma' -> 'FP64 scalar FMA', 'fp64_no_fma' -> 'FP64 no-FMA'. In AMD's
+    ``words``: 'tensor_fp16' -> 'Matrix FP16', 'tensor_tf32' -> 'Matrix XF32'."""
     variant = compute_variant(key)
     if variant:
-        return f"{compute_label(base_compute_key(key))} {variant_words(variant)}"
+        return f"{compute_label(base_compute_key(key), words)} {variant_words(variant)}"
+    w = words or NVIDIA_WORDS
     if key.startswith("tensor_"):
-        return "Tensor " + key[len("tensor_"):].upper()
-    return COMPUTE_NAMES.get(key, key.upper())
+        return f"{w.matrix} {w.precision(key[len('tensor_'):])}"
+    return COMPUTE_NAMES.get(key, w.precision(key))
+
+
+def bound_text(bound: str, words: VendorWords) -> str:
+    """A row's ``bound`` (a level or compute key) as a view shows it: NVIDIA's keys as they are ('dram',
+    'tensor_fp16'), AMD's in its words ('HBM+MALL (EA)', 'Matrix FP16'); other values as they are."""
+    if not words.is_amd:
+        return bound
+    if bound in words.levels:
+        return words.level(bound)
+    base = base_compute_key(bound)
+    return compute_label(bound, words) if base in COMPUTE_KEYS or base.startswith("tensor_") else bound
 
 
 def compute_unit(key: str) -> str:
@@ -111,13 +135,14 @@ def memory_ceiling_label(level: str | Sequence[str], bandwidth: float, labels: M
     return f"{', '.join(level_label(lv, labels) for lv in levels)} {format_si(bandwidth, unit)}"
 
 
-def compute_ceiling_label(key: str | Sequence[str], peak: float) -> str:
+def compute_ceiling_label(key: str | Sequence[str], peak: float, words: VendorWords | None = None) -> str:
     """e.g. 'FP64 7.07 TFLOP/s'; several keys of one value: 'FP32, Tensor FP64 10.6 TFLOP/s'; FLOP and
-    other operation ceilings of one value: 'FP32, INT32 25 TOP/s' (a FLOP is an operation)."""
+    other operation ceilings of one value: 'FP32, INT32 25 TOP/s' (a FLOP is an operation); in AMD's
+    ``words`` 'Matrix FP16 1.31 PFLOP/s'."""
     keys = [key] if isinstance(key, str) else list(key)
     units = {compute_unit(k) for k in keys}
     unit = units.pop() if len(units) == 1 else ("OP/s" if units <= {"FLOP/s", "OP/s"} else "FLOP/s")
-    return f"{', '.join(compute_label(k) for k in keys)} {format_si(peak, unit)}"
+    return f"{', '.join(compute_label(k, words) for k in keys)} {format_si(peak, unit)}"
 
 
 #: Ceilings closer than this (relative) are one line with one label: 'FP32, Tensor FP64 10.6 TFLOP/s'.
@@ -229,11 +254,13 @@ def ceiling_source(machine: Machine, key: str) -> str:
     return machine.source
 
 
-def ceilings_caption(machine: Machine, keys: Iterable[str], level_labels: Mapping[str, str] | None = None) -> str:
-    """e.g. 'ceilings: V100 at 1.31 GHz; measured: L1, L2, DRAM, FP64; theoretical (datasheet): FP32'."""
+def ceilings_caption(machine: Machine, keys: Iterable[str], level_labels: Mapping[str, str] | None = None,
+                     words: VendorWords | None = None) -> str:
+    """e.g. 'ceilings: V100 at 1.31 GHz; measured: L1, L2, DRAM, FP64; theoretical (datasheet): FP32'
+    (compute ceilings in the vendor's ``words``: 'Matrix FP16' on AMD)."""
     by_source: dict[str, list[str]] = {}
     for key in keys:
-        name = level_label(key, level_labels) if key in machine.memory else compute_label(key)
+        name = level_label(key, level_labels) if key in machine.memory else compute_label(key, words)
         by_source.setdefault(ceiling_source(machine, key), []).append(name)
     clk = f" at {format_si(machine.sm_clock_hz, 'Hz')}" if machine.sm_clock_hz else ""
     parts = [f"{SOURCE_WORDS.get(src, src)}: {', '.join(names)}" for src, names in by_source.items()]

@@ -33,6 +33,7 @@ from roofline.views.projection.table import (
     phase_cells,
     section_title,
     sections,
+    side_words,
     slower_text,
     speedup_range_text,
     speedup_text,
@@ -94,17 +95,25 @@ def _cards(proj: Projection) -> str:
 def _machines(proj: Projection) -> str:
     """The two machines' ceilings side by side, with the ratio there / here."""
     src, tgt = proj.source, proj.target
-    rows = [[(_e("SM clock"), ""), (_e(format_si(src.sm_clock_hz, "Hz")), "num"),
+    here_words, there_words = side_words(proj)
+
+    def both(a: str, b: str) -> str:  # one name when the two vendors' agree: 'DRAM', else 'DRAM / HBM'
+        return a if a == b else f"{a} / {b}"
+
+    rows = [[(_e(both(here_words.clock, there_words.clock)), ""), (_e(format_si(src.sm_clock_hz, "Hz")), "num"),
              (_e(format_si(tgt.sm_clock_hz, "Hz")), "num"), (_e(_ratio(tgt.sm_clock_hz, src.sm_clock_hz)), "num")]]
     for lv in proj.levels:
         here, there = src.memory.get(lv), tgt.memory.get(lv)
-        rows.append([(_e(f"{level_label(lv)} bandwidth"), ""), (_e(format_si(here, "B/s")), "num"),
+        name = both(level_label(lv, here_words.levels), level_label(lv, there_words.levels))
+        rows.append([(_e(f"{name} bandwidth"), ""), (_e(format_si(here, "B/s")), "num"),
                      (_e(format_si(there, "B/s")), "num"), (_e(_ratio(there, here)), "num")])
     for key in sorted(src.compute, key=lambda k: -src.compute[k]):  # the ceilings the kernels had here
         here, there = src.compute.get(key), tgt.compute.get(key)
-        rows.append([(_e(compute_label(key)), ""), (_e(format_si(here, compute_unit(key))), "num"),
+        name = both(compute_label(key, here_words), compute_label(key, there_words))
+        rows.append([(_e(name), ""), (_e(format_si(here, compute_unit(key))), "num"),
                      (_e(format_si(there, compute_unit(key))), "num"), (_e(_ratio(there, here)), "num")])
-    only_there = [compute_label(k) for k in sorted(tgt.compute, key=lambda k: -tgt.compute[k]) if k not in src.compute]
+    only_there = [compute_label(k, there_words) for k in sorted(tgt.compute, key=lambda k: -tgt.compute[k])
+                  if k not in src.compute]
     note = ("Here: the ceilings at the kernels' own clock; there: at the target's clock, a substitute ceiling "
             "standing in for a precision it lacks (see the notes).")
     if only_there:
@@ -126,6 +135,7 @@ def _name_cell(label: str, full: Any) -> tuple[str, str]:
 
 
 def _kernels(proj: Projection, rows: pd.DataFrame, table_id: str) -> str:
+    words = side_words(proj)
     out = []
     for i, (label, (_, r)) in enumerate(zip(kernel_labels(proj, rows), rows.iterrows()), start=1):
         codes = "".join(f"<span class='pill' title='{_e(NOTE_CODES.get(c, ''))}'>{_e(c)}</span> " for c in r["notes"])
@@ -136,7 +146,7 @@ def _kernels(proj: Projection, rows: pd.DataFrame, table_id: str) -> str:
                     (_e(time_range_text(r["low_time_s"], r["high_time_s"])), "num"),
                     (_e(speedup_text(r["speedup"])), "num"),
                     (_e(speedup_range_text(r["speedup_low"], r["speedup_high"])), "num"),
-                    (_e(format_time(r["gain_s"])), "num"), (_e(limiter_text(r["bound"], r["bound_target"])), ""),
+                    (_e(format_time(r["gain_s"])), "num"), (_e(limiter_text(r["bound"], r["bound_target"], words)), ""),
                     (codes or _e(UNKNOWN), "")])
     return _table([("#", True), ("kernel", False), ("time here", True), ("% of roofline here", True),
                    ("best there", True), ("projected there", True), ("range there", True), ("speed-up", True),

@@ -27,6 +27,7 @@ from roofline.projection import Projection
 from roofline.projection.model import slower_mask
 from roofline.units import counted, format_number, format_time
 from roofline.kernels.labels import short_names
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, bound_words
 
 UNKNOWN = "-"
 #: Orders of :func:`projection_table`, in each section: ``gain``, by the change of time there, largest first
@@ -112,12 +113,20 @@ def projection_title(proj: Projection, sep: str = " ") -> str:
     return text
 
 
-def limiter_text(bound: Any, bound_target: Any) -> str:
-    """``dram → tensor_fp16``: the limiter here, then there (``-`` for one unknown)."""
-    def one(v: Any) -> str:
-        return UNKNOWN if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v)
+def side_words(proj: Projection) -> tuple[VendorWords, VendorWords]:
+    """The words of each side: the profile's vendor here, the target's there (an AMD GPU's: HBM, Matrix FP16)."""
+    return proj.source_analysis.words, proj.target_analysis.words
 
-    return f"{one(bound)} → {one(bound_target)}"
+
+def limiter_text(bound: Any, bound_target: Any,
+                 words: tuple[VendorWords, VendorWords] = (NVIDIA_WORDS, NVIDIA_WORDS)) -> str:
+    """``dram → tensor_fp16``: the limiter here, then there (``-`` for one unknown), each in its side's
+    ``words`` (:func:`side_words`: ``dram → Matrix FP16`` onto an AMD GPU)."""
+    def one(v: Any, side: VendorWords) -> str:
+        unknown = v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+        return UNKNOWN if unknown else bound_words(str(v), side)
+
+    return f"{one(bound, words[0])} → {one(bound_target, words[1])}"
 
 
 def sections(proj: Projection, sort: str = "gain") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -172,6 +181,7 @@ def projection_table(proj: Projection, *, top: int | None = 20, sort: str = "gai
     the coverage. ``top=None``: every kernel."""
     faster, slower, left = sections(proj, sort)
     tot = proj.totals
+    words = side_words(proj)
     caption = coverage_text(proj)
     if top is not None and (len(faster) > top or len(slower) > top):
         caption += f"; top {top} by {sort} shown"
@@ -210,7 +220,7 @@ def projection_table(proj: Projection, *, top: int | None = 20, sort: str = "gai
                       format_time(r["projected_time_s"]), time_range_text(r["low_time_s"], r["high_time_s"]),
                       Text(speedup_text(r["speedup"]), style=style),
                       speedup_range_text(r["speedup_low"], r["speedup_high"]),
-                      limiter_text(r["bound"], r["bound_target"]), ", ".join(r["notes"]) or UNKNOWN)
+                      limiter_text(r["bound"], r["bound_target"], words), ", ".join(r["notes"]) or UNKNOWN)
         at += len(shown)
         if len(shown) < len(rows):
             more = rows.iloc[len(shown):]
@@ -220,7 +230,7 @@ def projection_table(proj: Projection, *, top: int | None = 20, sort: str = "gai
         t.add_section()
         for label, (_, r) in zip(labels[at:], rest.iterrows()):
             t.add_row(Text(label, style="dim"), format_time(r["time_s"]), *[UNKNOWN] * 5,
-                      limiter_text(r["bound"], r["bound_target"]), Text(f"not projected: {r['why']}", style="dim"))
+                      limiter_text(r["bound"], r["bound_target"], words), Text(f"not projected: {r['why']}", style="dim"))
         if len(rest) < len(left):
             t.add_row(Text(f"… {len(left) - len(rest)} more not projected", style="dim"), *[""] * 8)
     return t

@@ -31,6 +31,7 @@ from roofline.errors import InputError
 from roofline.guidance.advise import advise, limiter_shares
 from roofline.guidance.diagnose import Diagnoses, KernelDiagnosis, diagnose
 from roofline.kernels import KernelTable
+from roofline.kernels.vendor import NVIDIA_WORDS
 from roofline.units import counted, format_si, format_time
 from roofline.views.chart.rows import UndrawnKernel, undrawn_kernels
 from roofline.kernels.labels import short_names
@@ -67,6 +68,7 @@ def _memory_ceiling(machine: Any, level: str, bandwidth: float, transactions: bo
 
 def _summary(analysis: Any, advice: pd.DataFrame, transactions: bool = False) -> str:
     machine = getattr(analysis, "machine", None)
+    words = getattr(analysis, "words", NVIDIA_WORDS)
     frame = analysis.frame
     total = float(np.nansum(frame["time_s"].to_numpy(dtype=float)))
     savable = frame["savable_time_s"].to_numpy(dtype=float) if "savable_time_s" in frame else np.array([np.nan])
@@ -89,15 +91,15 @@ def _summary(analysis: Any, advice: pd.DataFrame, transactions: bool = False) ->
     if machine is None:
         out.append('<p class="notes">No machine given: no ceilings, so no roofline distances.</p>')
     else:
-        clock = f" at {format_si(machine.sm_clock_hz, 'Hz')} SM clock" if machine.sm_clock_hz else ""
+        clock = f" at {format_si(machine.sm_clock_hz, 'Hz')} {words.clock}" if machine.sm_clock_hz else ""
         beside = getattr(analysis, "peaks_beside", None)
         out.append(f'<p class="notes">{_e(machine.name)}{_e(clock)}</p><table>')
         if beside is not None:
             out.append("<tr><th>ceiling</th><th>used</th><th>from</th><th>profile's peak metric</th></tr>")
-        rows = [(f"{level_label(level)} bandwidth", _memory_ceiling(machine, level, bw, transactions), level,
+        rows = [(f"{level_label(level, words.levels)} bandwidth", _memory_ceiling(machine, level, bw, transactions), level,
                  beside.memory.get(level) if beside is not None else None, "B/s")
                 for level, bw in machine.memory.items()]
-        rows += [(compute_label(key), format_si(peak, compute_unit(key)), key,
+        rows += [(compute_label(key, words), format_si(peak, compute_unit(key)), key,
                   beside.compute.get(key) if beside is not None else None, compute_unit(key))
                  for key, peak in sorted(machine.compute.items(), key=lambda kv: -kv[1])]
         for name, value, key, peak, unit in rows:
@@ -116,7 +118,7 @@ def _summary(analysis: Any, advice: pd.DataFrame, transactions: bool = False) ->
     if phase_times and not (len(phase_times) == 1 and "unknown" in phase_times):
         out.append(_bars({str(k): float(v) for k, v in phase_times.items()}, total, time_values=True))
     else:
-        out.append('<p class="notes">No phases: the profile has no NVTX ranges.</p>')
+        out.append(f'<p class="notes">No phases: the profile has no {_e(words.ranges)} ranges.</p>')
     out.append("</div>")
     # share of time per limiter
     out.append("<div><h3>Share of time per limiter</h3>")
@@ -192,7 +194,7 @@ def _diagnosis(d: KernelDiagnosis, rank: int, label: str, row: pd.Series, anchor
     missing = [f.title for f in d.findings if f.status == "missing"]
     if missing:
         body.append(f"<p class='notes'>Not evaluated for lack of metrics: {_e(', '.join(missing))} "
-                    f"(see Notes for the ncu metrics that enable them).</p>")
+                    f"(see Notes for the {_e(d.words.profiler)} metrics that enable them).</p>")
     return f"<details id='{_e(anchor)}'>{head}{''.join(body)}</details>"
 
 
@@ -350,7 +352,7 @@ def report_html(analysis: Any, diagnoses: Diagnoses | Any = None, *, title: str 
 
     frame = analysis.frame
     columns = table_columns(levels, labels, inst_rate=labels.kind != "instructions" and has_instructions(frame),
-                             patterns=has_patterns(frame))
+                             patterns=has_patterns(frame), words=getattr(analysis, "words", NVIDIA_WORDS))
     data = {"columns": columns, "rows": kernel_rows(analysis, advice, levels, labels)}
 
     if launches is None and isinstance(diagnoses, KernelTable):

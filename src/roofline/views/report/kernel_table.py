@@ -18,7 +18,8 @@ import pandas as pd
 from roofline.analysis.work import work_for
 from roofline.views.work_words import WorkLabels, work_labels
 from roofline.units import format_number, format_si, format_time
-from roofline.views.chart.style import level_label
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
+from roofline.views.chart.style import bound_text, level_label
 from roofline.views.report.cells import escape as _e
 from roofline.views.report.cells import number as _num
 from roofline.views.report.cells import percent as _pct
@@ -36,9 +37,10 @@ def has_instructions(frame: pd.DataFrame) -> bool:
 
 
 def table_columns(levels: Sequence[str], labels: WorkLabels | None = None, *, inst_rate: bool = False,
-                  patterns: bool = False) -> list[dict[str, Any]]:
-    """The kernel table's columns: the work's rate and intensity per level (``labels``: FLOPs when None),
-    the warp-instruction rate (``inst_rate``) and the access patterns (``patterns``) where counted."""
+                  patterns: bool = False, words: VendorWords = NVIDIA_WORDS) -> list[dict[str, Any]]:
+    """The kernel table's columns: the work's rate and intensity per level (``labels``: FLOPs when None;
+    levels in the vendor's ``words``), the warp-instruction rate (``inst_rate``) and the access patterns
+    (``patterns``) where counted."""
     labels = labels or work_labels(work_for("flops"))
     cols = [
         {"key": "rank", "label": "#", "num": True},
@@ -49,7 +51,8 @@ def table_columns(levels: Sequence[str], labels: WorkLabels | None = None, *, in
         {"key": "time_share", "label": "share", "num": True},
         {"key": "flop_rate", "label": labels.rate, "num": True},
     ]
-    cols += [{"key": f"ai_{lv}", "label": f"{labels.intensity} {level_label(lv)}", "num": True} for lv in levels]
+    cols += [{"key": f"ai_{lv}", "label": f"{labels.intensity} {level_label(lv, words.levels)}", "num": True}
+             for lv in levels]
     if inst_rate:
         cols.append({"key": "inst_rate", "label": "warp inst/s", "num": True})
     if patterns:
@@ -75,11 +78,19 @@ def _pattern_text(pattern: Any, per_transaction: float | None) -> str:
     return "-" if name is None else f"{name} ({format_number(per_transaction)})"
 
 
+def _bound(value: Any, words: VendorWords) -> str | None:
+    """The bound as the table shows it (None when unknown), in the vendor's words."""
+    text = _str(value)
+    return None if text is None else bound_text(text, words)
+
+
 def kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str],
                 labels: WorkLabels | None = None) -> list[dict[str, Any]]:
     """One row per kernel of ``advice`` (rank order): the values the table sorts by and, under
-    ``<key>__text``, the text it shows (times, rates and shares formatted with their units)."""
+    ``<key>__text``, the text it shows (times, rates and shares formatted with their units); the bound in
+    the vendor's words (``analysis.words``)."""
     labels = labels or work_labels(work_for("flops"))
+    words = getattr(analysis, "words", NVIDIA_WORDS)
     frame = analysis.frame
     rows = []
     for _, a in advice.iterrows():
@@ -88,7 +99,7 @@ def kernel_rows(analysis: Any, advice: pd.DataFrame, levels: Sequence[str],
             "id": int(a["rank"]), "rank": int(a["rank"]), "kernel_name": str(a["kernel_name"]),
             "display_name": str(a["label"]), "phase": _str(a["phase"]),
             "launches": _num(a["launches"]), "time_s": _num(a["time_s"]), "time_share": _num(a["time_share"]),
-            "flop_rate": _num(src.get("flop_rate")), "bound": _str(a["bound"]), "limiter": _str(a["limiter_label"]),
+            "flop_rate": _num(src.get("flop_rate")), "bound": _bound(a["bound"], words), "limiter": _str(a["limiter_label"]),
             "limiter_label": _str(a["limiter_label"]), "pct_of_roofline": _num(a["pct_of_roofline"]),
             "savable_time_s": _num(a["savable_time_s"]),
             "inst_rate": _num(src.get("inst_rate")), "global_ii": _num(src.get("global_ii")),
