@@ -273,13 +273,15 @@ def test_guidance_runs_only_the_rules_that_hold_on_amd(amd, nvidia):
 def test_projection_from_amd_onto_nvidia_names_each_side_in_its_words():
     from roofline.machine.theoretical import theoretical
     from roofline.projection import project
-    from roofline.views.projection import projection_html, projection_table
+    from roofline.views.projection import projection_html, projection_table, projection_to_dict
 
     proj = project(mixbench(), theoretical("a100-80gb-sxm"), mi210())
     assert (proj.source_analysis.vendor, proj.target_analysis.vendor) == ("amd", "nvidia")
     page = projection_html(proj)
     assert "HBM / DRAM bandwidth" in page and "engine clock / SM clock" in page
     assert "HBM → dram" in text_of(projection_table(proj))
+    vendors = projection_to_dict(proj)["vendors"]
+    assert vendors["source"]["level_names"]["dram"] == "HBM" and vendors["target"] is None
     back = project(mixbench("8.0"), mi210(), theoretical("a100-80gb-sxm"))
     assert back.target_analysis.vendor == "amd" and back.target_analysis.arch == "gfx90a"
     assert "DRAM / HBM bandwidth" in projection_html(back)

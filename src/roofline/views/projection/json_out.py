@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from roofline.projection import NOTE_CODES, SCHEMA, TOTAL_KEYS, Projection
-from roofline.views.json_out import json_safe
+from roofline.views.json_out import json_safe, vendor_to_dict
 
 #: Per-kernel fields after the keys, in the frame's units.
 KERNEL_FIELDS = ("launches", "time_s", "roofline_time_s", "pct_of_roofline", "bound", "best_time_s",
@@ -42,9 +42,9 @@ def projection_to_dict(proj: Projection) -> dict[str, Any]:
     levels, keys, notes, what the note codes mean, the program's totals (with how many kernels get
     slower there, their time here and share of it, and the time they add there), the phases (``[]`` when
     not by phase) and one entry per kernel, in the frame's order (projected gain first, so those that
-    get slower, ``gain_s`` < 0, after every other projected kernel)."""
+    get slower, ``gain_s`` < 0, after every other projected kernel); ``vendors`` when a side is an AMD GPU."""
     phases = [{"phase": str(r["phase"]), **_totals(r)} for _, r in proj.phase_totals().iterrows()]
-    return {
+    out = {
         "schema": SCHEMA,
         "source": proj.source.to_dict(),
         "target": proj.target.to_dict(),
@@ -56,3 +56,7 @@ def projection_to_dict(proj: Projection) -> dict[str, Any]:
         "phases": phases,
         "kernels": [_kernel(r, proj.keys) for _, r in proj.frame.iterrows()],
     }
+    here, there = vendor_to_dict(proj.source_analysis), vendor_to_dict(proj.target_analysis)
+    if here is not None or there is not None:  # an AMD side: each side's vendor (null: NVIDIA's or unknown)
+        out["vendors"] = {"source": here, "target": there}
+    return out

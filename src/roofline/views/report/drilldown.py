@@ -43,6 +43,7 @@ from roofline.machine.model import Machine
 from roofline.units import format_number, format_si, format_time
 from roofline.kernels.labels import short_names
 from roofline.views.work_words import work_labels
+from roofline.kernels.vendor import table_words
 from roofline.views.chart.style import level_label
 
 #: Label of the node holding the launches outside every module.
@@ -84,13 +85,19 @@ class Node:
 class Tree:
     """The drill-down: top-level ``nodes``, the ``work`` counted, the memory ``level`` of the
     traffic and intensity columns, the profile's ``total_time_s``, and ``estimated`` (whether a
-    estimated-over-measured column is filled)."""
+    estimated-over-measured column is filled); ``level_name``: the level in the vendor's words ('HBM' on
+    an AMD GPU; :func:`~roofline.views.chart.style.level_label`'s by default)."""
 
     nodes: list[Node]
     work: str
     level: str
     total_time_s: float
     estimated: bool = False
+    level_name: str = ""
+
+    @property
+    def level_text(self) -> str:
+        return self.level_name or level_label(self.level)
 
 
 def _frame(table: KernelTable | pd.DataFrame) -> pd.DataFrame:
@@ -251,7 +258,8 @@ def build_tree(table: KernelTable | pd.DataFrame, machine: Machine | None, *, wo
         outside = node("outside", None, OUTSIDE, by_depth[1][(None,)], est_depth.get(1, {}).get(None))
         outside.children = _by_time(op_children.get(None, []))
         nodes.append(outside)
-    return Tree(nodes=nodes, work=kind, level=level, total_time_s=total, estimated=estimates is not None)
+    return Tree(nodes=nodes, work=kind, level=level, total_time_s=total, estimated=estimates is not None,
+                level_name=level_label(level, table_words(frame).levels))
 
 
 def _by_time(nodes: list[Node]) -> list[Node]:
@@ -277,8 +285,8 @@ def _pct(value: float | None) -> str:
 
 def _columns(tree: Tree) -> list[str]:
     labels = work_labels(work_for(tree.work))
-    cols = ["launches", "time", "share", labels.counted, f"{level_label(tree.level)} bytes",
-            f"{labels.intensity_unit} ({level_label(tree.level)})", "% of roofline"]
+    cols = ["launches", "time", "share", labels.counted, f"{tree.level_text} bytes",
+            f"{labels.intensity_unit} ({tree.level_text})", "% of roofline"]
     if tree.estimated:
         cols.append("estimated / measured FLOPs")
     return cols
@@ -340,7 +348,7 @@ def drilldown_html(tree: Tree) -> str:
 def drilldown_caption(tree: Tree) -> str:
     """What the tree's columns mean, one paragraph of plain text."""
     labels = work_labels(work_for(tree.work))
-    lv = level_label(tree.level)
+    lv = tree.level_text
     text = (f"Each module holds every launch inside it (its sub-modules included): time and share of the total "
             f"{format_time(tree.total_time_s)}, {labels.counted}, {lv} bytes and {labels.intensity_unit} at {lv}, and "
             f"% of roofline (the group's time at its roofline over its time). Under a module: its sub-modules, then "
