@@ -108,6 +108,8 @@ def test_mixbench_flops_by_hand_and_packed_lower_bounds() -> None:
             hand = 64 * (num(r, f"SQ_INSTS_VALU_ADD_{precision}") + num(r, f"SQ_INSTS_VALU_MUL_{precision}")
                          + num(r, f"SQ_INSTS_VALU_TRANS_{precision}") + 2 * num(r, f"SQ_INSTS_VALU_FMA_{precision}"))
             assert frame[column].iloc[i] == hand
+        assert frame["int_ops"].iloc[i] == 64 * (num(r, "SQ_INSTS_VALU_INT32") + num(r, "SQ_INSTS_VALU_INT64"))
+        assert frame["conversion_ops"].iloc[i] == 64 * num(r, "SQ_INSTS_VALU_CVT")
         name = str(frame["kernel_name"].iloc[i])
         kind = next((k for k in ("double", "float", "half2") if f"benchmark_func<{'__half2' if k == 'half2' else k}," in name), None)
         if kind is None:

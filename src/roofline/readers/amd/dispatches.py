@@ -66,8 +66,8 @@ def amd_table(ids: pd.DataFrame, counters: pd.DataFrame, arch: str, device_name:
     flops, partial = known_sum(flop_parts)
     frame["flops"] = flops
     frame["flops_partial"] = partial | (counted.packed & ~np.isnan(flops))
-    ints = frame["tensor_int_ops"].to_numpy() if "tensor_int_ops" in frame else np.full(n, np.nan)
-    frame["ops"], frame["ops_partial"] = total_ops(flops, frame["flops_partial"].to_numpy(), [ints])
+    others = [frame[c].to_numpy() if c in frame else np.full(n, np.nan) for c in ("int_ops", "conversion_ops", "tensor_int_ops")]
+    frame["ops"], frame["ops_partial"] = total_ops(flops, frame["flops_partial"].to_numpy(), others)
     frame["tensor_precision"] = counted.tensor_precision
     frame["estimated"] = False
     frame["source"] = source
