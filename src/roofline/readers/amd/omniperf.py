@@ -146,7 +146,7 @@ def read_workload(path: str | Path) -> KernelTable:
     warnings = [f"{folder.name}: {note}"] if note else []
     table = amd_table(ids, counter_totals(perf), arch, device, str(folder), warnings=warnings)
     if figures:
-        table.metrics["cus"] = figures.get("cus", np.nan)
+        table.metrics["cu_per_gpu"] = figures.get("cus", np.nan)
         table.metrics["max_sclk_hz"] = figures.get("max_clock_hz", np.nan)
     return table
 
