@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+import pandas as pd
+
 from roofline.errors import MachineError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine, combine
@@ -123,10 +125,18 @@ def applied_machine(spec: MachineArg, table: KernelTable, *, allow_other_machine
 
 
 def gpus(table: KernelTable) -> list[str]:
-    """The distinct GPUs the profile names, most launches first."""
+    """The distinct GPUs the profile names, most launches first: Nsight Compute's device name, or an
+    AMD tool's (:data:`roofline.readers.amd.DEVICE_NAME_COLUMN`)."""
+    from roofline.readers.amd import DEVICE_NAME_COLUMN
     from roofline.readers.ncu.peaks import device_names
 
-    return device_names(table.metrics) if table.metrics is not None and not table.metrics.empty else []
+    if table.metrics is None or table.metrics.empty:
+        return []
+    named = device_names(table.metrics)
+    if named or DEVICE_NAME_COLUMN not in table.metrics.columns:
+        return named
+    amd = table.metrics[DEVICE_NAME_COLUMN].dropna().astype(str)
+    return [str(n) for n in amd[amd != ""].value_counts(sort=True).index]
 
 
 def profile_peaks(table: KernelTable, *, l1_tag_stage: bool = True) -> Machine | None:
@@ -143,17 +153,36 @@ def profile_peaks(table: KernelTable, *, l1_tag_stage: bool = True) -> Machine |
 
 
 def named_spec(table: KernelTable) -> Machine | None:
-    """Theoretical ceilings (at the boost clock) of the one GPU the profile names, when we have its spec."""
+    """Theoretical ceilings (at the boost clock) of the one GPU the profile names, when we have its spec:
+    an NVIDIA product, else an AMD Instinct one (at its peak engine clock, for the profile's CU count
+    where its metrics record one: :data:`roofline.machine.amd_specs.CU_COUNT_COLUMNS`)."""
     from roofline.machine.specs import spec_for_device_name
     from roofline.machine.theoretical import theoretical_from_spec
 
     names = gpus(table)
     spec = spec_for_device_name(names[0]) if len(names) == 1 else None
     if spec is None:
-        return None
+        return _amd_named_spec(names[0], table) if len(names) == 1 else None
     machine = theoretical_from_spec(spec)
     meta = {**machine.metadata, "max_sm_clock_hz": spec.boost_clock_hz}
     return dataclasses.replace(machine, metadata=meta)
+
+
+def _amd_named_spec(name: str, table: KernelTable) -> Machine | None:
+    """:func:`named_spec` for an AMD device name: its spec's machine, for the device's CU count when the
+    metrics record one (one value over all launches), else for the whole product."""
+    from roofline.machine.amd_specs import CU_COUNT_COLUMNS
+    from roofline.machine.amd_theory import amd_machine_for_device
+
+    cus: int | None = None
+    metrics = table.metrics
+    for col in CU_COUNT_COLUMNS:
+        if metrics is not None and col in metrics.columns:
+            values = pd.to_numeric(metrics[col], errors="coerce").dropna().unique()
+            if len(values) == 1 and values[0] > 0:
+                cus = int(values[0])
+                break
+    return amd_machine_for_device(name, cus)
 
 
 def profile_max_clock(table: KernelTable) -> float | None:
@@ -206,6 +235,8 @@ def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_othe
     from roofline.machine.shipped import shipped_machine
 
     found = shipped_machine(names[0]) if names else None
+    if found is None:
+        found = _workload_machine(table)
     measured = found[0] if found is not None else None
     spec = named_spec(table)
     delivered = profile_peaks(table, l1_tag_stage=False)
@@ -233,12 +264,22 @@ def _with_max_clock(machine: Machine | None, table: KernelTable, fallback: Machi
     return dataclasses.replace(machine, metadata={**machine.metadata, "max_sm_clock_hz": highest})
 
 
+def _workload_machine(table: KernelTable) -> tuple[Machine, Path] | None:
+    """The empirical peaks an AMD workload folder holds (its roofline.csv), for its own dispatches."""
+    from roofline.readers.amd.omniperf import workload_machine
+
+    devices = sorted({int(d) for d in table.frame["device"].dropna()}) if "device" in table.frame else []
+    return workload_machine(table.sources, devices)
+
+
 def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | None, peaks: Machine | None) -> str:
     """Which ceilings came from where, in words, and how to choose otherwise."""
     from roofline.machine.model import sources_summary
 
     parts = []
-    if measured_file is not None:
+    if measured_file is not None and measured_file.name == "roofline.csv":
+        parts.append(f"measured ones from the workload's {measured_file} (rocm-amdgpu-bench's empirical peaks)")
+    elif measured_file is not None:
         parts.append(f"measured ones from the {machine.name} file shipped with roofline ({measured_file.name})")
     if spec is not None:
         parts.append(f"the {spec.name} spec" + (" where not measured" if measured_file is not None else ""))

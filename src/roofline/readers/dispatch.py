@@ -5,7 +5,8 @@ binary containers): Nsight Compute CSV (raw or details page), an Nsight Compute 
 Systems timeline (its SQLite export, by the SQLite magic, or a ``.nsys-rep`` exported through
 ``nsys``: :mod:`roofline.readers.nsys`), or one of our kernel-table files (``*.kernels.json``, or
 Parquet: the ``PAR1`` magic, then the footer's ``roofline.schema`` key,
-:mod:`roofline.readers.kernel_parquet`).
+:mod:`roofline.readers.kernel_parquet`), or an AMD tool's output (an Omniperf / rocprof-compute
+workload folder or a file of one: :mod:`roofline.readers.amd`).
 ``-`` is standard input; pipes (``<(cmd)``, ``/dev/stdin``) are read once into memory
 (:mod:`roofline.readers.stream`); a folder stands for the profiles in it
 (:func:`profile_files`), skipping, with one warning, files in it that are not readable profiles.
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import FP16_CONVENTIONS, KernelTable, recoded_text, text_codes
+from roofline.readers.amd.detect import AMD_KINDS, amd_input, amd_kind, read_amd
 from roofline.readers.ncu.count import build_table
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
@@ -227,6 +229,10 @@ def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[S
                     raise InputError("standard input (-) is given twice", hint="it can be read once only")
                 stdin_used = True
             out.append(read_stream(path))
+        elif amd_kind(Path(fspath(path))) is not None:  # an AMD workload: its folder, read once
+            folder = amd_input(Path(fspath(path)))
+            if folder not in out:
+                out.append(folder)
         elif Path(fspath(path)).is_dir():
             for f in profile_files(path):
                 out.append(f)
@@ -263,6 +269,9 @@ def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
     if isinstance(path, InMemory):
         return None  # refused by _check_memory: a stream is read as CSV
     p = Path(fspath(path))
+    amd = amd_kind(p)
+    if amd is not None:
+        return amd
     if not p.is_file():
         return None
     if p.name.lower().endswith(TIMELINE_REPORTS):
@@ -278,6 +287,8 @@ def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
 
 def _read_table_file(path: str | PathLike[str], kind: str | None) -> KernelTable:
     # Imported here: pyarrow.parquet is needed only when a Parquet file is met (not on the CSV path).
+    if kind in AMD_KINDS:
+        return read_amd(Path(fspath(path)), kind)
     if kind == "nsys":
         from roofline.readers.nsys.timeline import read_timeline
 

@@ -72,5 +72,10 @@ def read_machine(path: str | PathLike[str], *, pick: tuple[str, ...] | list[str]
         return ert.read_nersc_txt(p, pick=pick)
     if "META_DATA" in text and _SUM_MARK.search(text):
         return ert.read_ert_sum(p, pick=pick)
+    if stripped.startswith("device,HBMBw"):  # an Omniperf / rocprof-compute roofline.csv (AMD's empirical peaks)
+        from roofline.readers.amd.omniperf import read_roofline_csv
+
+        return read_roofline_csv(p, device=int(pick[0]) if pick and pick[0].isdigit() else None)
     raise MachineError("unknown machine file format", path=p,
-                       hint="expected our machine JSON, an ERT roofline.json or sum file, or NERSC memroofs/comproofs")
+                       hint="expected our machine JSON, an ERT roofline.json or sum file, NERSC memroofs/comproofs, or an "
+                            "Omniperf / rocprof-compute roofline.csv")
