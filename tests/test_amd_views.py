@@ -33,7 +33,7 @@ from rich.console import Console
 
 from roofline.analysis import analyze
 from roofline.guidance import advise, diagnose
-from roofline.guidance.amd import VENDOR_NEUTRAL
+from roofline.guidance.vendor_rules import VENDOR_NEUTRAL
 from roofline.kernels import from_records
 from roofline.kernels.vendor import (
     machine_vendor,

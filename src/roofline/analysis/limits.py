@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
 from roofline.machine.model import Machine, ceiling_label
 from roofline.units import format_si
 
@@ -92,14 +93,16 @@ def _collect(metrics: str | None) -> str:
 def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list[str] | tuple[str, ...], *,
                   compute_peak: np.ndarray, compute_key: np.ndarray, spec_peak: np.ndarray | None,
                   rate_unit: str = "FLOP/s", ceiling_of: Mapping[str, float] | None = None,
-                  hints: Mapping[str, str] | None = None) -> Limits:
+                  hints: Mapping[str, str] | None = None, words: VendorWords = NVIDIA_WORDS) -> Limits:
     """Per row, the limits its figures break (see the module docstring).
 
     ``rows`` are the analysis's columns (``flop_rate``, ``bw_<level>``, ``global_ii``, ``shared_ii``,
     ``fp16_flops``); ``compute_peak`` and ``compute_key`` the ceiling each row is held to;
     ``spec_peak`` the same rows' peak from the GPU's spec (None: no spec); ``ceiling_of`` each level's
     bandwidth ceiling in the unit ``bw_<level>`` is in; ``hints`` what to collect (the kernel table's
-    :attr:`~roofline.kernels.KernelTable.metric_hints`: the cp.async and ldmatrix instruction counters)."""
+    :attr:`~roofline.kernels.KernelTable.metric_hints`: the cp.async and ldmatrix instruction counters);
+    ``words``: the vendor's, for the ceilings a reason names (an AMD GPU's 'HBM', 'Matrix FP16')."""
+    labels, matrix = (dict(words.levels), words.matrix) if words.is_amd else (None, "Tensor")
     n = len(compute_peak)
     ldgsts = _collect((hints or {}).get("ldgsts_inst"))
     ldsm = _collect((hints or {}).get("ldsm_inst"))
@@ -111,7 +114,7 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
         over = rate / compute_peak
         for i in np.flatnonzero(over > SLACK):
             key = str(compute_key[i]) if compute_key[i] is not None else "compute"
-            label = ceiling_label(key) if key != "mixed" else "mixed-precision"
+            label = ceiling_label(key, labels, matrix) if key != "mixed" else "mixed-precision"
             cause = _causes(machine, key, "compute", bool(fp16[i])) if machine is not None and key != "mixed" else ""
             reasons[i].append(f"achieved {format_si(rate[i], rate_unit)} is {over[i]:.2f}x its {label} ceiling"
                               + (f" ({cause})" if cause else ""))
@@ -129,7 +132,7 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
             use = _array(rows, f"bw_{level}", n) / ceiling
             for i in np.flatnonzero(use > SLACK):
                 cause = _causes(machine, level, "memory", False) if machine is not None else ""
-                reasons[i].append(f"{ceiling_label('memory.' + level)} traffic is {use[i]:.2f}x its bandwidth "
+                reasons[i].append(f"{ceiling_label('memory.' + level, labels)} traffic is {use[i]:.2f}x its bandwidth "
                                   "ceiling" + (f" ({cause})" if cause else ""))
                 rates[i] = True
         sectors = 1.0 / _array(rows, "global_ii", n)

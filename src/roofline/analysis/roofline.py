@@ -130,7 +130,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
 
     columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints),
                **instruction_arrays(rows, len(rows["time_s"]))}
-    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints)
+    _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints, words)
     out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
                     phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints,
@@ -138,9 +138,11 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
 
 
 def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],
-                       kernel_clock: float | None, work: Work, notes: list[str], hints: Mapping[str, str]) -> None:
+                       kernel_clock: float | None, work: Work, notes: list[str], hints: Mapping[str, str],
+                       words: VendorWords = NVIDIA_WORDS) -> None:
     """Fill ``inconsistent`` (:mod:`roofline.analysis.limits`) and set those rows' region to 'inconsistent';
-    ``hints``: what to collect (the table's :attr:`~roofline.kernels.KernelTable.metric_hints`)."""
+    ``hints``: what to collect (the table's :attr:`~roofline.kernels.KernelTable.metric_hints`); the reasons
+    name ceilings in the vendor's ``words``."""
     n = len(columns["time_s"])
     spec_peak = None
     if machine is not None:
@@ -150,7 +152,8 @@ def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels:
     ceiling_of = {lv: c for lv in levels if (c := work.level_ceiling(machine, lv)) is not None} if machine else {}
     found = limit_reasons(columns, machine, levels, compute_peak=np.asarray(columns["compute_peak"], dtype=float),
                           compute_key=np.asarray(columns["compute_ceiling"].to_numpy(dtype=object, na_value=None)),
-                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of, hints=hints)
+                          spec_peak=spec_peak, rate_unit=work.rate_unit, ceiling_of=ceiling_of, hints=hints,
+                          words=words)
     flagged = np.array([r is not None for r in found.reasons], dtype=bool)
     columns["inconsistent"] = strings(found.reasons)
     for column, mask in (("region", found.rates), ("global_pattern", found.global_walls),

@@ -4,6 +4,7 @@
 - :mod:`roofline.guidance.metrics`: the ncu metrics they read and how launches combine.
 - :mod:`roofline.guidance.headline`: which fired rule names a kernel's limiter: the claim its own rows
   support most, contradicted claims set aside.
+- :mod:`roofline.guidance.vendor_rules`: which rules hold on an AMD profile, and the limiters in AMD's words.
 - :func:`diagnose` runs the rules on an analysis; :func:`advise` ranks kernels by the
   time they could save; :func:`explain` renders one kernel's full diagnosis.
 """
@@ -23,5 +24,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.guidance.<module>`` after ``import roofline``).
-_SUBMODULES = ("advise", "diagnose", "explain", "headline", "metrics", "rules")
+_SUBMODULES = ("advise", "diagnose", "explain", "headline", "metrics", "rules", "vendor_rules")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import pandas as pd
 
-from roofline.guidance import amd
+from roofline.guidance import vendor_rules
 from roofline.guidance import metrics as m
 from roofline.guidance.headline import Headline, weigh
 from roofline.guidance.memory_patterns import WARP_INST_PEAK
@@ -63,7 +63,7 @@ class KernelDiagnosis:
 
     @property
     def limiter_info(self) -> Limiter | None:
-        return amd.limiters_for(self.words.vendor).get(self.limiter) if self.limiter else None
+        return vendor_rules.limiters_for(self.words.vendor).get(self.limiter) if self.limiter else None
 
     @property
     def _bound_name(self) -> str:
@@ -222,7 +222,7 @@ def run_rules(values: dict[str, Any], levels: Sequence[str], rules: Sequence[Rul
     for rule in rules:
         missing = _missing_for(rule, values)
         if missing is not None:
-            text = amd.missing_message(missing, hints or {}) if words.is_amd else missing_message(missing)
+            text = vendor_rules.missing_message(missing, hints or {}) if words.is_amd else missing_message(missing)
             out.append(rule.finding("missing", text, missing=missing))
             continue
         out.append(rule.check(row, rule))
@@ -301,14 +301,14 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
     else is accepted). Without it (or without those metrics) only the rules over the
     roofline columns run, and the others say which metrics would enable them. ``rules``: every rule by
     default; on an AMD analysis (``analysis.vendor``) only the rules that hold there run, in AMD's words
-    (:func:`roofline.guidance.amd.rules_for`), and one warning names those that need NVIDIA's counters.
+    (:func:`roofline.guidance.vendor_rules.rules_for`), and one warning names those that need NVIDIA's counters.
     """
     frame: pd.DataFrame = analysis.frame if rows is None else analysis.frame.loc[list(rows)]
     by = getattr(analysis, "by", "name")
     levels = list(getattr(analysis, "levels", []) or [])
     words: VendorWords = getattr(analysis, "words", NVIDIA_WORDS)
     asked = rules
-    rules = amd.rules_for(words.vendor, rules)
+    rules = vendor_rules.rules_for(words.vendor, rules)
     hints = dict(getattr(analysis, "metric_hints", {}) or {})
     table, problem = as_table(analysis, table)
     per_row = m.metrics_per_row(frame, by, table, only_rows=rows is not None)
@@ -334,7 +334,7 @@ def diagnose(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *,
             bound=str(values.get("bound")) if _has(values.get("bound")) else None, headline=head,
             inconsistent=str(values["inconsistent"]) if _has(values.get("inconsistent")) else None, words=words))
     warnings = [problem] if problem else []
-    if words.is_amd and (note := amd.nvidia_only_note(asked)):
+    if words.is_amd and (note := vendor_rules.nvidia_only_note(asked)):
         warnings.append(note)
     not_run: dict[str, list[Rule]] = {}  # the same metrics would enable several rules: one warning for them
     for r in rules:

@@ -41,6 +41,7 @@ from types import MappingProxyType
 from typing import Any
 
 from roofline.errors import MachineError
+from roofline.kernels.vendor import NVIDIA_WORDS, machine_vendor, words_for
 from roofline.machine.keys import (
     CLOCK_SCALED_MEMORY,
     COMPUTE_KEYS,
@@ -289,6 +290,9 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
     origins: dict[str, str] = {}
     sources: dict[str, str] = {}
     assumed: list[str] = []
+    # the note names ceilings in the reference GPU's vendor's words (an AMD spec's: vL1D, LDS, HBM, Matrix)
+    words = words_for(*machine_vendor(reference.name, reference.metadata)) if reference is not None else NVIDIA_WORDS
+    labels, matrix = (dict(words.levels), words.matrix) if words.is_amd else (None, "Tensor")
     for m in machines:
         known = dict(m.metadata.get("ceiling_sources", {}))
 
@@ -312,7 +316,8 @@ def combine(machines: list[Machine] | tuple[Machine, ...]) -> Machine:
                 taken.append(f"compute.{key}")
         if reference is not None and not m.sm_clock_hz and taken:
             ert = str(m.metadata.get("format", "")).startswith(("ert", "nersc"))
-            assumed.append(f"{m.name!r} ({', '.join(ceiling_label(t) for t in taken)}{'; ERT' if ert else ''})")
+            assumed.append(f"{m.name!r} ({', '.join(ceiling_label(t, labels, matrix) for t in taken)}"
+                           f"{'; ERT' if ert else ''})")
     meta = dict(first.metadata)
     meta["ceiling_sources"] = origins
     highest = next((m.max_sm_clock_hz for m in machines if m.max_sm_clock_hz), None)
@@ -388,24 +393,27 @@ def _frozen_sources(m: Machine) -> Mapping[str, str]:
     return MappingProxyType(out)
 
 
-def sources_summary(machine: Machine, labels: Mapping[str, str] | None = None) -> str:
+def sources_summary(machine: Machine, labels: Mapping[str, str] | None = None, matrix: str = "Tensor") -> str:
     """Which ceilings are measured, theoretical or from the profile, in words.
 
     e.g. 'measured: L1, L2, DRAM, FP64; theoretical: FP32, Tensor FP16', or 'all measured'.
-    ``labels`` overrides display names of memory levels (e.g. ``{"dram": "HBM"}``).
+    ``labels`` overrides display names of memory levels (e.g. ``{"dram": "HBM"}``), ``matrix`` the name of
+    the matrix units (``"Matrix"``: an AMD GPU's 'Matrix FP16').
     """
     groups = machine.ceilings_by_source()
     if len(groups) == 1:
         return f"all {next(iter(groups))}"
-    return "; ".join(f"{src}: {', '.join(ceiling_label(c, labels) for c in ids)}" for src, ids in groups.items())
+    return "; ".join(f"{src}: {', '.join(ceiling_label(c, labels, matrix) for c in ids)}"
+                     for src, ids in groups.items())
 
 
-def ceiling_label(key: str, labels: Mapping[str, str] | None = None) -> str:
-    """Display name of a ceiling: 'memory.dram' -> 'DRAM', 'compute.tensor_fp16' -> 'Tensor FP16',
-    'compute.fp64_no_fma' -> 'FP64 no-FMA', 'fp64_scalar_fma' -> 'FP64 scalar FMA'."""
+def ceiling_label(key: str, labels: Mapping[str, str] | None = None, matrix: str = "Tensor") -> str:
+    """Display name of a ceiling: 'memory.dram' -> 'DRAM', 'compute.tensor_fp16' -> 'Tensor FP16' (with
+    ``matrix="Matrix"``, an AMD GPU's: 'Matrix FP16'), 'compute.fp64_no_fma' -> 'FP64 no-FMA',
+    'fp64_scalar_fma' -> 'FP64 scalar FMA'."""
     kind, name = ceiling_id(key)
     if kind == "memory":
         return (labels or {}).get(name, name.upper())
     base, variant = base_compute_key(name), compute_variant(name)
-    text = "Tensor " + base[len("tensor_"):].upper() if base.startswith("tensor_") else base.upper()
+    text = f"{matrix} " + base[len("tensor_"):].upper() if base.startswith("tensor_") else base.upper()
     return text + (f" {variant_words(variant)}" if variant else "")

@@ -40,6 +40,7 @@ import pandas as pd
 
 from roofline.errors import MachineError
 from roofline.kernels import KernelTable
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, table_words
 from roofline.machine.model import Machine, combine
 
 PathArg = str | PathLike[str]
@@ -246,7 +247,7 @@ def resolve(table: KernelTable, machine: MachineArg | None = None, *, allow_othe
     combined = combine(chosen)
     if names:
         combined = dataclasses.replace(combined, name=names[0])
-    notes = [_rule_note(combined, found[1] if found is not None else None, spec, peaks)]
+    notes = [_rule_note(combined, found[1] if found is not None else None, spec, peaks, table_words(table.frame))]
     if peaks is not None and "l1" in peaks.memory and "l1" not in combined.memory:
         notes.append("no L1 ceiling: the profile's only L1 peak is Nsight Compute's tag-stage rate, "
                      "above what loads deliver; measure it (roofline machine) or draw it with --machine profile")
@@ -272,8 +273,10 @@ def _workload_machine(table: KernelTable) -> tuple[Machine, Path] | None:
     return workload_machine(table.sources, devices)
 
 
-def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | None, peaks: Machine | None) -> str:
-    """Which ceilings came from where, in words, and how to choose otherwise."""
+def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | None, peaks: Machine | None,
+               words: VendorWords = NVIDIA_WORDS) -> str:
+    """Which ceilings came from where, in words (the vendor's: an AMD GPU's vL1D, HBM, Matrix FP16), and how
+    to choose otherwise."""
     from roofline.machine.model import sources_summary
 
     parts = []
@@ -286,7 +289,8 @@ def _rule_note(machine: Machine, measured_file: Path | None, spec: Machine | Non
     if peaks is not None:
         parts.append("the profile's own peak metrics where " + ("neither has one" if measured_file is not None and spec
                      is not None else "it has none") + " (the profile's are shown beside)")
-    return (f"ceilings chosen by roofline's rule ({'; '.join(parts)}): {sources_summary(machine)}; "
+    summary = sources_summary(machine, words.levels, words.matrix) if words.is_amd else sources_summary(machine)
+    return (f"ceilings chosen by roofline's rule ({'; '.join(parts)}): {summary}; "
             "give --machine FILE for your own measured machine, or --machine profile for the profile's peaks")
 
 

@@ -246,7 +246,9 @@ def summary_renderable(analysis: Analysis, notes: bool = True) -> Group:
     if m is not None:
         clk = f" at {format_si(m.sm_clock_hz, 'Hz')}" if m.sm_clock_hz else ""
         groups = m.ceilings_by_source()
-        origin = f" ({next(iter(groups))}){clk}" if len(groups) == 1 else f"{clk}; {sources_summary(m)}"
+        words = analysis.words  # NVIDIA's keys in upper case, as ever; an AMD GPU's in its words
+        summary = sources_summary(m, words.levels, words.matrix) if words.is_amd else sources_summary(m)
+        origin = f" ({next(iter(groups))}){clk}" if len(groups) == 1 else f"{clk}; {summary}"
         lines.append(Text(f"machine: {m.name}{origin}"))
     else:
         lines.append(Text("machine: none (no ceilings)"))
