@@ -179,4 +179,4 @@ def test_mixbench_beats_its_own_measured_hbm_ceiling_and_is_flagged() -> None:
     assert beyond == 41 and max(rates) == pytest.approx(1.506e12, rel=1e-3)  # the figures docs/amd.md quotes
     result = api.analyze(MIXBENCH, by="launch")
     flagged = result.frame["inconsistent"].dropna().astype(str)
-    assert len(flagged) == beyond and all("DRAM traffic" in reason for reason in flagged)
+    assert len(flagged) == beyond and all("HBM traffic" in reason for reason in flagged)  # in AMD words

@@ -285,3 +285,43 @@ def test_projection_from_amd_onto_nvidia_names_each_side_in_its_words():
     back = project(mixbench("8.0"), mi210(), theoretical("a100-80gb-sxm"))
     assert back.target_analysis.vendor == "amd" and back.target_analysis.arch == "gfx90a"
     assert "DRAM / HBM bandwidth" in projection_html(back)
+
+
+# -- real workloads through the reader ------------------------------------------------------------
+
+def test_real_mi300x_workload_names_the_mall():
+    """omniperf_vcopy_mi300x_gfx942 through roofline.api.analyze: its EA traffic is labelled for what it is."""
+    from pathlib import Path
+
+    from roofline import api
+
+    a = api.analyze(Path(__file__).parent / "data" / "amd" / "omniperf_vcopy_mi300x_gfx942")
+    assert (a.vendor, a.arch) == ("amd", "gfx942")
+    text = text_of(kernel_table_renderable(a))
+    assert "AI HBM+MALL (EA)" in text and "DRAM" not in text
+    assert re.search(r"vecCopy\s+│\s+3\s+│.*│\s+HBM\+MALL \(EA\)\s+│", text)
+    out = analysis_to_dict(a)
+    assert out["vendor"]["arch"] == "gfx942" and out["vendor"]["level_names"]["dram"] == "HBM+MALL (EA)"
+    # vcopy's known work, three launches: 3 x (8,388,608 B read + 8,388,608 B written) through the EA at least
+    assert out["kernels"][0]["bytes"]["dram"] >= 3 * VCOPY_BYTES
+    assert not [n for n in a.notes if re.search(r"\b(l1|l2|DRAM|SM clock)\b", n)]
+
+
+def test_real_mi210_workload_chart_in_amd_words():
+    """mixbench on an MI210 through roofline.api.analyze, with its workload's measured ceilings: the chart,
+    its notes and the summary in AMD's words."""
+    from pathlib import Path
+
+    from roofline import api
+
+    a = api.analyze(Path(__file__).parent / "data" / "amd" / "omniperf_mixbench_mi200_gfx90a")
+    assert (a.vendor, a.arch) == ("amd", "gfx90a")
+    fig = roofline_figure(a)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[:3] == ["vL1D", "L2", "HBM"]
+    texts = figure_texts(fig)
+    assert any(t.startswith("HBM ") and t.endswith("TB/s") for t in texts)
+    assert any(t.startswith("Matrix ") for t in texts) and not any("Tensor" in t or "DRAM" in t for t in texts)
+    assert not any("--work instructions" in t for t in texts)  # no instruction roofline on AMD
+    summary = text_of(summary_renderable(a))
+    assert "HBM" in summary and "DRAM" not in summary and "SHARED" not in summary and "Tensor" not in summary

@@ -122,11 +122,11 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         if skipped:
             what = "transaction" if spec.transaction_bytes else "byte"
             collect = [hints[traffic[lv]] for lv in skipped if lv in traffic and traffic[lv] in hints]
-            notes.append(f"machine levels without {what} counts in the table, not analysed: {', '.join(skipped)}"
+            notes.append(f"machine levels without {what} counts in the table, not analysed: {_named(skipped, words)}"
                          + (f" (collect {', '.join(collect)})" if collect else ""))
         unceiled = [lv for lv in counted_levels if lv not in ceiled]
         if unceiled:
-            notes.append(f"the machine has no bandwidth ceiling for {', '.join(unceiled)}: not analysed")
+            notes.append(f"the machine has no bandwidth ceiling for {_named(unceiled, words)}: not analysed")
 
     columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints),
                **instruction_arrays(rows, len(rows["time_s"]))}
@@ -135,6 +135,11 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
                     phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints,
                     vendor=vendor, arch=arch)
+
+
+def _named(levels: list[str], words: VendorWords) -> str:
+    """Levels in a note: NVIDIA's keys as they are ('l1, l2'), an AMD GPU's in its words ('vL1D, L2')."""
+    return ", ".join(words.level(lv) if words.is_amd else lv for lv in levels)
 
 
 def _mark_inconsistent(columns: dict[str, Any], machine: Machine | None, levels: list[str],

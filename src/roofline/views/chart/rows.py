@@ -278,14 +278,16 @@ def _phrase(rows: ChartRows, category: str) -> tuple[str, str]:
     """(what the kernels lack, the reason's tail after the names) for one category of a note."""
     if category == ZERO and rows.work in _ZERO:
         phrase, reason = _ZERO[rows.work]
+        reason = AMD_ZERO.get(rows.work, reason) if rows.amd else reason  # no instruction roofline on AMD
         tail = reason.split(": ", 1)[1] if ": " in reason else ""
         lower = int(_lower_bound_zeros(rows.undrawn, work_for(rows.work)).sum())
         if lower:  # 0 only as a lower bound: no claim of data movement for those
             every = lower == int((rows.undrawn["category"] == ZERO).sum())
             if every:  # none is known to do no work: "with 0 FLOPs counted", not "without FLOPs"
                 phrase = phrase.replace("without ", "with 0 ", 1) + " counted"
+            pointer = "" if rows.amd and "see " not in tail else f"; see {tail.split('see ', 1)[-1]}"
             tail = (f"{'all' if every else f'{lower} of them'} 0 only {LOWER_BOUND}, a part of the work not "
-                    f"collected; see {tail.split('see ', 1)[-1]}")
+                    f"collected{pointer}")
         return phrase, tail
     if category == UNCOUNTED:
         return _UNCOUNTED[rows.work][0], _hint(rows.hints, work_for(rows.work).total)
