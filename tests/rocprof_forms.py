@@ -1,6 +1,6 @@
 """rocprofv3's output forms laid out from a real run's values, for tests without an AMD GPU.
 
-The values are the real ones of tests/data/amd/rocprofv3_vcopy_mi300x_gfx942/pmc_perf.csv.gz (vcopy on an
+The values are the real ones of tests/data/amd/rocprofcompute_vcopy_mi300x_gfx942_rocpd/pmc_perf.csv.gz (vcopy on an
 MI300X, rocprof-compute 3.2.0 over rocprofv3, ROCm 7.0: 12 counter passes x 3 dispatches, long form).
 No public repository holds a rocprofv3 CSV folder with these counters, nor its JSON or rocpd outputs, so
 this module writes them as rocprofv3 documents them (the column names of ROCm/rocprofiler-sdk's
@@ -19,7 +19,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-RECORDED = Path(__file__).resolve().parent / "data" / "amd" / "rocprofv3_vcopy_mi300x_gfx942" / "pmc_perf.csv.gz"
+RECORDED = Path(__file__).resolve().parent / "data" / "amd" / "rocprofcompute_vcopy_mi300x_gfx942_rocpd" / "pmc_perf.csv.gz"
 #: The recorded GPU's agent (its GPU_ID, the KFD node) and what agent_info.csv says of it: the gfx target
 #: and CU count of the run's sysinfo.csv (gfx942, 304 CUs, 2100 MHz), the product's name.
 AGENT = 2

@@ -13,17 +13,17 @@ AMD_KINDS = ("omniperf", rocprof_outputs.KIND)
 
 def amd_kind(path: Path) -> str | None:
     """``"omniperf"`` for an Omniperf / rocprof-compute workload folder or a file of one; ``"rocprof"`` for
-    a rocprofv3 output folder or file, or rocprof v1's results.csv (:mod:`roofline.readers.amd.rocprof_outputs`);
-    None otherwise."""
+    a rocprofv3 output folder or file, a rocprof-compute workload whose pmc_perf.csv is rocprofv3's long
+    form, or rocprof v1's results (:mod:`roofline.readers.amd.rocprof_outputs`); None otherwise."""
     if omniperf.is_workload(path):
-        return "omniperf"
+        return rocprof_outputs.KIND if rocprof_outputs.is_long_workload(path) else "omniperf"
     return rocprof_outputs.rocprof_kind(path)
 
 
 def amd_input(path: Path) -> Path:
     """What is read for ``path`` of an AMD kind: a workload's folder for any file of it (read once); a
     rocprof output as given (a file is read with its run's companions)."""
-    if not path.is_dir() and omniperf.is_workload(path):
+    if not path.is_dir() and omniperf.is_workload(path):  # a workload's file: its folder, read once
         return path.parent
     return path
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from roofline.counting.amd import counter_totals
 from roofline.errors import InputError
 from roofline.readers.amd.omniperf import kernel_name
 from roofline.readers.amd.rocprofv3 import V1_ALIASES, V1_META, Agents, Pass, ids_of, read_csv, wide_from_long
@@ -108,7 +107,7 @@ def read_json(path: Path) -> tuple[list[Pass], Agents]:
         ids[c] = pd.to_numeric(ids[c], errors="coerce")
     gpu_frame = pd.DataFrame(gpus, columns=["agent", "node", "arch", "name"]).sort_values("node", kind="stable")
     gpu_frame = gpu_frame.assign(gpu=range(len(gpu_frame)))[["agent", "gpu", "arch", "name"]].reset_index(drop=True)
-    return [Pass(ids, counter_totals(pd.DataFrame(values)), str(path))], Agents(gpu_frame)
+    return [Pass(ids, pd.DataFrame(values), str(path))], Agents(gpu_frame)
 
 
 #: The columns read from the rocpd database's ``counters_collection`` view, as the long form names them.
@@ -160,7 +159,7 @@ def is_v1(header: Iterable[str]) -> bool:
 
 
 def read_v1(path: Path) -> Pass:
-    """rocprof v1's ``results.csv``: one row per dispatch, its counter columns as totals."""
+    """rocprof v1's ``results.csv``: one row per dispatch, its counter columns."""
     frame = read_csv(path)
     if not is_v1(frame.columns):
         raise InputError("not rocprof v1's results.csv (no Index and KernelName columns)", path=path)
@@ -169,4 +168,4 @@ def read_v1(path: Path) -> Pass:
                          hint="does the program launch kernels? check rocprof's output for errors")
     ids_columns = {c for names in V1_ALIASES.values() for c in names} | set(V1_META)
     counters = frame[[c for c in frame.columns if c not in ids_columns]]
-    return Pass(ids_of(frame, V1_ALIASES), counter_totals(counters), str(path))
+    return Pass(ids_of(frame, V1_ALIASES), counters.apply(pd.to_numeric, errors="coerce"), str(path))

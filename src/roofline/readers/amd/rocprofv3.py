@@ -70,7 +70,9 @@ _PID_PREFIX = re.compile(r"^\d+_")
 class Pass:
     """One run of the program (one counter pass, or a trace without counters): ``ids`` one row per
     dispatch (``launch_id``, ``kernel_name``, ``agent``, ``process_id``, ``stream``, ``grid``,
-    ``block``, ``start_ns``, ``end_ns``; any may be absent), ``counters`` the same rows' counter totals."""
+    ``block``, ``start_ns``, ``end_ns``; any may be absent), ``counters`` the same rows' counters as
+    collected (``X``, ``X_sum``, ``X[i]``): :func:`merge_passes` makes them totals once all passes are
+    joined, so that rocprof's own ``X_sum`` is X's total whichever pass collected it."""
 
     ids: pd.DataFrame
     counters: pd.DataFrame
@@ -164,7 +166,7 @@ def wide_from_long(long: pd.DataFrame, source: str) -> list[Pass]:
         mine = (rows["pass"] == n).to_numpy()
         label = source if rows["pass"].max() == 0 else f"{source} (pass {n + 1})"
         p_ids, p_counters = ids[mine].reset_index(drop=True), wide[mine].reset_index(drop=True)
-        passes.append(Pass(p_ids, counter_totals(p_counters.dropna(axis=1, how="all")), label))
+        passes.append(Pass(p_ids, p_counters.dropna(axis=1, how="all"), label))
     return passes
 
 
@@ -235,8 +237,8 @@ def _ordered(p: Pass) -> Pass:
 
 def merge_passes(passes: Sequence[Pass], timing: Sequence[Pass] = ()) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The dispatches of several passes of one program as one: ids (``time_s`` added) and counter
-    totals, one row per dispatch; and notes. Matched by :func:`_keys`; a counter of several passes is
-    taken from the first; the time is the traced run's (``timing``) when there is one, else the median
+    totals (:func:`roofline.counting.amd.counter_totals` of the joined counters), one row per dispatch;
+    and notes. Matched by :func:`_keys`; a counter of several passes is taken from the first; the time is the traced run's (``timing``) when there is one, else the median
     over the passes; NaN where a duration of the dispatch was refused (:func:`_durations`)."""
     passes = [_ordered(p) for p in passes]
     ids = pd.concat([p.ids.set_axis(_keys(p.ids)) for p in passes])
@@ -260,7 +262,7 @@ def merge_passes(passes: Sequence[Pass], timing: Sequence[Pass] = ()) -> tuple[p
         for column in ("grid", "block"):
             if column in theirs.columns:
                 ids[column] = theirs[column].reindex(ids.index).combine_first(ids.get(column, pd.Series(dtype=object)))
-    return ids.reset_index(drop=True), counters.reset_index(drop=True), notes
+    return ids.reset_index(drop=True), counter_totals(counters.reset_index(drop=True)), notes
 
 
 def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray, str | None]:
@@ -269,8 +271,9 @@ def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray,
     timed = [p for p in passes if "start_ns" in p.ids.columns and "end_ns" in p.ids.columns]
     if not timed:
         return np.full(len(keys), np.nan), None
-    seconds, note = dispatch_times(pd.concat([p.ids["start_ns"] for p in timed], ignore_index=True),
-                                   pd.concat([p.ids["end_ns"] for p in timed], ignore_index=True))
+    start = pd.concat([p.ids["start_ns"] for p in timed], ignore_index=True)
+    end = pd.concat([p.ids["end_ns"] for p in timed], ignore_index=True)
+    seconds, note = dispatch_times(pd.Series(0, index=start.index), _exact_ns(start, end))
     columns, at = [], 0
     for p in timed:
         mine = seconds[at:at + len(p.ids)]
@@ -278,6 +281,19 @@ def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray,
         columns.append(pd.Series(np.where(refused, -np.inf, mine), index=_keys(p.ids)).reindex(keys))
         at += len(p.ids)
     table = pd.concat(columns, axis=1)
-    median = table.replace(-np.inf, np.nan).median(axis=1, skipna=True).to_numpy(dtype=np.float64)
+    median = table.replace(-np.inf, np.nan).median(axis=1, skipna=True).to_numpy(dtype=np.float64, copy=True)
     median[(table == -np.inf).any(axis=1).to_numpy()] = np.nan
     return median, note
+
+
+def _exact_ns(start: pd.Series, end: pd.Series) -> pd.Series:
+    """end - start in ns, in integers where both are whole numbers: ROCm 7's timestamps (1.3e16 ns) are past
+    2**53, where float64 would round a duration by a nanosecond or two."""
+    t0, t1 = pd.to_numeric(start, errors="coerce"), pd.to_numeric(end, errors="coerce")
+    whole = t0.notna() & t1.notna() & (t0 % 1 == 0) & (t1 % 1 == 0)
+    if t0.dtype.kind == "i" and t1.dtype.kind == "i":
+        return t1 - t0
+    out = (t1 - t0).astype("float64")
+    if whole.any():
+        out[whole] = (t1[whole].astype("int64") - t0[whole].astype("int64")).astype("float64")
+    return out
