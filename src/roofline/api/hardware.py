@@ -20,6 +20,8 @@ from roofline.bench.evidence import Measurement, Mode, Progress
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable
 from roofline.machine import gpu_device
+from roofline.machine.amd_specs import AmdSpec
+from roofline.machine.amd_theory import amd_specs_listed
 from roofline.machine.model import Machine, compute_unit
 from roofline.machine.specs import SPECS, GpuSpec, list_specs
 from roofline.machine.theoretical import theoretical, theoretical_from_spec
@@ -81,9 +83,12 @@ def measure_machine(processor: Processor | None = None, *, mode: Mode = "default
     return measure_cpu(mode=mode, progress=progress)
 
 
-def gpu_specs() -> list[tuple[str, GpuSpec, Machine]]:
-    """Every GPU spec roofline knows: (its name for ``--spec``, the spec, its theoretical ceilings)."""
-    return [(key, SPECS[key], theoretical_from_spec(SPECS[key])) for key in list_specs()]
+def gpu_specs() -> list[tuple[str, GpuSpec | AmdSpec, Machine]]:
+    """Every GPU spec roofline knows: (its name for ``--spec``, the spec, its theoretical ceilings), the
+    NVIDIA ones first, then the AMD Instinct ones (:mod:`roofline.machine.amd_specs`)."""
+    nvidia: list[tuple[str, GpuSpec | AmdSpec, Machine]] = [
+        (key, SPECS[key], theoretical_from_spec(SPECS[key])) for key in list_specs()]
+    return nvidia + [(key, spec, machine) for key, spec, machine in amd_specs_listed()]
 
 
 def load_per_core() -> float | None:

@@ -12,6 +12,11 @@ holds on and its source, for a person to check against AMD's documents:
   ``v_pk_fma_f16``...) do two operations per lane in one instruction; an MFMA "MOP" is 512 FLOPs.
 * ``[CDNA3-WP]``: AMD CDNA 3 architecture whitepaper: 128-byte cache lines in the vL1D and L2 of
   MI300, and the Infinity Cache (MALL) between the L2 and HBM, which the L2's EA requests reach first.
+* ``[ROCM-2501]``: ROCm/rocm-systems pull request 2501 (AMD, merged 2026-01): on gfx950 the 128-byte
+  EA reads are ``TCC_EA0_RDREQ_128B``; ``TCC_BUBBLE`` was MI300's workaround (AMD-AGI/GEAK PR 468
+  measured the old formula at -50 % of a memcopy's reads on MI350).
+* Counter descriptions: rocprofiler-sdk ``basic_counters.xml`` / ``counter_defs.yaml`` (``TCC_BUBBLE``:
+  "Number of 128-byte read requests sent to EA"; the MFMA MOPS: "operations ... divided by 512").
 
 Counters are read as totals per dispatch (:func:`counter_totals`: ``X[0]..X[n]`` summed, ``X_sum`` as
 X's total). A column whose counters a profile lacks is NaN (unknown), never 0, and
@@ -24,7 +29,11 @@ Caveats the table carries to the kernel table:
   Where the architecture packs (FP16 everywhere, FP32 on gfx90a and later), a kernel with VALU work of
   that precision has ``flops_partial`` set: its FLOPs are a lower bound.
 * **Whole wavefronts.** 64 FLOPs per VALU instruction assumes every lane active; lanes masked off
-  by divergence are counted too.
+  by divergence are counted too, and a division or square root counts as the instructions it expands
+  to (a stencil on MI300A reads 5.7x its source's FLOPs): an over-count that the counters cannot undo.
+* **LDS** bytes are cycles of indexed LDS activity x 128 B, the LDS's peak per cycle: an upper bound.
+* **vL1D** bytes are tag lookups x 64 B, the vL1D bandwidth a kernel used: for 4-byte lanes the data
+  moved, for 8-byte lanes twice it (vcopy: 524,288 lookups for 16 MiB on gfx90a and gfx942 alike).
 * **MALL.** On gfx94x/gfx950 the EA requests counted at the L2 go to the Infinity Cache first: the
   ``dram`` level is "HBM+MALL (EA)" traffic, an upper bound on HBM bytes.
 * **gfx908** (MI100) has only the total ``SQ_INSTS_VALU``: FLOPs per precision are unknown there.
@@ -87,6 +96,10 @@ _HBM_MI200 = ((64.0, "TCC_EA_RDREQ"), (-32.0, "TCC_EA_RDREQ_32B"), (32.0, "TCC_E
 #: 128 BUBBLE + 32 RD32 + 64 (RD - BUBBLE - RD32) + 64 WR64 + 32 (WR - WR64).
 _HBM_MI300 = ((64.0, "TCC_EA0_RDREQ"), (64.0, "TCC_BUBBLE"), (-32.0, "TCC_EA0_RDREQ_32B"), (32.0, "TCC_EA0_WRREQ"),
               (32.0, "TCC_EA0_WRREQ_64B"))
+#: MI350 (gfx950): TCC_BUBBLE reads 0 there; its 128 B reads are TCC_EA0_RDREQ_128B [ROCM-2501]:
+#: 128 RD128 + 32 RD32 + 64 (RD - RD128 - RD32) + 64 WR64 + 32 (WR - WR64).
+_HBM_MI350 = ((64.0, "TCC_EA0_RDREQ"), (64.0, "TCC_EA0_RDREQ_128B"), (-32.0, "TCC_EA0_RDREQ_32B"), (32.0, "TCC_EA0_WRREQ"),
+              (32.0, "TCC_EA0_WRREQ_64B"))
 
 #: THE table. Byte formulas are per architecture (their line size differs); FLOP formulas hold on every
 #: architecture with per-precision VALU counters (not gfx908).
@@ -111,7 +124,10 @@ FORMULAS: tuple[AmdFormula, ...] = (
                "vcopy (gfx942, MI300X and MI300A): 65,536 reads and 131,072 writes for 8 MiB each way"),
     AmdFormula("dram_bytes", _HBM_MI200, ("gfx908", "gfx90a"),
                "[AMD-PERF] HBM (MI200): 32 RDREQ_32B + 64 (RDREQ - RDREQ_32B) + 64 WRREQ_64B + 32 (WRREQ - WRREQ_64B)"),
-    AmdFormula("dram_bytes", _HBM_MI300, MI300_UP,
+    AmdFormula("dram_bytes", _HBM_MI350, ("gfx950",),
+               "[ROCM-2501] HBM+MALL (MI350): 128 TCC_EA0_RDREQ_128B + 32 RDREQ_32B + 64 (RDREQ - RDREQ_128B - RDREQ_32B) "
+               "+ 64 WRREQ_64B + 32 (WRREQ - WRREQ_64B); TCC_BUBBLE, MI300's, reads 0 on gfx950 (half the reads lost)"),
+    AmdFormula("dram_bytes", _HBM_MI300, ("gfx940", "gfx941", "gfx942"),
                "[AMD-PERF] HBM+MALL (MI300): 128 TCC_BUBBLE + 32 RDREQ_32B + 64 (RDREQ - BUBBLE - RDREQ_32B) "
                "+ 64 WRREQ_64B + 32 (WRREQ - WRREQ_64B), EA0 counters"),
 )
@@ -119,7 +135,8 @@ FORMULAS: tuple[AmdFormula, ...] = (
 #: MFMA types: counter suffix -> (tensor_precision, integer). F8 and XF32 exist from MI300 on.
 MFMA_TYPES: Mapping[str, tuple[str, bool]] = {"F64": ("fp64", False), "F32": ("fp32", False), "XF32": ("tf32", False),
                                                "F16": ("fp16", False), "BF16": ("bf16", False), "F8": ("fp8", False),
-                                               "I8": ("int8", True)}
+                                               "F6F4": ("fp4", False), "I8": ("int8", True)}
+#: (F6F4, gfx950's FP6 and FP4 MFMAs in one counter, at one rate: held to the FP4 ceiling.)
 #: Where the architecture packs two operations of a precision into one counted instruction [CDNA2-ISA].
 PACKED: Mapping[str, tuple[str, ...]] = {"fp16_flops": ALL_AMD, "fp32_flops": CDNA2_UP}
 
@@ -253,6 +270,8 @@ def required_counters(arch: str) -> tuple[tuple[str, ...], ...]:
     needed += [mfma_counter(s) for s in ("F16", "BF16", "F32", "F64", "I8")]
     if arch in MI300_UP:
         needed.append(mfma_counter("F8"))
+    if arch == "gfx950":
+        needed.append(mfma_counter("F6F4"))
     passes: list[list[str]] = []
     for counter in dict.fromkeys(needed):
         block = counter.split("_")[0]

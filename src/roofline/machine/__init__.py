@@ -1,6 +1,7 @@
 """The machine model: :class:`Machine` (a named set of ceilings, :mod:`.model`) and the vocabulary of its
-ceilings (:mod:`.keys`: memory levels, compute keys, units), GPU specs, theoretical ceilings, and
-:func:`~roofline.machine.resolve.resolve`, the one place a profile's ceilings are chosen.
+ceilings (:mod:`.keys`: memory levels, compute keys, units), GPU specs (NVIDIA: :mod:`.specs`; AMD Instinct:
+:mod:`.amd_specs`), theoretical ceilings, and :func:`~roofline.machine.resolve.resolve`, the one place a
+profile's ceilings are chosen.
 
 Measuring a machine lives in :mod:`roofline.bench` (GPU and CPU micro-benchmarks); reading machine
 files in :mod:`roofline.readers.machines`; drawing a machine's roofs in :mod:`roofline.views.chart.machine`.
@@ -21,7 +22,8 @@ _LAZY = {
 
 
 #: Modules reachable as attributes (``roofline.machine.specs`` after ``import roofline``).
-_SUBMODULES = ("cpu_host", "cpu_theory", "gpu_device", "keys", "model", "processor", "resolve", "shipped", "specs")
+_SUBMODULES = ("amd_specs", "amd_theory", "cpu_host", "cpu_theory", "gpu_device", "keys", "model", "processor", "resolve",
+               "shipped", "specs")
 
 
 __all__ = ["COMPUTE_KEYS", "MEMORY_LEVELS", "SCHEMA", "SOURCES", "Machine", "get_spec", "list_specs", "theoretical"]

@@ -17,12 +17,13 @@ MEMORY_LEVELS = ("l1", "shared", "l2", "l3", "dram")
 MEMORY_ALIASES = {"hbm": "dram", "mem": "dram", "memory": "dram", "gmem": "dram", "llc": "l3",
                   "smem": "shared", "shmem": "shared", "lds": "shared", "slm": "shared"}
 
-#: Compute ceilings we know. Tensor keys name the input type. FLOP/s but for: ``tensor_int8``,
+#: Compute ceilings we know. Tensor keys name the input type (matrix units: NVIDIA's tensor cores, AMD's
+#: MFMA matrix cores; ``tensor_fp32`` is AMD's FP32 matrix path, ``tensor_tf32`` also MI300's XF32). FLOP/s but for: ``tensor_int8``,
 #: ``int32`` (integer thread instructions), ``conversion`` and ``sfu`` (special-function unit) in OP/s,
 #: and ``warp_inst`` (warp instructions issued, the instruction roofline's peak) in warp instructions/s.
 COMPUTE_KEYS = (
     "fp64", "fp32", "fp16", "bf16",
-    "tensor_fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8",
+    "tensor_fp64", "tensor_fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4", "tensor_int8",
     "int32", "conversion", "sfu", "warp_inst",
 )
 #: Compute keys whose ceilings count floating-point operations (the FLOP roofline's).

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+import pandas as pd
+
 from roofline.errors import MachineError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine, combine
@@ -151,17 +153,36 @@ def profile_peaks(table: KernelTable, *, l1_tag_stage: bool = True) -> Machine |
 
 
 def named_spec(table: KernelTable) -> Machine | None:
-    """Theoretical ceilings (at the boost clock) of the one GPU the profile names, when we have its spec."""
+    """Theoretical ceilings (at the boost clock) of the one GPU the profile names, when we have its spec:
+    an NVIDIA product, else an AMD Instinct one (at its peak engine clock, for the profile's CU count
+    where its metrics record one: :data:`roofline.machine.amd_specs.CU_COUNT_COLUMNS`)."""
     from roofline.machine.specs import spec_for_device_name
     from roofline.machine.theoretical import theoretical_from_spec
 
     names = gpus(table)
     spec = spec_for_device_name(names[0]) if len(names) == 1 else None
     if spec is None:
-        return None
+        return _amd_named_spec(names[0], table) if len(names) == 1 else None
     machine = theoretical_from_spec(spec)
     meta = {**machine.metadata, "max_sm_clock_hz": spec.boost_clock_hz}
     return dataclasses.replace(machine, metadata=meta)
+
+
+def _amd_named_spec(name: str, table: KernelTable) -> Machine | None:
+    """:func:`named_spec` for an AMD device name: its spec's machine, for the device's CU count when the
+    metrics record one (one value over all launches), else for the whole product."""
+    from roofline.machine.amd_specs import CU_COUNT_COLUMNS
+    from roofline.machine.amd_theory import amd_machine_for_device
+
+    cus: int | None = None
+    metrics = table.metrics
+    for col in CU_COUNT_COLUMNS:
+        if metrics is not None and col in metrics.columns:
+            values = pd.to_numeric(metrics[col], errors="coerce").dropna().unique()
+            if len(values) == 1 and values[0] > 0:
+                cus = int(values[0])
+                break
+    return amd_machine_for_device(name, cus)
 
 
 def profile_max_clock(table: KernelTable) -> float | None:

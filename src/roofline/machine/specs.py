@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from roofline.errors import MachineError
+from roofline.machine.amd_specs import list_amd_specs
 from roofline.machine.model import COMPUTE_KEYS
 
 #: Rate keys, matching :data:`roofline.machine.model.COMPUTE_KEYS`.
@@ -583,7 +584,7 @@ def get_spec(name: str) -> GpuSpec:
     if key not in SPECS:
         raise MachineError(
             f"unknown GPU spec {name!r}",
-            hint=f"known: {', '.join(list_specs())} (roofline machine --list-specs)",
+            hint=f"known: {', '.join(list_specs() + list_amd_specs())} (roofline machine --list-specs)",
         )
     return SPECS[key]
 

@@ -30,6 +30,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from roofline.errors import MachineError
+from roofline.machine.amd_specs import AmdSpec, get_amd_spec
+from roofline.machine.amd_theory import amd_machine
 from roofline.machine.specs import (
     LOW_PRECISION_TENSOR_KEYS,
     SHARED_NOTE,
@@ -174,17 +176,23 @@ def spec_from_device(info: DeviceInfo) -> GpuSpec:
 
 
 def theoretical(
-    spec: str | GpuSpec | None = None, *, device: int = 0, sm_clock_hz: float | None = None
+    spec: str | GpuSpec | AmdSpec | None = None, *, device: int = 0, sm_clock_hz: float | None = None
 ) -> Machine:
     """Theoretical ceilings of a GPU (``source='theoretical'``).
 
-    ``spec``: a product name (see :func:`list_specs`), a :class:`GpuSpec`, or None to read the
-    GPU ``device`` of this machine live (needs CuPy and nvidia-ml-py, and a GPU).
+    ``spec``: a product name (see :func:`list_specs`; AMD Instinct names such as ``'mi300x'`` too, see
+    :func:`roofline.machine.amd_specs.list_amd_specs`), a :class:`GpuSpec` or
+    :class:`~roofline.machine.amd_specs.AmdSpec`, or None to read the NVIDIA GPU ``device`` of this
+    machine live (needs CuPy and nvidia-ml-py, and a GPU).
     ``sm_clock_hz``: the SM clock every SM-clocked ceiling assumes; by default the vendor's
     boost clock (or, live, the maximum SM clock NVML reports). DRAM never depends on it.
     """
     if spec is None:
         return theoretical_from_spec(live_spec(device), sm_clock_hz=sm_clock_hz)
+    if isinstance(spec, str) and (amd := get_amd_spec(spec)) is not None:
+        spec = amd
+    if isinstance(spec, AmdSpec):
+        return amd_machine(spec, clock_hz=sm_clock_hz)
     if isinstance(spec, str):
         spec = get_spec(spec)
     return theoretical_from_spec(spec, sm_clock_hz=sm_clock_hz)

@@ -20,13 +20,14 @@ from roofline.machine.model import Machine
 
 #: Compute key the target lacks -> (the key its FLOPs are held to instead, factor on the bytes at the
 #: high end of the range, why). FP4 GEMMs run in FP8 where there is no FP4 datapath (Hopper, Ada), FP8
-#: GEMMs in FP16 where there are no FP8 tensor cores (Ampere and older), each moving twice the bytes; BF16 in FP16 (Volta, Turing); TF32 on the FP32 units (Volta, Turing).
+#: GEMMs in FP16 where there are no FP8 tensor cores (Ampere and older), each moving twice the bytes; BF16 in FP16 (Volta, Turing); TF32 on the FP32 units (Volta, Turing), as AMD's FP32 matrix work on a GPU without an FP32 matrix path (NVIDIA's).
 #: Followed step by step (:func:`substitute_for`): FP4 on an A100 runs in FP16, four times the bytes.
 SUBSTITUTES: Mapping[str, tuple[str, float, str]] = {
     "tensor_fp4": ("tensor_fp8", 2.0, "FP4 data in FP8 move twice the bytes"),
     "tensor_fp8": ("tensor_fp16", 2.0, "FP8 data in FP16 move twice the bytes"),
     "tensor_bf16": ("tensor_fp16", 1.0, "same data size"),
     "tensor_tf32": ("fp32", 1.0, "TF32 GEMMs on the FP32 units"),
+    "tensor_fp32": ("fp32", 1.0, "FP32 matrix work (AMD's MFMA) on the FP32 units"),
     "bf16": ("fp32", 1.0, "BF16 arithmetic in FP32"),
 }
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from rich.table import Table
 
 from roofline.machine.model import COMPUTE_KEYS, MEMORY_LEVELS, Machine, compute_unit, level_order
+from roofline.machine.amd_specs import AmdSpec
 from roofline.machine.specs import GpuSpec
 from roofline.units import format_si
 
@@ -61,14 +62,20 @@ def ceilings_table(measured: Machine | None, theory: Machine | None,
     return table
 
 
-def specs_table(specs: Iterable[tuple[str, GpuSpec, Machine]]) -> Table:
-    """A rich Table of GPU specs: (name for ``--spec``, the spec, its theoretical ceilings) each."""
+def specs_table(specs: Iterable[tuple[str, GpuSpec | AmdSpec, Machine]]) -> Table:
+    """A rich Table of GPU specs: (name for ``--spec``, the spec, its theoretical ceilings) each. An AMD
+    row counts CUs where an NVIDIA row counts SMs (the column says 'SMs' and the AMD cell '304 CUs'), its
+    clock is the peak engine clock, and '-' marks a ceiling its sources do not give."""
     table = Table(header_style="bold")
     for col in ("spec", "GPU", "architecture", "SMs", "boost clock", "DRAM", "FP32", "dense BF16/FP16 tensor"):
         table.add_column(col)
     for key, s, m in specs:
         tensor = m.compute.get("tensor_bf16", m.compute.get("tensor_fp16"))
-        table.add_row(key, s.name, s.architecture.name, str(s.sms), format_si(s.boost_clock_hz, "Hz"),
-                      format_si(m.memory["dram"], "B/s"), format_si(m.compute.get("fp32"), "FLOP/s"),
+        if isinstance(s, AmdSpec):
+            units, clock = f"{s.cus} CUs", s.peak_clock_hz
+        else:
+            units, clock = str(s.sms), s.boost_clock_hz
+        table.add_row(key, s.name, s.architecture.name, units, format_si(clock, "Hz"),
+                      format_si(m.memory.get("dram"), "B/s"), format_si(m.compute.get("fp32"), "FLOP/s"),
                       format_si(tensor, "FLOP/s"))
     return table

@@ -24,12 +24,31 @@ from roofline.readers.amd import DEVICE_NAME_COLUMN
 ID_COLUMNS = ("launch_id", "kernel_name", "process_id", "device", "grid", "block", "stream")
 
 
+def _nanoseconds(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Timestamps (ns) as an exact integer part and a fraction: the clock is past 2**53 ns, where a
+    float64 keeps a quarter of a nanosecond at best, so text such as ``1248227793220373.0`` (a mean
+    over passes) is split before it is parsed. Unreadable values: NaN fraction."""
+    text = values.astype("string").str.strip()
+    plain = text.str.fullmatch(r"[+-]?\d+(\.\d*)?").fillna(False).to_numpy(dtype=bool)
+    whole = np.zeros(len(text), dtype=np.int64)
+    frac = np.full(len(text), np.nan)
+    if plain.any():
+        parts = text[plain].str.split(".", n=1, expand=True).reindex(columns=[0, 1])
+        whole[plain] = parts[0].astype("int64").to_numpy()
+        digits = parts[1].astype("string").fillna("0").replace("", "0")
+        frac[plain] = pd.to_numeric("0." + digits, errors="coerce").to_numpy(dtype=np.float64)
+    other = ~plain  # E-notation and the like: as a float, whatever digits it kept
+    if other.any():
+        frac[other] = pd.to_numeric(text[other], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return whole, frac
+
+
 def dispatch_times(start: pd.Series, end: pd.Series) -> tuple[np.ndarray, str | None]:
-    """Seconds per dispatch from start and end timestamps (ns), NaN where the duration is not
-    positive; and the note saying how many were refused, or None."""
-    t0 = pd.to_numeric(start, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    t1 = pd.to_numeric(end, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    seconds = (t1 - t0) * 1e-9
+    """Seconds per dispatch from start and end timestamps (ns, numbers or their text), NaN where the
+    duration is not positive; and the note saying how many were refused, or None."""
+    w0, f0 = _nanoseconds(start)
+    w1, f1 = _nanoseconds(end)
+    seconds = ((w1 - w0) + (f1 - f0)) * 1e-9
     bad = ~(seconds > 0) & ~np.isnan(seconds)
     note = None
     if bad.any():
@@ -78,5 +97,35 @@ def amd_table(ids: pd.DataFrame, counters: pd.DataFrame, arch: str, device_name:
     metrics = counters.reset_index(drop=True).copy()
     metrics[DEVICE_NAME_COLUMN] = device_name
     notes = {column: (f"collect {', '.join(names)}",) for column, names in counted.missing.items()}
+    unknown = [f"{column} unknown: collect {', '.join(names)}" for column, names in counted.missing.items()
+               if column in ("l1_bytes", "shared_bytes", "l2_bytes", "dram_bytes", "tensor_flops") and arch != "gfx908"]
     return KernelTable(frame=table, metrics=metrics, sources=(source,),
-                       warnings=tuple(dict.fromkeys([*warnings, *counted.notes])), column_notes=notes)
+                       warnings=tuple(dict.fromkeys([*warnings, *counted.notes, *unknown])), column_notes=notes)
+
+
+#: The columns of a long-form counter table (rocprofv3, rocprof-compute 3.x's rocpd export): one row per
+#: counter per dispatch.
+LONG_FORM = ("Counter_Name", "Counter_Value")
+
+
+def is_long_form(frame: pd.DataFrame) -> bool:
+    return all(c in frame.columns for c in LONG_FORM)
+
+
+def long_to_wide(frame: pd.DataFrame, key: str) -> tuple[pd.DataFrame, np.ndarray, str | None]:
+    """A long-form counter table as one row per dispatch (``key``): the dispatch's other columns (their
+    first row) and one column per counter (a counter met twice for a dispatch: the last value); and the
+    seconds of each dispatch, the mean over its passes (each distinct Start/End pair is one replay) of
+    end - start, with the note on those refused (:func:`dispatch_times`)."""
+    order = pd.unique(frame[key])
+    first = frame.drop_duplicates(key).set_index(key).drop(columns=list(LONG_FORM))
+    values = pd.to_numeric(frame["Counter_Value"], errors="coerce")
+    counters = (frame.assign(Counter_Value=values).drop_duplicates([key, "Counter_Name"], keep="last")
+                .pivot(index=key, columns="Counter_Name", values="Counter_Value"))
+    wide = first.join(counters).loc[order].reset_index()
+    if {"Start_Timestamp", "End_Timestamp"} <= set(frame.columns):
+        passes = frame.drop_duplicates([key, "Start_Timestamp", "End_Timestamp"])
+        seconds, note = dispatch_times(passes["Start_Timestamp"], passes["End_Timestamp"])
+        mean = pd.Series(seconds, index=passes.index).groupby(passes[key].to_numpy()).mean()
+        return wide, mean.reindex(order).to_numpy(dtype=np.float64), note
+    return wide, np.full(len(wide), np.nan), "the counters carry no timestamps: times are unknown"

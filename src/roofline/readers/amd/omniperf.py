@@ -2,7 +2,9 @@
 
 A workload folder (``omniperf profile -n NAME``, ``rocprof-compute profile``) holds, per GPU:
 
-* ``pmc_perf.csv`` (or ``pmc_perf.csv.gz``): one wide row per dispatch, the counter passes joined:
+* ``pmc_perf.csv`` (or ``pmc_perf.csv.gz``): one wide row per dispatch, the counter passes joined (or,
+  as rocprof-compute 3.x exports its rocpd database, one row per counter per dispatch, each pass with its
+  own timestamps: a dispatch's time is then the mean over its passes):
   ids (``Dispatch_ID``, ``Kernel_Name``, ``GPU_ID``, ``Grid_Size`` or 1.x's ``grd``, ``Workgroup_Size``,
   ``pid``, ``queue-id``), counters per instance (``TCC_EA_WRREQ[0]``) and summed (``TCC_EA_WRREQ_sum``),
   and the counting pass's own timestamps;
@@ -29,7 +31,7 @@ from roofline.counting.amd import counter_totals
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine
-from roofline.readers.amd.dispatches import amd_table, dispatch_times
+from roofline.readers.amd.dispatches import amd_table, dispatch_times, is_long_form, long_to_wide
 
 #: The files that make a folder (or name a file of) an Omniperf / rocprof-compute workload.
 WORKLOAD_FILES = ("pmc_perf.csv", "pmc_perf.csv.gz")
@@ -45,9 +47,13 @@ def is_workload(path: Path) -> bool:
                                        "roofline.csv"))
 
 
+#: Columns read as text: timestamps keep their own digits (:func:`roofline.readers.amd.dispatches.dispatch_times`).
+TIMESTAMPS = ("Start_Timestamp", "End_Timestamp", "BeginNs", "EndNs")
+
+
 def _csv(path: Path, *, text: bool = False) -> pd.DataFrame:
-    """A CSV of the workload; ``text``: every cell as written (timestamps keep their own spelling)."""
-    dtype = str if text else None
+    """A CSV of the workload; ``text``: every cell as written; else the timestamps only."""
+    dtype: object = str if text else dict.fromkeys(TIMESTAMPS, str)
     try:
         if path.name.endswith(".gz"):
             with gzip.open(path, "rb") as fh:
@@ -120,8 +126,12 @@ def read_workload(path: str | Path) -> KernelTable:
     if "Kernel_Name" not in perf.columns or not len(perf):
         raise InputError("pmc_perf.csv lists no dispatches (no Kernel_Name rows)", path=perf_path,
                          hint="profile again; the counter passes may have failed (see the workload's log.txt)")
-    names = perf["Kernel_Name"].map(kernel_name)
-    seconds, note, timed_by = _times(perf, folder, names)
+    if is_long_form(perf):  # rocprof-compute 3.x's rocpd export: one row per counter per dispatch
+        perf, seconds, note = long_to_wide(perf, "Dispatch_ID")
+        names = perf["Kernel_Name"].map(kernel_name)
+    else:
+        names = perf["Kernel_Name"].map(kernel_name)
+        seconds, note, _ = _times(perf, folder, names)
     ids = pd.DataFrame({"launch_id": pd.to_numeric(perf.get("Dispatch_ID"), errors="coerce"),
                         "kernel_name": names, "time_s": seconds})
     for column, sources in (("device", ("GPU_ID", "gpu-id")), ("process_id", ("pid",)), ("stream", ("queue-id",))):
