@@ -11,8 +11,6 @@ import math
 import sys
 from pathlib import Path
 
-import pytest
-
 from roofline.cli.app import main
 from roofline.counting.amd import required_counters
 from roofline.profiling import rocprof_runner

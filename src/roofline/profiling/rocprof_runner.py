@@ -184,8 +184,9 @@ def run_rocprof(settings: ProfileSettings, folder: Path, *, on_line: Callable[[s
                                 "named none)", hint="pass --arch with its gfx target, e.g. --arch gfx942")
     arch = arch.lower()
     notes: list[str] = []
+    left_out: list[str] = []
     if settings.metrics:
-        passes, left_out = [list(settings.metrics)], []
+        passes = [list(settings.metrics)]
     else:
         try:
             passes, left_out = counter_passes(arch, listed)

@@ -13,10 +13,10 @@ AMD_KINDS = ("omniperf", rocprof_outputs.KIND)
 
 def amd_kind(path: Path) -> str | None:
     """``"omniperf"`` for an Omniperf / rocprof-compute workload folder or a file of one; ``"rocprof"`` for
-    a rocprofv3 output folder or file, a rocprof-compute workload whose pmc_perf.csv is rocprofv3's long
-    form, or rocprof v1's results (:mod:`roofline.readers.amd.rocprof_outputs`); None otherwise."""
+    a rocprofv3 output folder or file, or rocprof v1's results (:mod:`roofline.readers.amd.rocprof_outputs`);
+    None otherwise."""
     if omniperf.is_workload(path):
-        return rocprof_outputs.KIND if rocprof_outputs.is_long_workload(path) else "omniperf"
+        return "omniperf"
     return rocprof_outputs.rocprof_kind(path)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -38,8 +37,6 @@ KIND = "rocprof"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 GZIP_MAGIC = b"\x1f\x8b"
 _PID = re.compile(r"^\d+_")
-#: rocprof-compute's per-GPU counter file, in long form when profiled with the rocpd output format.
-LONG_WORKLOAD_FILES = ("pmc_perf.csv", "pmc_perf.csv.gz")
 HOW = ("give the folder rocprofv3 wrote (-d DIR): its counter_collection.csv files (--pmc, --output-format csv), "
        "with agent_info.csv beside them")
 
@@ -91,8 +88,6 @@ def _named(name: str) -> str | None:
         return "json"
     if name.endswith(DB_SUFFIXES):
         return "rocpd"
-    if name in LONG_WORKLOAD_FILES:
-        return "counters"
     return "v1" if name.endswith(".csv") else None
 
 
@@ -115,14 +110,6 @@ def folder_files(folder: Path) -> list[tuple[Path, str]]:
                     found.append((e, kind))
         level = deeper
     return sorted(found)
-
-
-def is_long_workload(path: Path) -> bool:
-    """True for a rocprof-compute 3.x workload folder (or a file of one) whose ``pmc_perf.csv`` is rocprofv3's
-    long form (``Counter_Name``, ``Counter_Value``: its rocpd output format), read here, not as a wide one."""
-    folder = path if path.is_dir() else path.parent
-    perf = next((folder / f for f in LONG_WORKLOAD_FILES if (folder / f).is_file()), None)
-    return perf is not None and file_kind(perf) == "counters"
 
 
 def rocprof_kind(path: Path) -> str | None:

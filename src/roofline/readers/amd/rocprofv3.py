@@ -19,7 +19,7 @@ Each counter pass is a run of the program of its own: the passes are merged by d
 GPU, kernel name and order (the n-th dispatch of a kernel in one pass is the n-th in the others),
 counters of the first pass that has them. Time is end - start (ns): from a run traced without
 counters (a ``kernel_trace.csv`` beside no counter file, as ``roofline profile`` records, the way
-Omniperf's ``timestamps.csv`` is) when there is one, else the median over the counter passes (each
+Omniperf's ``timestamps.csv`` is) when there is one, else the mean over the counter passes (each
 file's own timestamps, or its run's ``kernel_trace.csv`` where the counter file has none); a duration
 of 0 or less is refused, never used: that dispatch's time is unknown, with one note
 (:func:`roofline.readers.amd.dispatches.dispatch_times`).
@@ -30,7 +30,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,19 +39,18 @@ import pandas as pd
 
 from roofline.counting.amd import counter_totals
 from roofline.errors import InputError
-from roofline.kernels import KernelTable
-from roofline.readers.amd.omniperf import gpu_of, kernel_name
-from roofline.readers.amd.dispatches import amd_table, dispatch_times
+from roofline.readers.amd.omniperf import kernel_name
+from roofline.readers.amd.dispatches import dispatch_times
 
 #: Columns of the long form, each with the names rocprofv3 releases and rocprof-compute give it.
-LONG_ALIASES = {
+LONG_ALIASES: dict[str, tuple[str, ...]] = {
     "launch_id": ("Dispatch_Id", "Dispatch_ID"), "kernel_name": ("Kernel_Name",),
     "agent": ("Agent_Id", "GPU_ID", "Agent_Abs_Index"), "stream": ("Queue_Id", "Queue_ID"),
     "process_id": ("Process_Id", "Pid", "PID"), "items": ("Grid_Size",), "group": ("Workgroup_Size",),
     "start_ns": ("Start_Timestamp",), "end_ns": ("End_Timestamp",),
 }
 #: rocprof v1's ``results.csv`` id columns (the rest are counters).
-V1_ALIASES = {"launch_id": ("Index",), "kernel_name": ("KernelName",), "agent": ("gpu-id",), "stream": ("queue-id",),
+V1_ALIASES: dict[str, tuple[str, ...]] = {"launch_id": ("Index",), "kernel_name": ("KernelName",), "agent": ("gpu-id",), "stream": ("queue-id",),
               "process_id": ("pid",), "items": ("grd",), "group": ("wgr",), "start_ns": ("BeginNs",),
               "end_ns": ("EndNs",)}
 V1_META = ("queue-index", "tid", "lds", "scr", "vgpr", "arch_vgpr", "accum_vgpr", "sgpr", "fbar", "wave_size",
@@ -120,7 +119,7 @@ def sizes(items: pd.Series | None, group: pd.Series | None) -> tuple[list[object
     return grid, block
 
 
-def ids_of(frame: pd.DataFrame, aliases: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+def ids_of(frame: pd.DataFrame, aliases: Mapping[str, tuple[str, ...]]) -> pd.DataFrame:
     """The dispatch ids (:class:`Pass`) of rows of ``frame`` named by ``aliases``."""
     ids = pd.DataFrame(index=frame.index)
     for name, columns in aliases.items():
@@ -131,6 +130,8 @@ def ids_of(frame: pd.DataFrame, aliases: dict[str, tuple[str, ...]]) -> pd.DataF
             ids[name] = values.map(kernel_name)
         elif name == "agent":
             ids[name] = agent_number(values)
+        elif name in ("start_ns", "end_ns"):  # as written: dispatch_times subtracts them exactly (past 2**53 ns)
+            ids[name] = values
         else:
             ids[name] = pd.to_numeric(values, errors="coerce")
     grid, block = sizes(_column(frame, aliases["items"]), _column(frame, aliases["group"]))
@@ -238,7 +239,7 @@ def _ordered(p: Pass) -> Pass:
 def merge_passes(passes: Sequence[Pass], timing: Sequence[Pass] = ()) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """The dispatches of several passes of one program as one: ids (``time_s`` added) and counter
     totals (:func:`roofline.counting.amd.counter_totals` of the joined counters), one row per dispatch;
-    and notes. Matched by :func:`_keys`; a counter of several passes is taken from the first; the time is the traced run's (``timing``) when there is one, else the median
+    and notes. Matched by :func:`_keys`; a counter of several passes is taken from the first; the time is the traced run's (``timing``) when there is one, else the mean
     over the passes; NaN where a duration of the dispatch was refused (:func:`_durations`)."""
     passes = [_ordered(p) for p in passes]
     ids = pd.concat([p.ids.set_axis(_keys(p.ids)) for p in passes])
@@ -266,14 +267,15 @@ def merge_passes(passes: Sequence[Pass], timing: Sequence[Pass] = ()) -> tuple[p
 
 
 def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray, str | None]:
-    """Per dispatch (``keys``), the median over ``passes`` of its durations (s), NaN where a pass's
-    duration of it was refused (not positive) or no pass timed it; and the refusal note."""
+    """Per dispatch (``keys``), the mean over ``passes`` of its durations (s), as rocprof-compute's long
+    files are read (:func:`roofline.readers.amd.dispatches.long_to_wide`); NaN where a pass's duration of
+    it was refused (not positive) or no pass timed it; and the refusal note."""
     timed = [p for p in passes if "start_ns" in p.ids.columns and "end_ns" in p.ids.columns]
     if not timed:
         return np.full(len(keys), np.nan), None
     start = pd.concat([p.ids["start_ns"] for p in timed], ignore_index=True)
     end = pd.concat([p.ids["end_ns"] for p in timed], ignore_index=True)
-    seconds, note = dispatch_times(pd.Series(0, index=start.index), _exact_ns(start, end))
+    seconds, note = dispatch_times(start, end)
     columns, at = [], 0
     for p in timed:
         mine = seconds[at:at + len(p.ids)]
@@ -281,19 +283,7 @@ def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray,
         columns.append(pd.Series(np.where(refused, -np.inf, mine), index=_keys(p.ids)).reindex(keys))
         at += len(p.ids)
     table = pd.concat(columns, axis=1)
-    median = table.replace(-np.inf, np.nan).median(axis=1, skipna=True).to_numpy(dtype=np.float64, copy=True)
-    median[(table == -np.inf).any(axis=1).to_numpy()] = np.nan
-    return median, note
+    mean = table.replace(-np.inf, np.nan).mean(axis=1, skipna=True).to_numpy(dtype=np.float64, copy=True)
+    mean[(table == -np.inf).any(axis=1).to_numpy()] = np.nan
+    return mean, note
 
-
-def _exact_ns(start: pd.Series, end: pd.Series) -> pd.Series:
-    """end - start in ns, in integers where both are whole numbers: ROCm 7's timestamps (1.3e16 ns) are past
-    2**53, where float64 would round a duration by a nanosecond or two."""
-    t0, t1 = pd.to_numeric(start, errors="coerce"), pd.to_numeric(end, errors="coerce")
-    whole = t0.notna() & t1.notna() & (t0 % 1 == 0) & (t1 % 1 == 0)
-    if t0.dtype.kind == "i" and t1.dtype.kind == "i":
-        return t1 - t0
-    out = (t1 - t0).astype("float64")
-    if whole.any():
-        out[whole] = (t1[whole].astype("int64") - t0[whole].astype("int64")).astype("float64")
-    return out
