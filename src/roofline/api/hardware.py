@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from roofline.bench import reliability
 from roofline.bench.cpu import cache as cpu_cache
@@ -20,12 +20,13 @@ from roofline.bench.evidence import Measurement, Mode, Progress
 from roofline.errors import InputError, ToolNotFoundError
 from roofline.kernels import KernelTable
 from roofline.machine import gpu_device
-from roofline.machine.amd_specs import AmdSpec
-from roofline.machine.amd_theory import amd_specs_listed
 from roofline.machine.model import Machine, compute_unit
 from roofline.machine.specs import SPECS, GpuSpec, list_specs
 from roofline.machine.theoretical import theoretical, theoretical_from_spec
 from roofline.writing.safe import write_bytes
+
+if TYPE_CHECKING:
+    from roofline.machine.amd_specs import AmdSpec
 
 __all__ = [
     "Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
@@ -86,6 +87,8 @@ def measure_machine(processor: Processor | None = None, *, mode: Mode = "default
 def gpu_specs() -> list[tuple[str, GpuSpec | AmdSpec, Machine]]:
     """Every GPU spec roofline knows: (its name for ``--spec``, the spec, its theoretical ceilings), the
     NVIDIA ones first, then the AMD Instinct ones (:mod:`roofline.machine.amd_specs`)."""
+    from roofline.machine.amd_theory import amd_specs_listed  # (AMD's tables: loaded for the listing only)
+
     nvidia: list[tuple[str, GpuSpec | AmdSpec, Machine]] = [
         (key, SPECS[key], theoretical_from_spec(SPECS[key])) for key in list_specs()]
     return nvidia + [(key, spec, machine) for key, spec, machine in amd_specs_listed()]

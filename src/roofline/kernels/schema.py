@@ -55,7 +55,7 @@ COLUMNS: tuple[Column, ...] = (
            "for a backward launch, the module whose forward caused it; <NA> outside every module"),
     Column("process_id", "Int64", "", "operating-system process id"),
     Column("device", "Int64", "", "GPU index (CUDA device ordinal)"),
-    Column("compute_capability", "string", "", "SM architecture, e.g. '7.0', '9.0'"),
+    Column("compute_capability", "string", "", "GPU architecture: compute capability ('7.0', '9.0') or AMD gfx target ('gfx942')"),
     Column("grid", "string", "", "grid size '(x, y, z)' where known"),
     Column("block", "string", "", "block size '(x, y, z)' where known"),
     Column("stream", "Int64", "", "CUDA stream id"),
@@ -67,8 +67,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("fp16_flops", "float64", "FLOP", "FP16 FLOPs, non-tensor; convention in the table's fp16 setting"),
     Column("tensor_flops", "float64", "FLOP", "tensor-core FLOPs of floating-point types (integer types: tensor_int_ops)"),
     Column("tensor_precision", "string", "", "floating-point tensor input type when known: fp64, tf32, fp16, bf16, fp8 "
-           "(on Blackwell the 8-bit datapath: FP8, FP6, FP4 inputs), fp4 (Blackwell's FP4 datapath) "
-           "(int8 or int4 when the only tensor work is integer)"),
+           "(Blackwell's 8-bit datapath: FP8, FP6, FP4 inputs), fp4 (Blackwell's FP4 datapath; gfx950's FP6/FP4 MFMAs), "
+           "fp32 (AMD's FP32 MFMAs) (int8 or int4 when the only tensor work is integer); on AMD, MFMA work"),
     Column("flops", "float64", "FLOP", "sum of the known FLOP columns; NaN when none is known"),
     Column("flops_partial", "boolean", "", "True when a FLOP component is unknown, so flops is a lower bound"),
     Column("int_ops", "float64", "OP", "integer thread instructions (IADD3, IMAD, LOP3, shifts, ISETP...), one OP each"),

@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from roofline.errors import MachineError
-from roofline.machine.amd_specs import list_amd_specs
 from roofline.machine.model import COMPUTE_KEYS
 
 #: Rate keys, matching :data:`roofline.machine.model.COMPUTE_KEYS`.
@@ -582,6 +581,8 @@ def get_spec(name: str) -> GpuSpec:
     key = name.strip().lower().replace("_", "-").replace(" ", "-")
     key = ALIASES.get(key, key)
     if key not in SPECS:
+        from roofline.machine.amd_specs import list_amd_specs  # (AMD's table: only for this message)
+
         raise MachineError(
             f"unknown GPU spec {name!r}",
             hint=f"known: {', '.join(list_specs() + list_amd_specs())} (roofline machine --list-specs)",

@@ -30,8 +30,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from roofline.errors import MachineError
-from roofline.machine.amd_specs import AmdSpec, get_amd_spec
-from roofline.machine.amd_theory import amd_machine
 from roofline.machine.specs import (
     LOW_PRECISION_TENSOR_KEYS,
     SHARED_NOTE,
@@ -44,6 +42,7 @@ from roofline.machine.specs import list_specs as list_specs
 from roofline.machine.model import Machine
 
 if TYPE_CHECKING:  # pragma: no cover
+    from roofline.machine.amd_specs import AmdSpec
     from roofline.machine.gpu_device import DeviceInfo
 
 __all__ = ["dram_bandwidth", "list_specs", "live_spec", "spec_from_device", "theoretical", "theoretical_from_spec"]
@@ -189,6 +188,10 @@ def theoretical(
     """
     if spec is None:
         return theoretical_from_spec(live_spec(device), sm_clock_hz=sm_clock_hz)
+    # AMD's tables load only when an AMD name or spec is asked for (machine is imported by every command)
+    from roofline.machine.amd_specs import AmdSpec, get_amd_spec
+    from roofline.machine.amd_theory import amd_machine
+
     if isinstance(spec, str) and (amd := get_amd_spec(spec)) is not None:
         spec = amd
     if isinstance(spec, AmdSpec):

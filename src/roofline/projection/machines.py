@@ -148,5 +148,5 @@ def unknown_flop_keys(row: pd.Series) -> list[str]:
     if pd.isna(row["fp16_flops"]):
         keys += ["fp16", "bf16"]
     if pd.isna(row["tensor_flops"]):
-        keys += ["tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4"]
+        keys += ["tensor_fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp4"]
     return keys

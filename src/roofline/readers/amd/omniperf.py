@@ -75,15 +75,15 @@ def _first(frame: pd.DataFrame, *names: str) -> pd.Series | None:
 
 def gpu_of(sysinfo: pd.DataFrame, where: Path) -> tuple[str, str, dict[str, float]]:
     """The gfx target, the GPU's name and its figures (CUs, peak clock in Hz) from ``sysinfo.csv``."""
-    row = sysinfo.iloc[0] if len(sysinfo) else None
-    arch = None if row is None else next((str(row[c]) for c in ("gpu_arch", "gpu_soc") if c in sysinfo.columns), None)
+    row = sysinfo.iloc[0] if len(sysinfo) else pd.Series(dtype=object)
+    arch = next((str(row[c]) for c in ("gpu_arch", "gpu_soc") if c in row.index), None)
     if not arch or not arch.lower().startswith("gfx"):
         raise InputError("sysinfo.csv names no gfx architecture (gpu_arch, or gpu_soc in Omniperf 1.x)", path=where,
                          hint="give the whole workload folder that Omniperf or rocprof-compute wrote")
-    name = next((str(row[c]) for c in ("gpu_model", "name") if c in sysinfo.columns and pd.notna(row[c])), arch)
+    name = next((str(row[c]) for c in ("gpu_model", "name") if c in row.index and pd.notna(row[c])), arch)
     figures: dict[str, float] = {}
     for key, columns, scale in (("cus", ("cu_per_gpu", "numCU"), 1.0), ("max_clock_hz", ("max_sclk", "sclk"), 1e6)):
-        value = next((pd.to_numeric(row[c], errors="coerce") for c in columns if c in sysinfo.columns), np.nan)
+        value = next((pd.to_numeric(row[c], errors="coerce") for c in columns if c in row.index), np.nan)
         if pd.notna(value) and value > 0:
             figures[key] = float(value) * scale
     return arch.lower(), name, figures
@@ -146,7 +146,7 @@ def read_workload(path: str | Path) -> KernelTable:
     warnings = [f"{folder.name}: {note}"] if note else []
     table = amd_table(ids, counter_totals(perf), arch, device, str(folder), warnings=warnings)
     if figures:
-        table.metrics["cus"] = figures.get("cus", np.nan)
+        table.metrics["cu_per_gpu"] = figures.get("cus", np.nan)
         table.metrics["max_sclk_hz"] = figures.get("max_clock_hz", np.nan)
     return table
 
