@@ -143,6 +143,11 @@ def test_rocprof_v1_counters_and_times_from_two_runs_are_merged() -> None:
         assert table.metrics["TCP_TCC_READ_REQ"][n] == float(counted[n]["TCP_TCC_READ_REQ_sum"])
         assert table.metrics["TCP_TOTAL_CACHE_ACCESSES"][n] == float(counted[n]["TCP_TOTAL_CACHE_ACCESSES_sum"])
     assert frame.get("l2_bytes", pd.Series(np.nan)).isna().all()  # TCP_TCC_ATOMIC_* not collected: unknown, never 0
+    by_kernel = amd_expected.LAPLACIAN["data_movement_by_kernel"]  # HBM bytes by hand, per kernel (EXPECTED.md)
+    names = frame["kernel_name"].astype(str)
+    for name, want in by_kernel.items():
+        mine = frame["dram_bytes"][names == name.removesuffix(".kd")]
+        assert len(mine) == want["dispatches"] and float(mine.sum()) == want["hbm_bytes"], name
     assert any("TCP_TCC_ATOMIC" in " ".join(v) for v in table.column_notes.values())
 
 

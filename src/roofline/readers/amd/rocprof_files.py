@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from roofline.errors import InputError
-from roofline.readers.amd.omniperf import kernel_name
+from roofline.readers.amd.dispatches import kernel_name
 from roofline.readers.amd.rocprofv3 import V1_ALIASES, V1_META, Agents, Pass, ids_of, read_csv, wide_from_long
 
 #: rocprofiler's agent type of a GPU (ROCPROFILER_AGENT_TYPE_GPU).

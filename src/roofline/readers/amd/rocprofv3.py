@@ -39,7 +39,7 @@ import pandas as pd
 
 from roofline.counting.amd import counter_totals
 from roofline.errors import InputError
-from roofline.readers.amd.omniperf import kernel_name
+from roofline.readers.amd.dispatches import kernel_name
 from roofline.readers.amd.dispatches import dispatch_times
 
 #: Columns of the long form, each with the names rocprofv3 releases and rocprof-compute give it.
@@ -267,9 +267,9 @@ def merge_passes(passes: Sequence[Pass], timing: Sequence[Pass] = ()) -> tuple[p
 
 
 def _durations(passes: Sequence[Pass], keys: pd.MultiIndex) -> tuple[np.ndarray, str | None]:
-    """Per dispatch (``keys``), the mean over ``passes`` of its durations (s), as rocprof-compute's long
-    files are read (:func:`roofline.readers.amd.dispatches.long_to_wide`); NaN where a pass's duration of
-    it was refused (not positive) or no pass timed it; and the refusal note."""
+    """Per dispatch (``keys``), the mean over ``passes`` of its durations (s), as rocprof-compute does for its
+    long files; NaN where a pass's duration of it was refused (not positive) or no pass timed it; and the
+    refusal note."""
     timed = [p for p in passes if "start_ns" in p.ids.columns and "end_ns" in p.ids.columns]
     if not timed:
         return np.full(len(keys), np.nan), None
