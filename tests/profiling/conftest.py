@@ -27,3 +27,18 @@ def fake_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FAKE_NCU_ARGV_LOG", str(log))
     monkeypatch.setenv("FAKE_NCU_RECORDED", str(RECORDED))
     return log
+
+
+@pytest.fixture
+def fake_rocprofv3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An executable `rocprofv3` (tests/profiling/fake_rocprofv3.py) alone on PATH (no ncu, no
+    nvidia-smi: an AMD machine); returns the file its runs' argv are logged to, one JSON line each."""
+    bindir = tmp_path / "amdbin"
+    bindir.mkdir()
+    exe = bindir / "rocprofv3"
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_rocprofv3.py'} \"$@\"\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(bindir))
+    log = tmp_path / "rocprof_argv.jsonl"
+    monkeypatch.setenv("FAKE_ROCPROF_ARGV_LOG", str(log))
+    return log

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         command: Annotated[list[str], typer.Argument(help="The program and its arguments, after --.", show_default=False)],
         output: Annotated[Path, typer.Option("--output", "-o", help="Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under torchrun, mpirun or srun).")] = Path("roofline-profile"),
-        arch: Annotated[Optional[str], typer.Option(help="Compute capability for the metric set (e.g. 9.0); default: detected with nvidia-smi or NVML.")] = None,
+        arch: Annotated[Optional[str], typer.Option(help="Compute capability for the metric set (e.g. 9.0), or an AMD GPU's gfx target (e.g. gfx942: profiles with rocprofv3); default: detected with nvidia-smi or NVML, else an AMD GPU's with rocprofv3.")] = None,
         metrics: Annotated[Optional[str], typer.Option(help="Comma-separated ncu metrics to collect instead of the architecture's roofline set.")] = None,
         clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none (default: the clocks the program would get), base (lock base clocks) or reset.")] = "none",
         kernel_name: Annotated[Optional[str], typer.Option(help="ncu --kernel-name filter (name, or regex:...).")] = None,
@@ -51,6 +51,7 @@ def register(app: typer.Typer) -> None:
         no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
         no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
         ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
+        rocprofv3: Annotated[str, typer.Option("--rocprofv3", help="The rocprofv3 executable (AMD GPUs: outputs in PREFIX.rocprofv3/, one run of the program per counter pass; not yet run on AMD hardware).")] = "rocprofv3",
         timeline: Annotated[bool, typer.Option("--timeline", help="Production times: run the whole program under Nsight Systems (PREFIX.nsys-rep, PREFIX.sqlite), count a sample of it under Nsight Compute, and give every launch of the timeline the counts of its kernel (docs/timeline.md); the overheads against the bare program are printed.")] = False,
         sample: Annotated[Optional[str], typer.Option(help="With --timeline: what Nsight Compute counts, NAME[:N] (the N-th occurrence of the NVTX range NAME; default N=2) or 'all'; default: the second occurrence of the outermost repeated NVTX range (the second training step).")] = None,
         nsys: Annotated[str, typer.Option(help="The nsys executable (--timeline).")] = "nsys",
@@ -82,14 +83,14 @@ def register(app: typer.Typer) -> None:
         messages = messages_for(ctx, quiet)
         rank = api.rank(os.environ)
         inputs = _command_files(command)
-        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json", ".nsys-rep", ".sqlite"):  # written next to PREFIX
+        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json", ".nsys-rep", ".sqlite", ".rocprofv3"):  # written next to PREFIX
             api.check_not_input(Path(f"{output}{suffix}"), inputs)
         settings = api.ProfileSettings(
             command=tuple(command), output=output, arch=arch,
             metrics=tuple(m.strip() for m in metrics.split(",") if m.strip()) if metrics else None,
             clock_control=clock_control, kernel_name=kernel_name, launch_skip=launch_skip,
             launch_count=launch_count, nvtx_include=tuple(nvtx_include or ()), counters=not no_counters,
-            fallback=not no_fallback, ncu=ncu, force=force, rank=rank, fp16=fp16.value,
+            fallback=not no_fallback, ncu=ncu, rocprofv3=rocprofv3, force=force, rank=rank, fp16=fp16.value,
             torch=torch, estimate=not no_estimate, timeline=timeline, nsys=nsys, sample=sample, osrt=osrt,
         )
         request = api.OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank),

@@ -15,6 +15,8 @@ holds on and its source, for a person to check against AMD's documents:
 * ``[ROCM-2501]``: ROCm/rocm-systems pull request 2501 (AMD, merged 2026-01): on gfx950 the 128-byte
   EA reads are ``TCC_EA0_RDREQ_128B``; ``TCC_BUBBLE`` was MI300's workaround (AMD-AGI/GEAK PR 468
   measured the old formula at -50 % of a memcopy's reads on MI350).
+* ``[ROCPROF-V1]``: ROCm/rocprofiler (rocprof v1) ``metrics.xml``: ``FETCH_SIZE`` and ``WRITE_SIZE`` are the
+  EA formulas below divided by 1024 (KiB).
 * Counter descriptions: rocprofiler-sdk ``basic_counters.xml`` / ``counter_defs.yaml`` (``TCC_BUBBLE``:
   "Number of 128-byte read requests sent to EA"; the MFMA MOPS: "operations ... divided by 512").
 
@@ -130,6 +132,9 @@ FORMULAS: tuple[AmdFormula, ...] = (
     AmdFormula("dram_bytes", _HBM_MI300, ("gfx940", "gfx941", "gfx942"),
                "[AMD-PERF] HBM+MALL (MI300): 128 TCC_BUBBLE + 32 RDREQ_32B + 64 (RDREQ - BUBBLE - RDREQ_32B) "
                "+ 64 WRREQ_64B + 32 (WRREQ - WRREQ_64B), EA0 counters"),
+    AmdFormula("dram_bytes", ((1024.0, "FETCH_SIZE"), (1024.0, "WRITE_SIZE")), ("gfx908", "gfx90a", "gfx940", "gfx941", "gfx942"),
+               "[ROCPROF-V1] rocprof v1's derived FETCH_SIZE and WRITE_SIZE (KiB: the same EA formulas / 1024), "
+               "where the EA counters themselves were not kept"),
 )
 
 #: MFMA types: counter suffix -> (tensor_precision, integer). F8 and XF32 exist from MI300 on.
@@ -197,11 +202,14 @@ def count_amd(counters: pd.DataFrame, arch: str) -> CountedAmd:
     n = len(counters)
     columns: dict[str, np.ndarray] = {}
     missing: dict[str, tuple[str, ...]] = {}
-    for formula in formulas_for(arch):
+    for formula in formulas_for(arch):  # a column's first formula whose counters the profile has
+        if formula.column in columns:
+            continue
         absent = [c for c in formula.counters if c not in counters.columns]
         if absent:
-            missing[formula.column] = tuple(absent)
+            missing.setdefault(formula.column, tuple(absent))  # the first (preferred) formula's counters
             continue
+        missing.pop(formula.column, None)
         total = np.zeros(n)
         for factor, name in formula.terms:
             total += factor * counters[name].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -220,6 +228,9 @@ def count_amd(counters: pd.DataFrame, arch: str) -> CountedAmd:
     if packed.any():
         notes.append(f"{int(packed.sum())} of {n} dispatches do FP16 or FP32 vector work that {arch} can issue as packed "
                      "instructions (two operations per lane, counted once): their FLOPs are lower bounds")
+    if any(np.nan_to_num(columns.get(c, np.zeros(0))).sum() > 0 for c in ("fp64_flops", "fp32_flops", "fp16_flops")):
+        notes.append("vector FLOPs count 64 lanes per instruction, lanes masked off by divergence too, and a division "
+                     "or square root as the instructions it expands to: divergent code reads more FLOPs than it does")
     if arch in MI300_UP and "dram_bytes" in columns:
         notes.append("the HBM level is the L2's EA traffic, which on MI300 reaches the Infinity Cache (MALL) first: "
                      "HBM+MALL bytes, an upper bound on HBM's")
@@ -266,7 +277,8 @@ def required_counters(arch: str) -> tuple[tuple[str, ...], ...]:
     :func:`pmc_name` gives them), each pass within :data:`PASS_LIMITS` per block, fewest passes
     (first fit, in the table's order)."""
     arch = arch.lower()
-    needed = [c for f in formulas_for(arch) for c in f.counters]
+    first = {f.column: f for f in reversed(formulas_for(arch))}  # each column's preferred formula
+    needed = [c for f in formulas_for(arch) if first[f.column] is f for c in f.counters]
     needed += [mfma_counter(s) for s in ("F16", "BF16", "F32", "F64", "I8")]
     if arch in MI300_UP:
         needed.append(mfma_counter("F8"))

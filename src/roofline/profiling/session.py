@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from roofline.errors import InputError, RooflineError
+from roofline.errors import InputError, OutputExistsError, RooflineError
 from roofline.writing.safe import check_writable, write_text
 from roofline.kernels import KernelTable
 from roofline.readers import kernel_json as table_file
@@ -49,7 +49,7 @@ class Outcome:
     """What ``roofline profile`` did: the table (None when nothing was profiled), files, status."""
 
     table: KernelTable | None
-    mode: str  # "ncu" or "counter-free"
+    mode: str  # "ncu", "rocprofv3" or "counter-free"
     status: str  # "ok", "program-failed", "interrupted", "permission-denied"
     exit_code: int
     files: tuple[Path, ...]
@@ -249,6 +249,14 @@ def run_counter_free(settings: ProfileSettings, *, on_line: LineSink | None = No
 def profile(settings: ProfileSettings, *, on_line: LineSink | None = None,
             on_progress: ProgressSink | None = None) -> Outcome:
     """Profile ``settings.command`` as ``roofline profile`` does (see the module's exit statuses)."""
+    from roofline.profiling.rocprof_runner import wants_amd
+
+    if settings.counters and wants_amd(settings, dict(os.environ, **dict(settings.extra_env))):
+        if not settings.torch:
+            return run_with_rocprof(settings, on_line=on_line)
+        outcome = run_counter_free(settings, on_line=on_line)
+        note = "--torch is not available with rocprofv3 (AMD GPUs) yet: continued without counters (every point is estimated)"
+        return replace(outcome, notes=(note, *outcome.notes))
     check_outputs(settings)
     if not settings.counters:
         return run_counter_free(settings, on_line=on_line)
@@ -273,3 +281,40 @@ def _why_no_counters(settings: ProfileSettings) -> str | None:
     except ToolNotFoundError as exc:
         return exc.message
     return None
+
+
+def amd_outputs(settings: ProfileSettings) -> dict[str, Path]:
+    """The files an AMD run writes: rocprofv3's output folder and the kernel table."""
+    return {"folder": settings.path(".rocprofv3"), "table": settings.path(".kernels.json")}
+
+
+def run_with_rocprof(settings: ProfileSettings, *, on_line: LineSink | None = None) -> Outcome:
+    """Profile on an AMD GPU with rocprofv3, one run per counter pass
+    (:mod:`roofline.profiling.rocprof_runner`), and read the passes back as one table."""
+    import shutil
+
+    from roofline.profiling.ncu_runner import find_program
+    from roofline.profiling.rocprof_runner import check_amd_settings, run_rocprof
+    from roofline.readers.amd.rocprof_outputs import read_rocprof
+
+    files = amd_outputs(settings)
+    check_amd_settings(settings)
+    check_writable(files["table"], force=settings.force)
+    if files["folder"].exists():
+        if not settings.force or not files["folder"].is_dir():
+            raise OutputExistsError(f"{files['folder']} exists (rocprofv3's outputs of an earlier run)",
+                                    hint="pass --force to replace it, or choose another -o")
+        shutil.rmtree(files["folder"])
+    find_program(settings.command, dict(os.environ, **dict(settings.extra_env)))
+    run = run_rocprof(settings, files["folder"], on_line=on_line)
+    status, code = _status(run.interrupted, run.failed)
+    try:
+        table = read_rocprof(files["folder"], arch=run.arch)
+    except InputError as exc:
+        if code != EXIT_OK:
+            return Outcome(None, "rocprofv3", status, code, (), (*run.notes, f"nothing to analyze: {exc.message}"),
+                           run.returncode, 0)
+        raise
+    write_text(files["table"], table_file.to_json(table), force=settings.force)
+    return Outcome(table, "rocprofv3", status, code, (files["folder"], files["table"]), run.notes, run.returncode,
+                   len(table))

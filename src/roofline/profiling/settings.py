@@ -19,7 +19,8 @@ class ProfileSettings:
     - ``output``: prefix of the files written: ``<output>.ncu-rep``, ``<output>.ncu.csv``
       (ncu's raw page), ``<output>.kernels.json`` (our kernel table); under a parallel
       launcher ``<output>.rank<N>.*``.
-    - ``arch``: compute capability to choose the metric set ('9.0'); None detects it.
+    - ``arch``: compute capability to choose the metric set ('9.0'), or an AMD GPU's gfx target
+      ('gfx942'); None detects it.
     - ``metrics``: metrics to collect instead of the architecture's set.
     - ``clock_control``: ncu ``--clock-control`` (default 'none').
     - ``kernel_name``, ``launch_skip``, ``launch_count``, ``nvtx_include``: ncu's kernel
@@ -27,6 +28,9 @@ class ProfileSettings:
     - ``counters``: False runs the counter-free mode (PyTorch programs) instead of ncu.
     - ``fallback``: after a permission error from ncu, rerun in counter-free mode.
     - ``ncu``: the ncu executable (name on PATH or a path).
+    - ``rocprofv3``: the rocprofv3 executable, for an AMD GPU (chosen when ``arch`` is a gfx target,
+      or when no NVIDIA GPU or ncu is found and an AMD GPU is: :mod:`roofline.profiling.rocprof_runner`);
+      its outputs go to ``<output>.rocprofv3/``.
     - ``force``: overwrite existing outputs.
     - ``rank``: the process's rank in a parallel job, None outside one.
     - ``fp16``: FP16 FLOP convention for the kernel table ('ncu' or 'paper').
@@ -54,6 +58,7 @@ class ProfileSettings:
     counters: bool = True
     fallback: bool = True
     ncu: str = "ncu"
+    rocprofv3: str = "rocprofv3"
     force: bool = False
     rank: int | None = None
     fp16: str = "ncu"

@@ -3,6 +3,9 @@
 - :mod:`roofline.readers.amd.omniperf`: Omniperf 1.x/2.x and rocprof-compute 3.x workload folders
   (``pmc_perf.csv``, ``sysinfo.csv``, ``timestamps.csv``, ``pmc_dispatch_info.csv``; ``roofline.csv`` as
   a measured machine);
+- :mod:`roofline.readers.amd.rocprof_outputs`: rocprofv3 output folders and files (the long
+  ``counter_collection.csv`` pivoted and its passes merged: :mod:`~roofline.readers.amd.rocprofv3`;
+  JSON, rocpd SQLite and rocprof v1's ``results.csv``: :mod:`~roofline.readers.amd.rocprof_files`);
 - :mod:`roofline.readers.amd.dispatches`: the kernel table of AMD dispatches, counted with the AMD formula
   table (:mod:`roofline.counting.amd`), whichever tool wrote them.
 

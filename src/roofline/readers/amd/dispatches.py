@@ -9,6 +9,7 @@ start and end read the same.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,6 +20,15 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable, known_sum, total_ops, validate
 from roofline.kernels.schema import COLUMNS, lean
 from roofline.readers.amd import DEVICE_NAME_COLUMN
+
+#: Suffixes rocprof puts after a kernel's name (its code-object descriptor), dropped.
+_KD = re.compile(r"\s*(\[clone \.kd\]|\(\.kd\))\s*$|\.kd$")
+
+
+def kernel_name(name: object) -> str:
+    """A kernel's name less rocprof's ``[clone .kd]`` / ``(.kd)`` / ``.kd`` suffix."""
+    return _KD.sub("", str(name)).strip()
+
 
 #: The identity columns a reader gives per dispatch (any may be absent: unknown).
 ID_COLUMNS = ("launch_id", "kernel_name", "process_id", "device", "grid", "block", "stream")
@@ -102,30 +112,3 @@ def amd_table(ids: pd.DataFrame, counters: pd.DataFrame, arch: str, device_name:
     return KernelTable(frame=table, metrics=metrics, sources=(source,),
                        warnings=tuple(dict.fromkeys([*warnings, *counted.notes, *unknown])), column_notes=notes)
 
-
-#: The columns of a long-form counter table (rocprofv3, rocprof-compute 3.x's rocpd export): one row per
-#: counter per dispatch.
-LONG_FORM = ("Counter_Name", "Counter_Value")
-
-
-def is_long_form(frame: pd.DataFrame) -> bool:
-    return all(c in frame.columns for c in LONG_FORM)
-
-
-def long_to_wide(frame: pd.DataFrame, key: str) -> tuple[pd.DataFrame, np.ndarray, str | None]:
-    """A long-form counter table as one row per dispatch (``key``): the dispatch's other columns (their
-    first row) and one column per counter (a counter met twice for a dispatch: the last value); and the
-    seconds of each dispatch, the mean over its passes (each distinct Start/End pair is one replay) of
-    end - start, with the note on those refused (:func:`dispatch_times`)."""
-    order = pd.unique(frame[key])
-    first = frame.drop_duplicates(key).set_index(key).drop(columns=list(LONG_FORM))
-    values = pd.to_numeric(frame["Counter_Value"], errors="coerce")
-    counters = (frame.assign(Counter_Value=values).drop_duplicates([key, "Counter_Name"], keep="last")
-                .pivot(index=key, columns="Counter_Name", values="Counter_Value"))
-    wide = first.join(counters).loc[order].reset_index()
-    if {"Start_Timestamp", "End_Timestamp"} <= set(frame.columns):
-        passes = frame.drop_duplicates([key, "Start_Timestamp", "End_Timestamp"])
-        seconds, note = dispatch_times(passes["Start_Timestamp"], passes["End_Timestamp"])
-        mean = pd.Series(seconds, index=passes.index).groupby(passes[key].to_numpy()).mean()
-        return wide, mean.reindex(order).to_numpy(dtype=np.float64), note
-    return wide, np.full(len(wide), np.nan), "the counters carry no timestamps: times are unknown"

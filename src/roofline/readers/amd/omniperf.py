@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import re
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +30,11 @@ from roofline.counting.amd import counter_totals
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine
-from roofline.readers.amd.dispatches import amd_table, dispatch_times, is_long_form, long_to_wide
+from roofline.readers.amd.dispatches import amd_table, dispatch_times, kernel_name
+from roofline.readers.amd.rocprofv3 import merge_passes, wide_from_long
 
 #: The files that make a folder (or name a file of) an Omniperf / rocprof-compute workload.
 WORKLOAD_FILES = ("pmc_perf.csv", "pmc_perf.csv.gz")
-#: Suffixes rocprof puts after a kernel's name (its code-object descriptor), dropped.
-_KD = re.compile(r"\s*(\[clone \.kd\]|\(\.kd\))\s*$|\.kd$")
 
 
 def is_workload(path: Path) -> bool:
@@ -62,11 +60,6 @@ def _csv(path: Path, *, text: bool = False) -> pd.DataFrame:
     except (OSError, EOFError, ValueError, pd.errors.ParserError) as exc:
         raise InputError(f"not a readable CSV ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})",
                          path=path, hint="copy the workload folder again; the file may be cut short") from None
-
-
-def kernel_name(name: object) -> str:
-    """A kernel's name less rocprof's ``[clone .kd]`` / ``(.kd)`` / ``.kd`` suffix."""
-    return _KD.sub("", str(name)).strip()
 
 
 def _first(frame: pd.DataFrame, *names: str) -> pd.Series | None:
@@ -126,12 +119,10 @@ def read_workload(path: str | Path) -> KernelTable:
     if "Kernel_Name" not in perf.columns or not len(perf):
         raise InputError("pmc_perf.csv lists no dispatches (no Kernel_Name rows)", path=perf_path,
                          hint="profile again; the counter passes may have failed (see the workload's log.txt)")
-    if is_long_form(perf):  # rocprof-compute 3.x's rocpd export: one row per counter per dispatch
-        perf, seconds, note = long_to_wide(perf, "Dispatch_ID")
-        names = perf["Kernel_Name"].map(kernel_name)
-    else:
-        names = perf["Kernel_Name"].map(kernel_name)
-        seconds, note, _ = _times(perf, folder, names)
+    if "Counter_Name" in perf.columns:  # rocprof-compute 3.x's rocpd export: one row per counter per dispatch
+        return _long_workload(perf, perf_path, folder, arch, device, figures)
+    names = perf["Kernel_Name"].map(kernel_name)
+    seconds, note, _ = _times(perf, folder, names)
     ids = pd.DataFrame({"launch_id": pd.to_numeric(perf.get("Dispatch_ID"), errors="coerce"),
                         "kernel_name": names, "time_s": seconds})
     for column, sources in (("device", ("GPU_ID", "gpu-id")), ("process_id", ("pid",)), ("stream", ("queue-id",))):
@@ -144,7 +135,21 @@ def read_workload(path: str | Path) -> KernelTable:
         ids["grid"] = [f"({int(g)}, 1, 1)" if pd.notna(g) and g == int(g) else pd.NA for g in groups]
         ids["block"] = [f"({int(b)}, 1, 1)" if pd.notna(b) else pd.NA for b in pd.to_numeric(group, errors="coerce")]
     warnings = [f"{folder.name}: {note}"] if note else []
-    table = amd_table(ids, counter_totals(perf), arch, device, str(folder), warnings=warnings)
+    return _with_figures(amd_table(ids, counter_totals(perf), arch, device, str(folder), warnings=warnings), figures)
+
+
+def _long_workload(perf: pd.DataFrame, path: Path, folder: Path, arch: str, device: str,
+                   figures: dict[str, float]) -> KernelTable:
+    """A workload whose pmc_perf.csv is in the long form, each dispatch's passes with their own
+    timestamps: read as rocprofv3's counter collection is (its time the mean over the passes)."""
+    ids, counters, notes = merge_passes(wide_from_long(perf, str(path)))
+    ids = ids.rename(columns={"agent": "device"})
+    warnings = [f"{folder.name}: {n}" for n in notes]
+    return _with_figures(amd_table(ids, counters, arch, device, str(folder), warnings=warnings), figures)
+
+
+def _with_figures(table: KernelTable, figures: dict[str, float]) -> KernelTable:
+    """The table with the GPU's CU count and peak clock in its metrics (the specs read them)."""
     if figures:
         table.metrics["cu_per_gpu"] = figures.get("cus", np.nan)
         table.metrics["max_sclk_hz"] = figures.get("max_clock_hz", np.nan)
