@@ -130,7 +130,13 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
             if not ceiling:
                 continue
             use = _array(rows, f"bw_{level}", n) / ceiling
+            mall = level == "dram" and labels is not None and "MALL" in labels.get("dram", "")
             for i in np.flatnonzero(use > SLACK):
+                if mall:  # MI300's EA traffic counts Infinity Cache hits: above HBM's bandwidth is no counter error
+                    reasons[i].append(f"{labels['dram']} traffic is {use[i]:.2f}x HBM's bandwidth: it counts Infinity "
+                                      "Cache (MALL) hits, which can go faster; its HBM bytes alone are not known")
+                    rates[i] = True
+                    continue
                 cause = _causes(machine, level, "memory", False) if machine is not None else ""
                 reasons[i].append(f"{ceiling_label('memory.' + level, labels)} traffic is {use[i]:.2f}x its bandwidth "
                                   "ceiling" + (f" ({cause})" if cause else ""))
