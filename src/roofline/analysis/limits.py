@@ -130,10 +130,11 @@ def limit_reasons(rows: Mapping[str, Any], machine: Machine | None, levels: list
             if not ceiling:
                 continue
             use = _array(rows, f"bw_{level}", n) / ceiling
-            mall = level == "dram" and labels is not None and "MALL" in labels.get("dram", "")
+            mall_label = (labels or {}).get("dram", "") if level == "dram" else ""
+            mall = "MALL" in mall_label
             for i in np.flatnonzero(use > SLACK):
                 if mall:  # MI300's EA traffic counts Infinity Cache hits: above HBM's bandwidth is no counter error
-                    reasons[i].append(f"{labels['dram']} traffic is {use[i]:.2f}x HBM's bandwidth: it counts Infinity "
+                    reasons[i].append(f"{mall_label} traffic is {use[i]:.2f}x HBM's bandwidth: it counts Infinity "
                                       "Cache (MALL) hits, which can go faster; its HBM bytes alone are not known")
                     rates[i] = True
                     continue
