@@ -242,3 +242,16 @@ def test_nvidia_inputs_are_not_taken_for_rocprof() -> None:
     assert rocprof_kind(ncu) is None
     assert [gfx_name(v) for v in (90402, 90010, 90008, 90500, 0)] == ["gfx942", "gfx90a", "gfx908", "gfx950", None]
     assert np.isnan(merge_passes([read_trace(DOCS / "kernel_trace.csv")])[0]["launch_id"]).sum() == 0
+
+
+def test_binary_and_odd_files_are_no_rocprof_output(tmp_path: Path) -> None:
+    """Every file an analysis meets is asked whether it is rocprof output: a Parquet table (binary, its
+    first bytes holding a carriage return) or a text whose first line is no CSV header is not, and
+    asking costs no error."""
+    from roofline.readers.amd.rocprof_outputs import file_kind
+
+    binary = tmp_path / "t.parquet"
+    binary.write_bytes(b"PAR1\x15\x04\r\x15\x00\"a\rb\n")
+    quoted = tmp_path / "odd.csv"
+    quoted.write_bytes(b'"a\rb",c\n1,2\n')
+    assert file_kind(binary) is None and file_kind(quoted) is None

@@ -63,8 +63,13 @@ def file_kind(path: Path) -> str | None:
         return "rocpd" if is_rocpd(path) else None
     if head.lstrip().startswith(b"{"):
         return "json" if b'"rocprofiler-sdk-tool"' in head else None
+    if b"\x00" in head:  # binary (Parquet, a report): no rocprof text output
+        return None
     line = head.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-    header = {h.strip() for h in next(csv.reader([line]), [])}
+    try:
+        header = {h.strip() for h in next(csv.reader([line]), [])}
+    except csv.Error:  # not a CSV header line
+        return None
     if {"Counter_Name", "Counter_Value"} <= header:
         return "counters"
     if is_v1(header):
