@@ -37,7 +37,7 @@ from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import Work, work_for
 from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
-from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, table_arch, table_vendor, words_for
+from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, vendor_and_arch, words_for
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.units import counted, format_si
 
@@ -102,7 +102,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         frame = validate(table)
 
     phase_times = _phase_times(frame)
-    vendor, arch = table_vendor(frame), table_arch(frame)
+    vendor, arch = vendor_and_arch(frame)
     words = words_for(vendor, arch)
     kernel_clock = _capped_clock(frame, _mean_clock(frame), machine, notes, words)
     applied = _apply_clock(kernel_clock, machine, notes, words)

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+import numpy as np
 import pandas as pd
 
 NVIDIA = "nvidia"
@@ -62,8 +63,23 @@ def _arches(frame: pd.DataFrame) -> list[str]:
     """The distinct non-empty values of the table's ``compute_capability`` (none when it has no such column)."""
     if "compute_capability" not in frame.columns:
         return []
-    values = frame["compute_capability"].dropna().unique()  # distinct first: a table may hold 1e6 launches
+    column = frame["compute_capability"]
+    if isinstance(column.dtype, pd.CategoricalDtype):  # a table of launches: the categories its codes use
+        codes = np.asarray(column.cat.codes)
+        used = np.flatnonzero(np.bincount(codes[codes >= 0], minlength=len(column.cat.categories)))
+        values = column.cat.categories[used]
+    else:
+        values = column.dropna().unique()  # distinct first: a table may hold 1e6 launches
     return sorted({str(v).strip() for v in values if str(v).strip()})
+
+
+def vendor_and_arch(frame: pd.DataFrame) -> tuple[str | None, str | None]:
+    """:func:`table_vendor` and :func:`table_arch` of ``frame``, its architectures read once."""
+    arches = _arches(frame)
+    vendors = {vendor_of(a) for a in arches}
+    stripped = {a.lower().split(":", 1)[0] for a in arches}
+    vendor = vendors.pop() if len(vendors) == 1 and None not in vendors else None
+    return vendor, (stripped.pop() if len(stripped) == 1 else None)
 
 
 def table_vendor(frame: pd.DataFrame) -> str | None:

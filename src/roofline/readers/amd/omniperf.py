@@ -198,6 +198,11 @@ def read_roofline_csv(path: str | Path, device: int | None = None, name: str | N
                    metadata={"file": str(p), "benchmark": "rocm-amdgpu-bench (roofline.csv)", "device": int(row["device"])})
 
 
+def has_roofline_csv(sources: tuple[str, ...]) -> bool:
+    """True when a source of the table is a workload folder holding a roofline.csv."""
+    return any((Path(s) / "roofline.csv").is_file() for s in sources)
+
+
 def workload_machine(sources: tuple[str, ...], devices: list[int]) -> tuple[Machine, Path] | None:
     """The measured machine of the workload folder the table was read from: its ``roofline.csv`` row
     of the dispatches' device (the first row when that device has none), and the file; None when the
