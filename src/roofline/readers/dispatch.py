@@ -25,7 +25,7 @@ from pathlib import Path
 
 from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import FP16_CONVENTIONS, KernelTable, recoded_text, text_codes
-from roofline.readers.amd.detect import AMD_KINDS, amd_input, amd_kind, read_amd
+from roofline.readers.amd.detect import AMD_KINDS, amd_folder, amd_kind, read_amd
 from roofline.readers.ncu.count import build_table
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
@@ -229,8 +229,7 @@ def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[S
                     raise InputError("standard input (-) is given twice", hint="it can be read once only")
                 stdin_used = True
             out.append(read_stream(path))
-        elif amd_kind(Path(fspath(path))) is not None:  # an AMD workload: its folder, read once
-            folder = amd_input(Path(fspath(path)))
+        elif (folder := amd_folder(Path(fspath(path)))) is not None:  # an AMD output folder, read once
             if folder not in out:
                 out.append(folder)
         elif Path(fspath(path)).is_dir():
@@ -269,9 +268,8 @@ def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
     if isinstance(path, InMemory):
         return None  # refused by _check_memory: a stream is read as CSV
     p = Path(fspath(path))
-    amd = amd_kind(p)
-    if amd is not None:
-        return amd
+    if p.is_dir():
+        return amd_kind(p)  # an AMD tool's output folder (any other folder was expanded into its files)
     if not p.is_file():
         return None
     if p.name.lower().endswith(TIMELINE_REPORTS):
@@ -280,6 +278,9 @@ def _table_kind(path: str | PathLike[str] | InMemory) -> str | None:
         head = fh.read(4096)
     if head.startswith(PARQUET_MAGIC):
         return "parquet"
+    amd = amd_kind(p, head)  # (a rocpd database is SQLite too: asked before nsys)
+    if amd is not None:
+        return amd
     if head.startswith(SQLITE_MAGIC):
         return "nsys"
     return "json" if _is_kernel_json_bytes(head) else None

@@ -11,21 +11,26 @@ from roofline.readers.amd import omniperf, rocprof_outputs
 AMD_KINDS = ("omniperf", rocprof_outputs.KIND)
 
 
-def amd_kind(path: Path) -> str | None:
+def amd_kind(path: Path, head: bytes | None = None) -> str | None:
     """``"omniperf"`` for an Omniperf / rocprof-compute workload folder or a file of one; ``"rocprof"`` for
     a rocprofv3 output folder or file, or rocprof v1's results (:mod:`roofline.readers.amd.rocprof_outputs`);
-    None otherwise."""
+    None otherwise. ``head``: a file's first bytes when the caller read them already."""
+    if head is not None:  # a file whose first bytes the caller holds: told by its name and content, no stat
+        if path.name in omniperf.FILE_NAMES and omniperf.is_workload(path):
+            return "omniperf"
+        return rocprof_outputs.KIND if rocprof_outputs.file_kind(path, head) is not None else None
     if omniperf.is_workload(path):
         return "omniperf"
     return rocprof_outputs.rocprof_kind(path)
 
 
-def amd_input(path: Path) -> Path:
-    """What is read for ``path`` of an AMD kind: a workload's folder for any file of it (read once); a
-    rocprof output as given (a file is read with its run's companions)."""
-    if not path.is_dir() and omniperf.is_workload(path):  # a workload's file: its folder, read once
-        return path.parent
-    return path
+def amd_folder(path: Path) -> Path | None:
+    """What :func:`roofline.readers.dispatch` reads in place of ``path``: an AMD output folder as it is
+    (not expanded into its files), a workload's folder for any file of it (read once); None for anything
+    else (a rocprof file is read as given, its kind told by its content)."""
+    if path.is_dir():
+        return path if amd_kind(path) is not None else None
+    return path.parent if omniperf.is_workload(path) else None
 
 
 def read_amd(path: Path, kind: str) -> KernelTable:

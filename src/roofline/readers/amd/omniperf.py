@@ -37,12 +37,16 @@ from roofline.readers.amd.rocprofv3 import merge_passes, wide_from_long
 WORKLOAD_FILES = ("pmc_perf.csv", "pmc_perf.csv.gz")
 
 
+#: The files of a workload folder that name it (any of them given is the folder).
+FILE_NAMES = (*WORKLOAD_FILES, "sysinfo.csv", "timestamps.csv", "pmc_dispatch_info.csv", "roofline.csv")
+
+
 def is_workload(path: Path) -> bool:
     """True when ``path`` is an Omniperf/rocprof-compute workload folder or one of its files."""
+    if path.name not in FILE_NAMES and not path.is_dir():  # (every other file: no look at its folder)
+        return False
     folder = path if path.is_dir() else path.parent
-    return any((folder / f).is_file() for f in WORKLOAD_FILES) and (folder / "sysinfo.csv").is_file() and (
-        path.is_dir() or path.name in (*WORKLOAD_FILES, "sysinfo.csv", "timestamps.csv", "pmc_dispatch_info.csv",
-                                       "roofline.csv"))
+    return (folder / "sysinfo.csv").is_file() and any((folder / f).is_file() for f in WORKLOAD_FILES)
 
 
 #: Columns read as text: timestamps keep their own digits (:func:`roofline.readers.amd.dispatches.dispatch_times`).

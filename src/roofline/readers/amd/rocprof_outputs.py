@@ -53,19 +53,28 @@ def _head(path: Path, size: int = 4096) -> bytes:
     return head
 
 
-def file_kind(path: Path) -> str | None:
-    """What a file is: ``"counters"``, ``"trace"``, ``"agents"``, ``"json"``, ``"rocpd"``, ``"v1"``, or None."""
-    try:
-        head = _head(path)
-    except OSError:
-        return None
+#: Column names one of which the header of every rocprof text output holds (see :func:`file_kind`).
+_HEADER_MARKS = (b"Counter_Name", b"KernelName", b"Kernel_Name", b"Agent_Type")
+
+
+def file_kind(path: Path, head: bytes | None = None) -> str | None:
+    """What a file is: ``"counters"``, ``"trace"``, ``"agents"``, ``"json"``, ``"rocpd"``, ``"v1"``, or None.
+    ``head``: its first bytes when the caller read them already (not gzip-compressed)."""
+    if head is None or head.startswith(GZIP_MAGIC):
+        try:
+            head = _head(path)
+        except OSError:
+            return None
     if head.startswith(SQLITE_MAGIC):
         return "rocpd" if is_rocpd(path) else None
     if head.lstrip().startswith(b"{"):
         return "json" if b'"rocprofiler-sdk-tool"' in head else None
     if b"\x00" in head:  # binary (Parquet, a report): no rocprof text output
         return None
-    line = head.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    first = head.split(b"\n", 1)[0]
+    if not any(mark in first for mark in _HEADER_MARKS):  # (an ncu export, any other CSV: no parse)
+        return None
+    line = first.decode("utf-8", "replace").strip()
     try:
         header = {h.strip() for h in next(csv.reader([line]), [])}
     except csv.Error:  # not a CSV header line
@@ -117,12 +126,13 @@ def folder_files(folder: Path) -> list[tuple[Path, str]]:
     return sorted(found)
 
 
-def rocprof_kind(path: Path) -> str | None:
-    """:data:`KIND` for a rocprofv3 output folder or file, or rocprof v1's results.csv; None otherwise."""
+def rocprof_kind(path: Path, head: bytes | None = None) -> str | None:
+    """:data:`KIND` for a rocprofv3 output folder or file, or rocprof v1's results.csv; None otherwise.
+    ``head``: a file's first bytes when the caller read them already."""
     try:
         if path.is_dir():
             return KIND if any(k != "agents" for _, k in folder_files(path)) else None
-        return KIND if path.is_file() and file_kind(path) is not None else None
+        return KIND if path.is_file() and file_kind(path, head) is not None else None
     except OSError:
         return None
 
