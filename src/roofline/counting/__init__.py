@@ -229,3 +229,10 @@ def count(metrics: pd.DataFrame, compute_capability: pd.Series, *, fp16: str = "
         warnings.append(f"{column} unknown: metrics not collected: {', '.join(names)}; {ncu_hint(names)}")
     out.warnings = list(dict.fromkeys(warnings))
     return out
+
+
+from roofline._lazy import attach  # noqa: E402
+
+#: The AMD formula table, reachable as ``roofline.counting.amd`` and imported on first use (not by every
+#: Nsight Compute reading).
+__getattr__, __dir__ = attach(__name__, {}, ("amd",), eager=__all__)

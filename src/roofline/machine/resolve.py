@@ -267,10 +267,12 @@ def _with_max_clock(machine: Machine | None, table: KernelTable, fallback: Machi
 
 def _workload_machine(table: KernelTable) -> tuple[Machine, Path] | None:
     """The empirical peaks an AMD workload folder holds (its roofline.csv), for its own dispatches."""
-    from roofline.readers.amd.omniperf import has_roofline_csv, workload_machine
+    from roofline.readers.amd.kinds import has_roofline_csv
 
-    if not has_roofline_csv(table.sources):  # (every NVIDIA table: no look at its launches)
+    if not has_roofline_csv(table.sources):  # (every NVIDIA table: no look at its launches, no reader loaded)
         return None
+    from roofline.readers.amd.omniperf import workload_machine
+
     devices = sorted(int(d) for d in pd.unique(table.frame["device"].dropna())) if "device" in table.frame else []
     return workload_machine(table.sources, devices)
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from roofline.kernels import KernelTable
-from roofline.readers.amd import omniperf, rocprof_outputs
+from roofline.readers.amd import kinds
+
+if TYPE_CHECKING:
+    from roofline.kernels import KernelTable
 
 #: The kinds of AMD input, as :func:`amd_kind` names them.
-AMD_KINDS = ("omniperf", rocprof_outputs.KIND)
+AMD_KINDS = ("omniperf", kinds.KIND)
 
 
 def amd_kind(path: Path, head: bytes | None = None) -> str | None:
@@ -16,12 +19,12 @@ def amd_kind(path: Path, head: bytes | None = None) -> str | None:
     a rocprofv3 output folder or file, or rocprof v1's results (:mod:`roofline.readers.amd.rocprof_outputs`);
     None otherwise. ``head``: a file's first bytes when the caller read them already."""
     if head is not None:  # a file whose first bytes the caller holds: told by its name and content, no stat
-        if path.name in omniperf.FILE_NAMES and omniperf.is_workload(path):
+        if path.name in kinds.FILE_NAMES and kinds.is_workload(path):
             return "omniperf"
-        return rocprof_outputs.KIND if rocprof_outputs.file_kind(path, head) is not None else None
-    if omniperf.is_workload(path):
+        return kinds.KIND if kinds.file_kind(path, head) is not None else None
+    if kinds.is_workload(path):
         return "omniperf"
-    return rocprof_outputs.rocprof_kind(path)
+    return kinds.rocprof_kind(path)
 
 
 def amd_folder(path: Path) -> Path | None:
@@ -30,13 +33,17 @@ def amd_folder(path: Path) -> Path | None:
     else (a rocprof file is read as given, its kind told by its content)."""
     if path.is_dir():
         return path if amd_kind(path) is not None else None
-    return path.parent if omniperf.is_workload(path) else None
+    return path.parent if kinds.is_workload(path) else None
 
 
 def read_amd(path: Path, kind: str) -> KernelTable:
-    """The kernel table of an AMD input of ``kind`` (:func:`amd_kind`)."""
+    """The kernel table of an AMD input of ``kind`` (:func:`amd_kind`); its reader loads here."""
     if kind == "omniperf":
-        return omniperf.read_workload(path)
-    if kind == rocprof_outputs.KIND:
-        return rocprof_outputs.read_rocprof(path)
+        from roofline.readers.amd.omniperf import read_workload
+
+        return read_workload(path)
+    if kind == kinds.KIND:
+        from roofline.readers.amd.rocprof_outputs import read_rocprof
+
+        return read_rocprof(path)
     raise ValueError(f"not an AMD input kind: {kind!r}")

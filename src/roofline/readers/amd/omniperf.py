@@ -31,22 +31,9 @@ from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.machine.model import Machine
 from roofline.readers.amd.dispatches import amd_table, dispatch_times, kernel_name
+from roofline.readers.amd.kinds import WORKLOAD_FILES
 from roofline.readers.amd.rocprofv3 import merge_passes, wide_from_long
 
-#: The files that make a folder (or name a file of) an Omniperf / rocprof-compute workload.
-WORKLOAD_FILES = ("pmc_perf.csv", "pmc_perf.csv.gz")
-
-
-#: The files of a workload folder that name it (any of them given is the folder).
-FILE_NAMES = (*WORKLOAD_FILES, "sysinfo.csv", "timestamps.csv", "pmc_dispatch_info.csv", "roofline.csv")
-
-
-def is_workload(path: Path) -> bool:
-    """True when ``path`` is an Omniperf/rocprof-compute workload folder or one of its files."""
-    if path.name not in FILE_NAMES and not path.is_dir():  # (every other file: no look at its folder)
-        return False
-    folder = path if path.is_dir() else path.parent
-    return (folder / "sysinfo.csv").is_file() and any((folder / f).is_file() for f in WORKLOAD_FILES)
 
 
 #: Columns read as text: timestamps keep their own digits (:func:`roofline.readers.amd.dispatches.dispatch_times`).
@@ -200,11 +187,6 @@ def read_roofline_csv(path: str | Path, device: int | None = None, name: str | N
     gpu = name or f"{p.parent.name} device {int(row['device'])}"
     return Machine(name=gpu, source="measured", memory=memory, compute=compute, spread=spread,
                    metadata={"file": str(p), "benchmark": "rocm-amdgpu-bench (roofline.csv)", "device": int(row["device"])})
-
-
-def has_roofline_csv(sources: tuple[str, ...]) -> bool:
-    """True when a source of the table is a workload folder holding a roofline.csv."""
-    return any((Path(s) / "roofline.csv").is_file() for s in sources)
 
 
 def workload_machine(sources: tuple[str, ...], devices: list[int]) -> tuple[Machine, Path] | None:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from roofline.errors import InputError
 from roofline.readers.amd.dispatches import kernel_name
+from roofline.readers.amd.kinds import is_v1
 from roofline.readers.amd.rocprofv3 import V1_ALIASES, V1_META, Agents, Pass, ids_of, read_csv, wide_from_long
 
 #: rocprofiler's agent type of a GPU (ROCPROFILER_AGENT_TYPE_GPU).
@@ -117,16 +117,6 @@ _ROCPD_COLUMNS = {"dispatch_id": "Dispatch_Id", "kernel_name": "Kernel_Name", "a
                   "start": "Start_Timestamp", "end": "End_Timestamp"}
 
 
-def is_rocpd(path: Path) -> bool:
-    """True for a SQLite database with rocpd's tables (rocprofv3's ``--output-format rocpd``)."""
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-            names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")]
-    except sqlite3.Error:
-        return False
-    return any(str(n).startswith("rocpd_") for n in names)
-
-
 def read_rocpd(path: Path) -> tuple[list[Pass], Agents]:
     """A rocpd database: its counter passes (one per database) and GPUs."""
     try:
@@ -150,12 +140,6 @@ def read_rocpd(path: Path) -> tuple[list[Pass], Agents]:
                 pd.Series([None] * len(gpus)))
     frame = pd.DataFrame({"agent": gpus["id"], "gpu": range(len(gpus)), "arch": gpus.get("name"), "name": name})
     return wide_from_long(long, str(path)), Agents(frame)
-
-
-def is_v1(header: Iterable[str]) -> bool:
-    """True for the header of rocprof v1's ``results.csv``."""
-    names = set(header)
-    return "KernelName" in names and ("Index" in names or "gpu-id" in names)
 
 
 def read_v1(path: Path) -> Pass:

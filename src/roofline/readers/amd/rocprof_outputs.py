@@ -2,7 +2,7 @@
 
 What a path holds is told by content (:func:`file_kind`): rocprofv3's counter collection (long form),
 kernel trace and agent information CSVs, its JSON and rocpd (SQLite) outputs, rocprof v1's results.
-A folder is searched (:data:`~roofline.readers.amd.rocprofv3.MAX_DEPTH` levels: ``DIR/pmc_N/HOST/PID_x``)
+A folder is searched (:data:`~roofline.readers.amd.kinds.MAX_DEPTH` levels: ``DIR/pmc_N/HOST/PID_x``)
 for rocprofv3's files by name. Counter files of one folder that differ only by their process id
 prefix are one pass (the processes of one run); every other counter file, JSON or database is a pass
 of its own, all merged by dispatch (:func:`roofline.readers.amd.rocprofv3.merge_passes`). A kernel trace
@@ -15,8 +15,6 @@ Omniperf / rocprof-compute ``sysinfo.csv`` beside the files, else the ``arch`` t
 
 from __future__ import annotations
 
-import csv
-import gzip
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -26,115 +24,15 @@ import pandas as pd
 from roofline.errors import InputError
 from roofline.kernels import KernelTable
 from roofline.readers.amd.omniperf import gpu_of
-from roofline.readers.amd.rocprof_files import is_rocpd, is_v1, read_json, read_rocpd, read_v1
-from roofline.readers.amd.rocprofv3 import (AGENT_FILE, COUNTER_FILE, DB_SUFFIXES, JSON_SUFFIX, MAX_DEPTH, TRACE_FILE,
-                                            Agents, Pass, merge_passes, read_agents, read_counter_file, read_csv,
-                                            read_trace)
+from roofline.readers.amd.kinds import (AGENT_FILE, COUNTER_FILE, TRACE_FILE, _named, file_kind, folder_files,  # noqa: F401
+                                        rocprof_kind)  # (file_kind and rocprof_kind: importable from here too)
+from roofline.readers.amd.rocprof_files import read_json, read_rocpd, read_v1
+from roofline.readers.amd.rocprofv3 import Agents, Pass, merge_passes, read_agents, read_counter_file, read_csv, read_trace
 from roofline.readers.amd.dispatches import amd_table
 
-#: The kind :func:`rocprof_kind` gives the AMD dispatch seam (:mod:`roofline.readers.amd.detect`).
-KIND = "rocprof"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-GZIP_MAGIC = b"\x1f\x8b"
 _PID = re.compile(r"^\d+_")
 HOW = ("give the folder rocprofv3 wrote (-d DIR): its counter_collection.csv files (--pmc, --output-format csv), "
        "with agent_info.csv beside them")
-
-
-def _head(path: Path, size: int = 4096) -> bytes:
-    with path.open("rb") as fh:
-        head = fh.read(size)
-    if head.startswith(GZIP_MAGIC):
-        try:
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(size)
-        except (OSError, EOFError):
-            return b""
-    return head
-
-
-#: Column names one of which the header of every rocprof text output holds (see :func:`file_kind`).
-_HEADER_MARKS = (b"Counter_Name", b"KernelName", b"Kernel_Name", b"Agent_Type")
-
-
-def file_kind(path: Path, head: bytes | None = None) -> str | None:
-    """What a file is: ``"counters"``, ``"trace"``, ``"agents"``, ``"json"``, ``"rocpd"``, ``"v1"``, or None.
-    ``head``: its first bytes when the caller read them already (not gzip-compressed)."""
-    if head is None or head.startswith(GZIP_MAGIC):
-        try:
-            head = _head(path)
-        except OSError:
-            return None
-    if head.startswith(SQLITE_MAGIC):
-        return "rocpd" if is_rocpd(path) else None
-    if head.lstrip().startswith(b"{"):
-        return "json" if b'"rocprofiler-sdk-tool"' in head else None
-    if b"\x00" in head:  # binary (Parquet, a report): no rocprof text output
-        return None
-    first = head.split(b"\n", 1)[0]
-    if not any(mark in first for mark in _HEADER_MARKS):  # (an ncu export, any other CSV: no parse)
-        return None
-    line = first.decode("utf-8", "replace").strip()
-    try:
-        header = {h.strip() for h in next(csv.reader([line]), [])}
-    except csv.Error:  # not a CSV header line
-        return None
-    if {"Counter_Name", "Counter_Value"} <= header:
-        return "counters"
-    if is_v1(header):
-        return "v1"
-    if {"Kernel_Name", "Start_Timestamp"} <= header and ("Kind" in header or path.name.endswith(TRACE_FILE)):
-        return "trace"
-    if "Agent_Type" in header and path.name.endswith(AGENT_FILE):
-        return "agents"
-    return None
-
-
-def _named(name: str) -> str | None:
-    """The kind a file in a rocprofv3 folder has by its name, or None."""
-    if name.endswith((COUNTER_FILE, COUNTER_FILE + ".gz")):
-        return "counters"
-    if name.endswith(TRACE_FILE):
-        return "trace"
-    if name.endswith(AGENT_FILE):
-        return "agents"
-    if name.endswith(JSON_SUFFIX):
-        return "json"
-    if name.endswith(DB_SUFFIXES):
-        return "rocpd"
-    return "v1" if name.endswith(".csv") else None
-
-
-def folder_files(folder: Path) -> list[tuple[Path, str]]:
-    """rocprofv3's files under ``folder`` (by name, then checked by content; at most :data:`MAX_DEPTH`
-    levels down), sorted."""
-    found: list[tuple[Path, str]] = []
-    level = [folder]
-    for _ in range(MAX_DEPTH + 1):
-        deeper = []
-        for d in level:
-            try:
-                entries = sorted(d.iterdir())
-            except OSError:
-                continue
-            for e in entries:
-                if e.is_dir():
-                    deeper.append(e)
-                elif (kind := _named(e.name)) is not None and (kind == "agents" or file_kind(e) == kind):
-                    found.append((e, kind))
-        level = deeper
-    return sorted(found)
-
-
-def rocprof_kind(path: Path, head: bytes | None = None) -> str | None:
-    """:data:`KIND` for a rocprofv3 output folder or file, or rocprof v1's results.csv; None otherwise.
-    ``head``: a file's first bytes when the caller read them already."""
-    try:
-        if path.is_dir():
-            return KIND if any(k != "agents" for _, k in folder_files(path)) else None
-        return KIND if path.is_file() and file_kind(path, head) is not None else None
-    except OSError:
-        return None
 
 
 def _inputs(path: Path) -> list[tuple[Path, str]]:

@@ -57,11 +57,6 @@ V1_META = ("queue-index", "tid", "lds", "scr", "vgpr", "arch_vgpr", "accum_vgpr"
            "sig", "obj", "DispatchNs", "CompleteNs")
 #: The per-dimension sizes of ``kernel_trace.csv`` (work-items and workgroup sizes).
 TRACE_DIMS = (("Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"), ("Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z"))
-#: The file names of a rocprofv3 output folder (``PID_`` or ``NAME_`` before them).
-COUNTER_FILE, TRACE_FILE, AGENT_FILE = "counter_collection.csv", "kernel_trace.csv", "agent_info.csv"
-JSON_SUFFIX, DB_SUFFIXES = "results.json", ("results.db", ".rpd")
-#: How deep a folder is searched for rocprofv3's files (DIR/pmc_N/HOST/PID_x.csv).
-MAX_DEPTH = 4
 _PID_PREFIX = re.compile(r"^\d+_")
 
 
