@@ -180,3 +180,20 @@ def test_mixbench_beats_its_own_measured_hbm_ceiling_and_is_flagged() -> None:
     result = api.analyze(MIXBENCH, by="launch")
     flagged = result.frame["inconsistent"].dropna().astype(str)
     assert len(flagged) == beyond and all("HBM traffic" in reason for reason in flagged)  # in AMD words
+
+
+def test_lower_bounds_say_why_in_amd_words() -> None:
+    """mixbench's FP32 and FP16 dispatches are lower bounds because packed instructions count once, not
+    because a counter is missing: the notes and the table's legend say both; NVIDIA's keep their words."""
+    from roofline.views.terminal import kernel_table_renderable
+    from rich.console import Console
+
+    result = api.analyze(MIXBENCH)
+    note = next(n for n in result.notes if "(flops_partial)" in n)
+    assert "packed instructions count once" in note
+    console = Console(width=250, record=True)
+    console.print(kernel_table_renderable(result, top=10))
+    assert "a counter is missing, or packed instructions count once" in console.export_text()
+    files, machine = api.example_files()
+    nvidia = api.analyze(files, machine=str(machine))
+    assert all("packed" not in n for n in nvidia.notes if "(flops_partial)" in n)

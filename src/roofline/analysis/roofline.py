@@ -128,7 +128,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
         if unceiled:
             notes.append(f"the machine has no bandwidth ceiling for {_named(unceiled, words)}: not analysed")
 
-    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints),
+    columns = {**rows, **_roofline_columns(rows, applied, levels, notes, kernel_clock, spec, hints, words),
                **instruction_arrays(rows, len(rows["time_s"]))}
     _mark_inconsistent(columns, applied, levels, kernel_clock, spec, notes, hints, words)
     out = frame_of(columns)
@@ -260,7 +260,7 @@ def _apply_clock(mean_clock: float | None, machine: Machine | None, notes: list[
 
 def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str],
                       notes: list[str], kernel_clock: float | None = None, work: Work | None = None,
-                      hints: Mapping[str, str] | None = None) -> Columns:
+                      hints: Mapping[str, str] | None = None, words: VendorWords = NVIDIA_WORDS) -> Columns:
     """The analysis columns (:func:`~roofline.analysis.columns.level_columns` of ``levels``, then
     :data:`~roofline.analysis.columns.COLUMNS`) of aggregated rows given as columns (float arrays
     and extension arrays, :func:`roofline.kernels.aggregate_columns`)."""
@@ -373,7 +373,7 @@ def _roofline_columns(frame: Columns, machine: Machine | None, levels: list[str]
         "time_share": time_share,
         "inconsistent": strings(np.full(n, None, dtype=object)),  # filled by _mark_inconsistent
     })
-    _flag_notes(frame, notes, spec, hints or {})
+    _flag_notes(frame, notes, spec, hints or {}, words)
     return {c.name: np.asarray(new[c.name], dtype=np.float64) if c.dtype == "float64" else new[c.name]
             for c in (*level_columns(levels), *COLUMNS)}
 
@@ -405,12 +405,14 @@ def nothing_recorded(frame: Columns, work: Work) -> np.ndarray:
     return blank
 
 
-def _flag_notes(frame: Columns, notes: list[str], work: Work, hints: Mapping[str, str]) -> None:
+def _flag_notes(frame: Columns, notes: list[str], work: Work, hints: Mapping[str, str],
+                words: VendorWords = NVIDIA_WORDS) -> None:
     what = {"flops": "FLOP", "ops": "operation", "instructions": "instruction"}[work.kind]
     if work.partial:
         partial = frame[work.partial].to_numpy(dtype=bool, na_value=False)
         if partial.any():
-            notes.append(f"a{'n' if what[0] in 'aeiou' else ''} {what} component is missing for "
+            packed = " (or packed instructions count once)" if words.is_amd else ""
+            notes.append(f"a{'n' if what[0] in 'aeiou' else ''} {what} component is missing{packed} for "
                          f"{counted(int(partial.sum()), 'kernel')} ({work.partial}): "
                          f"their {work.unit}s, intensities and {work.rate_unit} are lower bounds")
     estimated = frame["estimated"].to_numpy(dtype=bool, na_value=False)

@@ -122,6 +122,8 @@ class VendorWords:
     ranges: str
     profiler: str
     precisions: Mapping[str, str] = field(default_factory=dict)
+    #: Why work counts can be lower bounds, as a legend says it.
+    lower_bound_why: str = "a counter is missing"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "levels", MappingProxyType(dict(self.levels)))
@@ -171,6 +173,7 @@ AMD_WORDS = VendorWords(
     compute_unit="CU", compute_units="CUs", thread_group="wavefront", thread_group_size=64,
     matrix="Matrix", matrix_units="matrix cores (MFMA)", clock="engine clock", ranges="ROCTx", profiler="rocprof",
     precisions={"tf32": "XF32"},
+    lower_bound_why="a counter is missing, or packed instructions count once",
 )
 
 

@@ -114,7 +114,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     level (FLOP/B, OP/B or instructions per transaction), under ``work="instructions"`` the global and
     shared access patterns, then bound, region, % of roofline, savable time. Levels, the bound and the
     ceilings are named in the vendor's words (``analysis.words``: vL1D, LDS, HBM and 'Matrix FP16' on AMD).
-    ``*`` after the name: the work is a lower bound (a counter is missing); ``~``: estimated.
+    ``*`` after the name: the work is a lower bound (a counter is missing; on AMD also packed math); ``~``: estimated.
     By operator or module the name column is ``operator`` or ``module`` (the rows' labels, whole);
     a drill-down shows its key columns (module, operator, phase) before the kernel."""
     if sort == "time":
@@ -174,7 +174,7 @@ def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str 
     if labels.kind != "flops" and analysis.levels:
         legend.append(f"{labels.intensity}: {labels.intensity_unit}")
     if labels.partial and ranked[labels.partial].fillna(False).any():
-        legend.append(f"* {labels.counted} are a lower bound (a counter is missing)")
+        legend.append(f"* {labels.counted} are a lower bound ({words.lower_bound_why})")
     if ranked["estimated"].fillna(False).any():
         legend.append("~ estimated counts")
     if patterns:
