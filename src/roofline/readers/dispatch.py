@@ -101,6 +101,12 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
     """Read one profiler output (format detected) into a :class:`RawProfile`.
 
     ``path`` may be an :class:`~roofline.readers.stream.InMemory` stream already read."""
+    return _read_profiler_output(path, kind_known=False)
+
+
+def _read_profiler_output(path: str | PathLike[str] | InMemory, *, kind_known: bool) -> RawProfile:
+    """:func:`read_one`; ``kind_known``: the caller has found that ``path`` is no kernel table or timeline
+    (:func:`_table_kind`), so its head is not read again for that."""
     if isinstance(path, InMemory):
         _check_memory(path)
         return read_ncu_csv(Path(path.name), data=path.data)
@@ -114,7 +120,7 @@ def read_one(path: str | PathLike[str] | InMemory) -> RawProfile:
         from roofline.readers.ncu.rep import read_ncu_rep
 
         return read_ncu_rep(p)
-    if _table_kind(p) is not None:
+    if not kind_known and _table_kind(p) is not None:
         raise InputError("a kernel-table file or a timeline, not an Nsight Compute output", path=p,
                          hint="read it with roofline.readers.read_profile (roofline analyze)")
     return read_ncu_csv(p)
@@ -135,12 +141,12 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
     if not paths:
         raise InputError("no profile given")
     sources, folders = _sources(paths)
-    timelines = [p for p in sources if _table_kind(p) == "nsys"]
+    kinds = {p: _table_kind(p) for p in sources}  # each file's head read once
+    timelines = [p for p in sources if kinds[p] == "nsys"]
     if timelines and len(timelines) < len(sources):  # a timeline and the counts of the same program
         return _joined(timelines, [p for p in sources if p not in timelines], fp16=fp16)
     # (files of the run, its table), raw profiler runs first, then our kernel-table files, as before.
     units: list[tuple[list[str], KernelTable]] = []
-    kinds = {p: _table_kind(p) for p in sources}
     raw = [p for p in sources if kinds[p] is None]
     tables = [p for p in sources if kinds[p] is not None]
     skipped: list[str] = []
@@ -149,7 +155,7 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
         profiles = []
         for p in raw:
             try:
-                profiles.append(read_one(p))
+                profiles.append(_read_profiler_output(p, kind_known=True))
             except InputError as exc:
                 if p not in folders:
                     raise
