@@ -6,8 +6,9 @@ roofline maths themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.work import Work, lower_bound_rows, work_for
+from roofline.kernels.labels import label_map, short_name
 from roofline.kernels.vendor import VendorWords, words_for
 from roofline.machine.model import Machine
 
@@ -88,6 +90,19 @@ class Analysis:
             return None
         clock = self.machine.sm_clock_hz if self.machine is not None else None
         return self.peaks.scaled_to_clock(clock) if clock else self.peaks
+
+    @cached_property
+    def labels(self) -> Mapping[str, str]:
+        """Short label of each kernel name (``str`` of the ``kernel_name`` value), made over every row,
+        longest first (:func:`roofline.kernels.labels.label_map`): every view of this analysis names a
+        kernel alike, whichever rows it shows (``name #2`` is the second longest kernel of that name)."""
+        return MappingProxyType(label_map(str(n) for n in pd.unique(self.frame["kernel_name"])))
+
+    def kernel_labels(self, names: Iterable[object]) -> list[str]:
+        """The :attr:`labels` of kernel ``names`` (of any of the rows, in any order); a name the rows
+        lack is shortened alone (:func:`roofline.kernels.labels.short_name`)."""
+        labels = self.labels
+        return [labels.get(str(n)) or short_name(str(n)) for n in names]
 
     @property
     def sums_phases(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -195,3 +195,12 @@ def short_names(kernel_names: Sequence[str]) -> list[str]:
                 number = seen.setdefault(kernel_names[i], len(seen) + 1)
                 labels[i] = _cut(f"{label} #{number}")
     return labels
+
+
+def label_map(kernel_names: Iterable[str]) -> dict[str, str]:
+    """Each distinct name's label (:func:`short_names`), made over all of them in the order given:
+    views that show some of the rows label each kernel as a view of all of them does
+    (``elementwise_kernel #1`` in a table of the top 3 as in the advice on every kernel)."""
+    distinct = list(dict.fromkeys(kernel_names))
+    return dict(zip(distinct, short_names(distinct)))
+

@@ -20,7 +20,6 @@ import pandas as pd
 
 from roofline.analysis.result import Analysis
 from roofline.units import counted, format_number, format_si
-from roofline.kernels.labels import short_names
 from roofline.views.work_words import work_labels
 from roofline.views.chart.style import bound_text, level_label
 
@@ -82,7 +81,7 @@ def _undrawn(analysis: Analysis, roofline: str) -> str:
     undrawn = undrawn_kernels(analysis)
     if not undrawn:
         return ""
-    names = short_names([u.kernel for u in undrawn[:UNDRAWN_NAMED]])
+    names = [u.label for u in undrawn[:UNDRAWN_NAMED]]
     items = "".join(f"<li>{html.escape(n)} {_pct(u.time_share)}: {html.escape(u.reason)}</li>"
                     for n, u in zip(names, undrawn))
     more = len(undrawn) - UNDRAWN_NAMED
@@ -100,7 +99,7 @@ def analysis_html(analysis: Analysis, *, top: int = 15) -> str:
     where = (f"{html.escape(machine.name)} ({html.escape(machine.source)})" if machine is not None
              else "no machine (no ceilings)")
     rows = analysis.ranked.head(top)
-    names = short_names(list(rows["kernel_name"].astype(str)))
+    names = analysis.kernel_labels(rows["kernel_name"].astype(str))
     head = ["kernel", "launches", "time", "share", labels.rate,
             *[f"{labels.intensity} {level_label(level, words.levels)}" for level in analysis.levels], "bound", "region",
             "% of roofline"]

@@ -14,7 +14,6 @@ from roofline.analysis.result import Analysis
 from roofline.kernels import NO_OPERATOR, group_keys, has_runs
 from roofline.machine.model import sources_summary
 from roofline.units import format_number, format_si, format_time
-from roofline.kernels.labels import short_names
 from roofline.kernels.vendor import VendorWords
 from roofline.views.work_words import WorkLabels, work_labels
 from roofline.views.chart.style import bound_text, ceilings_caption, level_label
@@ -102,10 +101,11 @@ def _drill_keys(by: str) -> list[str]:
 
 
 def row_names(analysis: Analysis, names: list[str]) -> list[str]:
-    """Display names of rows: operator and module labels whole, kernel names shortened."""
+    """Display names of rows: operator and module labels whole, kernel names shortened as every view
+    of ``analysis`` shortens them (:attr:`~roofline.analysis.result.Analysis.labels`)."""
     if row_header(analysis.by) in ("operator", "module", "group"):
         return names
-    return short_names(names)
+    return analysis.kernel_labels(names)
 
 
 def kernel_table_renderable(analysis: Analysis, top: int | None = 20, sort: str = "time") -> Table:
@@ -210,7 +210,7 @@ def undrawn_lines(analysis: Analysis, limit: int = UNDRAWN_LISTED) -> list[Text]
     shares = [u.time_share for u in undrawn if u.time_share == u.time_share]
     share = f", {sum(shares):.1%} of time" if shares else ""
     lines = [Text(f"not on the {labels.roofline}: {plural(len(undrawn), 'kernel')}{share}")]
-    names = short_names([u.kernel for u in undrawn[:limit]])
+    names = [u.label for u in undrawn[:limit]]
     for name, u in zip(names, undrawn[:limit]):
         lines.append(Text(f"  {name}{f' [{u.phase}]' if u.phase else ''} {_pct(u.time_share)}: {u.reason}"))
     if len(undrawn) > limit:

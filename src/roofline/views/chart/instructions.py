@@ -237,7 +237,8 @@ def instruction_figure(
         notes.append(ceilings_caption(machine, list(dict.fromkeys(drawn_keys)), level_labels, analysis.words))
     else:
         notes.append("no machine: ceilings not drawn")
-    key = chart_key(labelled, analysis.by, notes, width=width, fs=fs, left=left, right=right)
+    key = chart_key(labelled, analysis.by, notes, width=width, fs=fs, left=left, right=right,
+                    labels=analysis.labels)
     ax_h = panel_w * (0.92 if wide else 0.78)
     top_m = 0.3 + (fs + 1.5) * 1.6 / 72 * (title.count("\n") + 1) if title else 0.3
     bottom = 0.45

@@ -21,7 +21,7 @@ from roofline.analysis.result import Analysis
 from roofline.analysis.roofline import nothing_recorded
 from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.errors import InputError
-from roofline.kernels.labels import short_names
+from roofline.kernels.labels import short_name
 from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords
 
 #: Reason categories, in the order notes list them.
@@ -60,7 +60,8 @@ class UndrawnKernel:
     ``kernel``: its full name; ``phase``: its phase (None when by name or unknown); ``time_s``:
     seconds (NaN unknown); ``time_share``: fraction of the analysis's total time (NaN unknown);
     ``reason``: why, in words, with what would place it; ``category``: one of ZERO, UNCOUNTED,
-    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES, UNPAIRED (the access-pattern panel).
+    NO_TIME, NO_TRAFFIC (the roofline) or NO_TIME, NO_LDST, NO_ACCESSES, UNPAIRED (the access-pattern panel);
+    ``label``: its short name as every view of the analysis gives it (:attr:`Analysis.labels`).
     """
 
     kernel: str
@@ -69,6 +70,7 @@ class UndrawnKernel:
     time_share: float
     reason: str
     category: str
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,12 @@ class ChartRows:
     levels: tuple[str, ...] = field(default=())
     hints: Mapping[str, str] = field(default_factory=dict)
     amd: bool = False
+    #: Each kernel name's short label (:attr:`Analysis.labels`: made over all the analysis's rows).
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def label(self, name: str) -> str:
+        """The short label of kernel ``name`` (shortened alone when :attr:`labels` lacks it)."""
+        return self.labels.get(name) or short_name(name)
 
     @property
     def zero_flop(self) -> pd.DataFrame:
@@ -200,7 +208,7 @@ def select_rows(analysis: Analysis, phase: str | None = None, levels: Sequence[s
     _partial_zero_reasons(undrawn, work, words.is_amd)
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
                      total_time_s=float(np.nansum(time)), work=work.kind, levels=tuple(lv), hints=hints,
-                     amd=words.is_amd)
+                     amd=words.is_amd, labels=analysis.labels)
 
 
 def pattern_rows(analysis: Analysis) -> ChartRows:
@@ -236,7 +244,7 @@ def pattern_rows(analysis: Analysis) -> ChartRows:
     undrawn["category"] = category[category != ""]
     undrawn["reason"] = [reasons[c] for c in undrawn["category"]]
     return ChartRows(shown=frame[category == ""].reset_index(drop=True), undrawn=undrawn.reset_index(drop=True),
-                     total_time_s=float(np.nansum(time)), work="instructions", hints=hints)
+                     total_time_s=float(np.nansum(time)), work="instructions", hints=hints, labels=analysis.labels)
 
 
 def _undrawn_list(rows: ChartRows) -> list[UndrawnKernel]:
@@ -246,7 +254,7 @@ def _undrawn_list(rows: ChartRows) -> list[UndrawnKernel]:
                                            f["reason"], f["category"]):
         share = t / rows.total_time_s if rows.total_time_s > 0 and np.isfinite(t) else float("nan")
         shown_phase = None if pd.isna(phase) or name.endswith(f"[{phase}]") else str(phase)  # op rows name it
-        out.append(UndrawnKernel(name, shown_phase, float(t), float(share), str(reason), str(cat)))
+        out.append(UndrawnKernel(name, shown_phase, float(t), float(share), str(reason), str(cat), rows.label(name)))
     return out
 
 
@@ -308,7 +316,7 @@ def not_shown_note(rows: ChartRows, names: Sequence[str] | None = None) -> str:
     f = rows.undrawn
     if not len(f):
         return ""
-    labels = list(names) if names is not None else short_names(list(f["kernel_name"].astype(str)))
+    labels = list(names) if names is not None else [rows.label(n) for n in f["kernel_name"].astype(str)]
     times = f["time_s"].to_numpy(dtype=float)
     parts = []
     for category in (ZERO, UNCOUNTED, NO_TIME, NO_TRAFFIC, NO_LDST, NO_ACCESSES, UNPAIRED):

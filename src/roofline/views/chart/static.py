@@ -37,7 +37,7 @@ from roofline.views.chart.layout import (
     setup_log_axes,
     wrap,
 )
-from roofline.kernels.labels import short_names
+from roofline.kernels.labels import short_name, short_names
 from roofline.views.chart.style import (
     axis_texts,
     ceilings_caption,
@@ -67,10 +67,12 @@ ESTIMATED_MARKER = "D"
 GID_POINTS, GID_LABEL = "kernels", "kernel-label"
 
 
-def key_names(rows: pd.DataFrame, by: str) -> list[str]:
-    """Display names of kernels in a key: short names, with the launch id (by launch) or
-    the phase (by phase) where names repeat, so that 27 launches are not 27 equal names."""
-    names = short_names(list(rows["kernel_name"].astype(str)))
+def key_names(rows: pd.DataFrame, by: str, labels: Mapping[str, str] | None = None) -> list[str]:
+    """Display names of kernels in a key: short names (``labels``: the analysis's, made over all its rows,
+    :attr:`~roofline.analysis.result.Analysis.labels`; else made over ``rows``), with the launch id (by
+    launch) or the phase (by phase) where names repeat, so that 27 launches are not 27 equal names."""
+    full = list(rows["kernel_name"].astype(str))
+    names = short_names(full) if labels is None else [labels.get(n) or short_name(n) for n in full]
     if by == "launch" and "launch_id" in rows:
         ids = rows["launch_id"]
         return [f"{n} #{int(i)}" if pd.notna(i) else n for n, i in zip(names, ids)]
@@ -208,9 +210,10 @@ class Key:
 
 
 def chart_key(labelled: pd.DataFrame, by: str, notes: Sequence[str], *, width: float, fs: float,
-              left: float, right: float) -> Key:
-    """Key names (cut to fit), columns and wrapped notes for ``labelled`` rows under a chart."""
-    names = key_names(labelled, by)
+              left: float, right: float, labels: Mapping[str, str] | None = None) -> Key:
+    """Key names (cut to fit), columns and wrapped notes for ``labelled`` rows under a chart
+    (``labels``: see :func:`key_names`)."""
+    names = key_names(labelled, by, labels)
     char_w = (fs - 0.5) * 0.6 / 72  # inches per character, generously, for the sans-serif default
     key_room = int((width - left - right) / char_w) - len("10  ") - len("  (100.0%)")
     names = [n if len(n) <= key_room else n[: max(key_room - 1, 8)] + "…" for n in names]
@@ -280,7 +283,8 @@ def roofline_figure(
         notes.append(ceilings_caption(machine, [*panel.ceiling_levels, *panel.compute], level_labels, analysis.words))
     else:
         notes.append("no machine: ceilings not drawn")
-    key = chart_key(rows.shown.head(top), analysis.by, notes, width=width, fs=fs, left=left, right=right)
+    key = chart_key(rows.shown.head(top), analysis.by, notes, width=width, fs=fs, left=left, right=right,
+                    labels=rows.labels)
     legend_h = key.line_h * 1.4
     ax_h = width * (0.62 if not small else 0.72)
     top_m, bottom = ((0.3 if title else 0.12), 0.42) if small else ((0.35 if title else 0.15), 0.5)

@@ -34,7 +34,6 @@ from roofline.kernels import KernelTable
 from roofline.kernels.vendor import NVIDIA_WORDS
 from roofline.units import counted, format_si, format_time
 from roofline.views.chart.rows import UndrawnKernel, undrawn_kernels
-from roofline.kernels.labels import short_names
 from roofline.views.work_words import work_labels
 from roofline.views.report.assets import CSS, JS
 from roofline.views.report.cells import escape as _e
@@ -248,7 +247,7 @@ def _undrawn_section(charts: Sequence[tuple[str, list[UndrawnKernel]]]) -> str:
     out = ["<h3>Not on the charts</h3>", "<table id='undrawn'><thead><tr><th>chart</th><th>kernel</th>"
            "<th class='num'>share</th><th>why</th></tr></thead><tbody>"]
     for chart, undrawn in charts:
-        names = short_names([u.kernel for u in undrawn[:UNDRAWN_LISTED]])
+        names = [u.label for u in undrawn[:UNDRAWN_LISTED]]
         for name, u in zip(names, undrawn):
             phase = f" <span class='pill'>{_e(u.phase)}</span>" if u.phase else ""
             out.append(f"<tr><td>{_e(chart)}</td><td class='name' title='{_e(u.kernel)}'>{_e(name)}{phase}</td>"
