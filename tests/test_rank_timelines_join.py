@@ -26,6 +26,7 @@ from roofline.errors import InputError
 from roofline.readers import kernel_parquet
 from roofline.readers.nsys.join import join_counts
 from roofline.readers.nsys.timeline import read_timeline
+import needs
 from test_engines import assert_same_rows
 from test_nsys_join import MFU, counting
 
@@ -129,3 +130,67 @@ def test_timelines_for_a_dask_cluster_and_two_of_one_name_are_refused(job, tmp_p
     shutil.copyfile(job["rank0"], twin)
     with pytest.raises(InputError, match="two timelines of the same name"):
         aggregate_files([job["rank0"], twin, job["counts"]], engine="duckdb")
+
+
+def _match(args: list[str], out: Path) -> dict:
+    assert main(["analyze", *args, "--json", str(out), "-q"]) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("ranks", [["rank0"], ["rank0", "rank1"]])
+def test_the_json_match_block_out_of_core_is_the_in_memory_one(job, ranks, tmp_path):
+    """The JSON's ``match`` block (launches and seconds matched exactly, by configuration, unmatched) is
+    written out of core as in memory, from the per-launch match the rank tables carry; the counts and
+    times by hand: rank 0 matches every launch, rank 1 (another program) none."""
+    inputs = [str(job[r]) for r in ranks] + [str(job["counts"])]
+    memory = _match(inputs, tmp_path / "memory.json")
+    out_of_core = _match([*inputs, "--engine", "duckdb"], tmp_path / "duckdb.json")
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, s1 = kernel_sums(job["rank1"]) if "rank1" in ranks else (0, 0.0)
+    want = {"exact": n0, "configuration": 0, "unmatched": n1}
+    for doc in (memory, out_of_core):
+        assert doc["match"]["launches"] == want
+        assert doc["match"]["time_s"]["exact"] == pytest.approx(s0, rel=1e-12)
+        assert doc["match"]["time_s"]["unmatched"] == pytest.approx(s1, rel=1e-12)
+        assert doc["match"]["time_s"]["configuration"] == 0.0
+        rate = [n for n in doc["notes"] if n.startswith("counts joined to")]
+        where = " of 2 timelines" if len(ranks) == 2 else ""  # one timeline: no "of 1 timelines"
+        assert rate == [f"counts joined to {n0 + n1} timeline launches{where}: {n0} launches exactly, "
+                        f"{s0 / (s0 + s1):.1%} of the time; 0 launches by configuration (the counting run's mean), "
+                        f"0.0% of the time; {n1} launch{'es' if n1 != 1 else ''} unmatched (counts unknown), "
+                        f"{s1 / (s0 + s1):.1%} of the time"]
+    plain = _match([str(job["rank0"]), str(job["rank1"]), "--engine", "duckdb"], tmp_path / "plain.json")
+    assert "match" not in plain  # timelines without counts: nothing was matched
+
+
+def test_a_jobs_joined_rank_tables_give_the_match_rate_on_every_engine(job, tmp_path):
+    """Each rank's joined table written once (--parquet), then the job read out of core: the engines sum
+    the tables' per-launch match (a fine key), by DuckDB and on a Dask cluster alike; a rank set with a
+    table that was not joined has no match rate."""
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    for rank in ("rank0", "rank1"):
+        assert main(["analyze", str(job[rank]), str(job["counts"]), "--parquet",
+                     str(folder / f"train.{rank}.parquet"), "-q"]) == 0
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, s1 = kernel_sums(job["rank1"])
+    done = aggregate_files([folder], by="name", engine="duckdb")
+    assert done.match is not None and done.match.launches == {"exact": n0, "configuration": 0, "unmatched": n1}
+    assert done.match.time_s["exact"] == pytest.approx(s0, rel=1e-12)
+    assert done.match.time_s["unmatched"] == pytest.approx(s1, rel=1e-12)
+    assert done.table.warnings[0].startswith(f"counts joined to {n0 + n1} timeline launches of 2 kernel tables: ")
+    by_op = aggregate_files([folder], by="op", engine="duckdb")  # the groups sum over the match key
+    assert by_op.match == done.match
+    doc = _match([str(folder), "--engine", "duckdb"], tmp_path / "tables.json")
+    assert doc["match"]["launches"] == {"exact": n0, "configuration": 0, "unmatched": n1}
+    distributed = needs.dask()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        address = "dask://" + cluster.scheduler_address.split("://", 1)[1]
+        on_dask = aggregate_files([folder], by="name", engine=address)
+    assert on_dask.match is not None and on_dask.match.launches == done.match.launches
+    assert on_dask.match.time_s == pytest.approx(done.match.time_s, rel=1e-12)
+    assert_same_rows(on_dask.table.frame, done.table.frame, "name")
+    alone = folder / "train.rank2.parquet"  # a timeline's table without counts: not joined
+    assert main(["analyze", str(job["rank1"]), "--parquet", str(alone), "-q"]) == 0
+    assert aggregate_files([folder], by="name", engine="duckdb").match is None

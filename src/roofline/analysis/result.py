@@ -17,6 +17,7 @@ import pandas as pd
 
 from roofline.analysis.work import Work, lower_bound_rows, work_for
 from roofline.kernels.labels import label_map, short_name
+from roofline.kernels.match_rate import MatchRate
 from roofline.kernels.vendor import VendorWords, words_for
 from roofline.machine.model import Machine
 
@@ -52,6 +53,8 @@ class Analysis:
     :func:`roofline.kernels.vendor.table_vendor`); None when unknown or mixed. ``arch``: the table's one
     architecture ('9.0', 'gfx942'), None when unknown or several. Views name levels, units and compute
     ceilings in that vendor's words (:attr:`words`).
+    ``match``: for a timeline joined with a counting profile, how its launches found their counts
+    (:class:`~roofline.kernels.match_rate.MatchRate`); None for any other table.
     """
 
     frame: pd.DataFrame
@@ -66,6 +69,7 @@ class Analysis:
     metric_hints: Mapping[str, str] = field(default_factory=dict)
     vendor: str | None = None
     arch: str | None = None
+    match: MatchRate | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "phase_times", MappingProxyType(dict(self.phase_times)))
@@ -74,7 +78,8 @@ class Analysis:
     def __reduce__(self) -> tuple:
         """Pickle with ``phase_times`` as a plain dict (a read-only mapping view cannot be pickled)."""
         return (self.__class__, (self.frame, self.machine, self.levels, self.by, self.notes, dict(self.phase_times),
-                                 self.work, self.depth, self.peaks, dict(self.metric_hints), self.vendor, self.arch))
+                                 self.work, self.depth, self.peaks, dict(self.metric_hints), self.vendor, self.arch,
+                                 self.match))
 
     @property
     def words(self) -> VendorWords:

@@ -37,6 +37,7 @@ from roofline.analysis.patterns import instruction_arrays
 from roofline.analysis.result import UNKNOWN, Analysis
 from roofline.analysis.work import Work, work_for
 from roofline.kernels import GroupBy, KernelTable, aggregate_columns, by_name, frame_of, group_keys, strings, validate
+from roofline.kernels.match_rate import match_rate
 from roofline.kernels.vendor import NVIDIA_WORDS, VendorWords, vendor_and_arch, words_for
 from roofline.machine.model import MEMORY_LEVELS, Machine, level_order
 from roofline.units import counted, format_si
@@ -134,7 +135,7 @@ def analyze(table: KernelTable | pd.DataFrame, machine: Machine | None = None, *
     out = frame_of(columns)
     return Analysis(frame=out, machine=applied, levels=tuple(levels), by=by_name(by), notes=tuple(notes),
                     phase_times=phase_times, work=spec.kind, depth=depth, metric_hints=hints,
-                    vendor=vendor, arch=arch)
+                    vendor=vendor, arch=arch, match=match_rate(table) if isinstance(table, KernelTable) else None)
 
 
 def _named(levels: list[str], words: VendorWords) -> str:

@@ -77,7 +77,7 @@ def analyze_out_of_core(paths: Sequence[PathArg] | PathArg, machine: Any = None,
         table = dataclasses.replace(table, warnings=(*table.warnings, *chosen.notes))
     result = _analyze(table, chosen.machine, by=by, work=work)
     named = sorted((UNKNOWN if phase is None else phase, seconds) for phase, seconds in done.phase_time.items())
-    return dataclasses.replace(result, peaks=chosen.peaks, phase_times=dict(named)), table
+    return dataclasses.replace(result, peaks=chosen.peaks, phase_times=dict(named), match=done.match), table
 
 
 def is_paths(data: Any) -> bool:

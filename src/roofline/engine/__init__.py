@@ -30,17 +30,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from roofline.engine.inputs import ENGINES, Engine, Inputs, check, parquet_files
 from roofline.engine.plan import VIEWS, Plan, groups_frame, phase_time
 from roofline.engine.timelines import timeline_inputs, write_rank_tables
 from roofline.errors import InputError
 from roofline.kernels import GroupBy, KernelTable
+from roofline.kernels.match_rate import MatchRate
 from roofline.profiling.rank_tables import rank_of
 from roofline.readers import kernel_parquet
 from roofline.readers.ncu.peak_columns import peak_columns
 
 #: Launches of the first file read whole, with their metrics, to choose the ceilings from.
 SAMPLE_LAUNCHES = 4096
+#: The files' column of the per-launch ``match`` metric of a timeline joined with counts.
+MATCH = kernel_parquet.METRIC_PREFIX + "match"
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,8 @@ class Aggregated:
     row per group, longest first; no per-launch metrics); ``phase_time``, the known GPU time per phase
     over every launch (s; None: outside every phase); ``sample``, the first launches of the first
     file with their metrics (the GPU and its peak metrics, to choose the ceilings); ``files`` and
-    ``launches`` read; ``engine``, which ran it."""
+    ``launches`` read; ``engine``, which ran it; ``match``: how the launches of joined timelines found
+    their counts, over every file (None when a file is not a joined timeline's table)."""
 
     table: KernelTable
     phase_time: Mapping[str | None, float]
@@ -57,6 +63,7 @@ class Aggregated:
     files: int
     launches: int
     engine: Engine
+    match: MatchRate | None = None
 
 
 def is_rank_set(paths: Sequence[str | os.PathLike[str]]) -> bool:
@@ -114,37 +121,54 @@ def aggregate_files(paths: Sequence[str | os.PathLike[str]], by: GroupBy | str =
                                              "analyze DIR --engine dask://HOST:PORT; or use --engine duckdb")
     timelines, counting = split
     with tempfile.TemporaryDirectory(prefix="roofline-ranks-", dir=chosen.temp_directory) as folder:
-        ranks = write_rank_tables(timelines, counting, Path(folder), fp16=fp16)
-        done = _aggregate(check(ranks.files), by, chosen)
+        files = write_rank_tables(timelines, counting, Path(folder), fp16=fp16)
+        done = _aggregate(check(files), by, chosen, said=False)
     frame = done.table.frame.copy(deep=False)  # each group's source: its timeline's name, not its table's
-    frame["source"] = frame["source"].replace({f.name: t.name for f, t in zip(ranks.files, timelines)})
+    frame["source"] = frame["source"].replace({f.name: t.name for f, t in zip(files, timelines)})
+    rate = (done.match.summary(f"{len(timelines)} timelines" if len(timelines) > 1 else None),) if done.match else ()
     table = dataclasses.replace(done.table, frame=frame, sources=(*map(str, timelines), *map(str, counting)),
-                                warnings=(*ranks.notes, *done.table.warnings))
+                                warnings=(*rate, *done.table.warnings))
     return dataclasses.replace(done, table=table)
 
 
-def _aggregate(inputs: Inputs, by: GroupBy | str, chosen: Engine) -> Aggregated:
-    plan = Plan.of(by, inputs.present)
+def _aggregate(inputs: Inputs, by: GroupBy | str, chosen: Engine, *, said: bool = True) -> Aggregated:
+    """``inputs`` grouped ``by`` by the ``chosen`` engine. ``said``: the match rate over several joined
+    timelines' tables leads the notes (each file's own note gives its own rate)."""
+    joined = all(MATCH in footer.schema.names for footer in inputs.footers)
+    plan = Plan.of(by, inputs.present, MATCH if joined else None)
     if chosen.kind == "dask":
         from roofline.engine import cluster
 
-        groups, phases = cluster.aggregate(inputs, plan, chosen)
+        groups, phases, matches = cluster.aggregate(inputs, plan, chosen)
     else:
         from roofline.engine import duck
 
-        groups, phases = duck.aggregate(inputs, plan, chosen)
+        groups, phases, matches = duck.aggregate(inputs, plan, chosen)
+    match = None
+    if matches is not None:
+        kinds = [None if k is None or k is pd.NA or k != k else str(k) for k in matches["kind"]]
+        match = MatchRate.of(dict(_summed(kinds, matches["launches"])), dict(_summed(kinds, matches["time_s"])))
     hints: dict[str, str] = {}
     notes: dict[str, dict[str, None]] = {}
     for footer in inputs.footers:
         hints.update(footer.metric_hints)
         for column, texts in footer.column_notes.items():
             notes.setdefault(column, {}).update(dict.fromkeys(texts))
+    rate = [match.summary(f"{len(inputs.files)} kernel tables")] if match and said and len(inputs.files) > 1 else []
     table = KernelTable(frame=groups_frame(groups, plan), sources=tuple(str(f) for f in inputs.files),
-                        warnings=tuple(_notes(inputs, chosen)), fp16_convention=inputs.fp16_convention,
+                        warnings=(*rate, *_notes(inputs, chosen)), fp16_convention=inputs.fp16_convention,
                         column_notes={c: tuple(t) for c, t in notes.items()}, metric_hints=hints)
     sample = kernel_parquet.read_head(inputs.files[0], SAMPLE_LAUNCHES, peak_columns)
     return Aggregated(table=table, phase_time=phase_time(phases), sample=sample, files=len(inputs.files),
-                      launches=inputs.launches, engine=chosen)
+                      launches=inputs.launches, engine=chosen, match=match)
+
+
+def _summed(kinds: list[str | None], values: pd.Series) -> dict[str | None, float]:
+    """``values`` summed per kind (the engine's rows, one per kind; NaN counts as nothing)."""
+    out: dict[str | None, float] = {}
+    for kind, value in zip(kinds, values.to_numpy(dtype=float, na_value=0.0)):
+        out[kind] = out.get(kind, 0.0) + float(value)
+    return out
 
 
 __all__ = ["ENGINES", "Aggregated", "Engine", "aggregate_files", "default_engine", "is_rank_set"]

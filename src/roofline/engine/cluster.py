@@ -98,14 +98,14 @@ def _fine(frame: Any, plan: Plan) -> Any:
         spec[count_name(c)] = (count_name(c), "sum")
     launches = frame.assign(**extra)
     keys = list(plan.fine_keys)
-    text = {k: "string" for k in keys if k in plan.present or k == "source"}
+    text = {k: "string" for k in keys if k in plan.present or k in ("source", plan.match)}
     launches = launches.astype(text)  # categorical identities as text: grouped and compared as text
     return launches.groupby(keys, dropna=False, observed=True).agg(**spec).reset_index()
 
 
-def aggregate(inputs: Inputs, plan: Plan, engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The group rows and time per phase of ``inputs``, the launches read and grouped on the Dask
-    cluster at ``engine.address``."""
+def aggregate(inputs: Inputs, plan: Plan, engine: Engine) -> duck.Results:
+    """The group rows, time per phase and match rate of ``inputs``, the launches read and grouped on
+    the Dask cluster at ``engine.address``."""
     dd, _ = _dask()
     multi = len(inputs.files) > 1
     columns = [*plan.read, *([] if multi else ["source"])]

@@ -18,8 +18,11 @@ import pandas as pd
 
 from roofline.engine.inputs import Engine, Inputs
 from roofline.engine.plan import Plan
-from roofline.engine.sql import FINE, fine_sql, group_sql, literal, phase_sql, scan_sql
+from roofline.engine.sql import FINE, fine_sql, group_sql, literal, match_sql, phase_sql, scan_sql
 from roofline.errors import InputError, ToolNotFoundError
+
+#: What an engine computes: the group rows, the time per phase, and the match rate's rows (or None).
+Results = tuple[pd.DataFrame, pd.DataFrame, "pd.DataFrame | None"]
 
 
 def _half_the_memory() -> str:
@@ -60,26 +63,32 @@ def connect(engine: Engine) -> Iterator[Any]:
             con.close()
 
 
-def aggregate(inputs: Inputs, plan: Plan, engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The group rows (:func:`~roofline.engine.sql.group_sql`) and the time per phase
-    (:func:`~roofline.engine.sql.phase_sql`) of ``inputs``, computed by DuckDB."""
+def aggregate(inputs: Inputs, plan: Plan, engine: Engine) -> Results:
+    """The group rows (:func:`~roofline.engine.sql.group_sql`), the time per phase
+    (:func:`~roofline.engine.sql.phase_sql`) and the match rate (:func:`~roofline.engine.sql.match_sql`)
+    of ``inputs``, computed by DuckDB."""
     duckdb = duckdb_module()
     scan = scan_sql(plan, [str(f) for f in inputs.files], source_from_name=len(inputs.files) > 1,
                     union_by_name=not inputs.uniform)
     with connect(engine) as con:
         try:
             con.execute(f"CREATE TEMP TABLE {FINE} AS {fine_sql(plan, scan)}")
-            groups = con.execute(group_sql(plan)).df()
-            phases = con.execute(phase_sql(plan)).df()
+            return _results(con, plan)
         except duckdb.Error as exc:
             raise InputError(f"DuckDB could not aggregate the kernel tables: {exc}",
                              hint="check the files (roofline analyze FILE --engine pandas reads one in memory)") from None
-    return groups, phases
 
 
-def aggregate_fine(fine: pd.DataFrame, plan: Plan, engine: Engine) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The group rows and time per phase from fine rows computed elsewhere (the Dask engine's), by DuckDB
-    over the pandas frame (a few rows per kernel and file)."""
+def aggregate_fine(fine: pd.DataFrame, plan: Plan, engine: Engine) -> Results:
+    """The group rows, time per phase and match rate from fine rows computed elsewhere (the Dask
+    engine's), by DuckDB over the pandas frame (a few rows per kernel and file)."""
     with connect(engine) as con:
         con.register(FINE, fine)
-        return con.execute(group_sql(plan)).df(), con.execute(phase_sql(plan)).df()
+        return _results(con, plan)
+
+
+def _results(con: Any, plan: Plan) -> Results:
+    """The groups, phases and match rows (None when the plan has no match) from the fine rows in ``con``."""
+    matches = match_sql(plan)
+    return (con.execute(group_sql(plan)).df(), con.execute(phase_sql(plan)).df(),
+            con.execute(matches).df() if matches is not None else None)

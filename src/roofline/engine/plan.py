@@ -19,6 +19,10 @@ in two levels:
 
 ``run`` is always a group key: a table of one run has ``run`` null throughout, and grouping by a
 null key is grouping without it, as :func:`roofline.kernels.group_keys` does.
+
+Tables of timelines joined with counts (every file holding the per-launch ``match`` metric) have it as
+one more fine key, so that the match rate (:func:`roofline.engine.sql.match_sql`) comes from the fine
+rows as the time per phase does, on every engine; the groups sum over it.
 """
 
 from __future__ import annotations
@@ -62,20 +66,23 @@ class Plan:
     keys: tuple[str, ...]
     fine_keys: tuple[str, ...]
     present: frozenset[str]
+    #: The files' column of the per-launch ``match`` metric (how a timeline's launch found its counts),
+    #: when every file holds it; None otherwise.
+    match: str | None = None
 
     @classmethod
-    def of(cls, by: GroupBy | str, present: frozenset[str]) -> Plan:
+    def of(cls, by: GroupBy | str, present: frozenset[str], match: str | None = None) -> Plan:
         if by not in VIEWS:
             raise ValueError(f"the out-of-core engines aggregate by {', '.join(VIEWS)}, not {by!r}")
         keys = tuple(group_keys(by, runs=True))
-        fine = tuple(dict.fromkeys([*keys, *LISTED]))
-        return cls(str(by), keys, fine, present)
+        fine = tuple(dict.fromkeys([*keys, *LISTED, *([match] if match else [])]))
+        return cls(str(by), keys, fine, present, match)
 
     @property
     def read(self) -> tuple[str, ...]:
-        """The declared columns read from the files (the only ones an engine reads)."""
+        """The columns read from the files (the only ones an engine reads): declared ones, and ``match``."""
         wanted = [*self.fine_keys, *SUMMED, "sm_clock_hz", *FLAGS, *COMMON]
-        return tuple(c for c in dict.fromkeys(wanted) if c in self.present and c != "source")
+        return tuple(c for c in dict.fromkeys(wanted) if (c in self.present or c == self.match) and c != "source")
 
     @property
     def summed(self) -> tuple[str, ...]:

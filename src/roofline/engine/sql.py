@@ -1,8 +1,9 @@
 """The aggregation as SQL text (DuckDB's dialect): the fine groups over the files, the groups over
 the fine rows, the time per phase (:mod:`roofline.engine.plan` says what each column means).
 
-Pure text: no engine is imported here. :mod:`roofline.engine.duck` runs all three; the Dask engine
-computes the fine groups itself and runs the other two on its result.
+Pure text: no engine is imported here. :mod:`roofline.engine.duck` runs them all; the Dask engine
+computes the fine groups itself and runs the others on its result. Joined timelines' tables also
+give their match rate from the fine rows (:func:`match_sql`).
 """
 
 from __future__ import annotations
@@ -88,3 +89,12 @@ def phase_sql(plan: Plan, fine: str = FINE) -> str:
         return "SELECT NULL AS phase, 0.0 AS time_s, 0 AS known WHERE false"
     return (f"SELECT phase, sum({quoted(sum_name('time_s'))}) AS time_s, sum({quoted(count_name('time_s'))}) AS known "
             f"FROM {fine} GROUP BY phase")
+
+
+def match_sql(plan: Plan, fine: str = FINE) -> str | None:
+    """How the launches found their counts (``kind``, ``launches``, ``time_s``: known seconds) from the fine
+    rows, when the files are joined timelines' tables (:attr:`Plan.match`); None otherwise."""
+    if plan.match is None:
+        return None
+    time = f"coalesce(sum({quoted(sum_name('time_s'))}), 0.0)" if "time_s" in plan.summed else "0.0"
+    return f"SELECT {quoted(plan.match)} AS kind, sum(n) AS launches, {time} AS time_s FROM {fine} GROUP BY 1"

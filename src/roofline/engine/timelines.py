@@ -16,23 +16,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from roofline.errors import InputError
 from roofline.profiling.rank_tables import rank_of
 from roofline.readers import kernel_parquet
 from roofline.readers.dispatch import is_timeline, profile_files
-
-
-@dataclass(frozen=True)
-class RankTables:
-    """The Parquet kernel tables written for the timelines, in their order; the timelines; and
-    what the user is told (the match rate over every rank, when counts were joined)."""
-
-    files: tuple[Path, ...]
-    timelines: tuple[Path, ...]
-    notes: tuple[str, ...]
 
 
 def timeline_inputs(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[Path]] | None:
@@ -44,24 +33,20 @@ def timeline_inputs(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path]
 
 
 def write_rank_tables(timelines: Sequence[Path], counting: Sequence[Path], folder: Path, *,
-                      fp16: str = "ncu") -> RankTables:
+                      fp16: str = "ncu") -> tuple[Path, ...]:
     """Each of ``timelines`` joined with the counting profile ``counting`` (none: times alone) and
-    written to ``folder`` as a Parquet kernel table (module docstring)."""
+    written to ``folder`` as a Parquet kernel table (module docstring); the tables, in the timelines'
+    order. Each launch's ``match`` metric goes with it: the engine sums the match rate over the ranks."""
     from roofline.readers import read_profile
-    from roofline.readers.nsys.join import MatchRate, join_counts, match_rate
+    from roofline.readers.nsys.join import join_counts
     from roofline.readers.nsys.timeline import read_timeline
 
     counts = read_profile(list(counting), fp16=fp16) if counting else None
     files: list[Path] = []
-    total: MatchRate | None = None
     for place, timeline in enumerate(timelines):
         table = read_timeline(timeline)
         if counts is not None:
             table = join_counts(table, counts, rate_note=False)
-            rate = match_rate(table)
-            assert rate is not None  # a joined table has its match metric
-            total = rate if total is None else MatchRate({k: total.launches[k] + n for k, n in rate.launches.items()},
-                                                         {k: total.time_s[k] + s for k, s in rate.time_s.items()})
         name = timeline.name if rank_of(timeline) is not None else f"{timeline.name}.rank{place}"
         out = folder / f"{name}.parquet"
         if out in files:
@@ -70,5 +55,4 @@ def write_rank_tables(timelines: Sequence[Path], counting: Sequence[Path], folde
         kernel_parquet.write(kernel_parquet.to_arrow(table), out)
         files.append(out)
         del table
-    notes = (total.summary(f"{len(timelines)} timelines"),) if total is not None else ()
-    return RankTables(tuple(files), tuple(timelines), notes)
+    return tuple(files)

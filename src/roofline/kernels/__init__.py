@@ -95,5 +95,5 @@ __all__ = [
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.kernels.<module>`` after ``import roofline``).
-_SUBMODULES = ("activity", "arrays", "grouping", "labels", "schema", "steps", "vendor")
+_SUBMODULES = ("activity", "arrays", "grouping", "labels", "match_rate", "schema", "steps", "vendor")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)

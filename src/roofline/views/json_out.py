@@ -17,8 +17,7 @@ import pandas as pd
 
 from roofline.analysis.breakdown import Breakdown
 from roofline.analysis.result import Analysis
-from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS, KernelTable
-from roofline.readers.nsys.join import match_rate
+from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
 from roofline.views.chart.rows import undrawn_kernels
 from roofline.views.time_breakdown import breakdown_dict
 
@@ -124,13 +123,14 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
 
 
 def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
-                     breakdown: Breakdown | None = None, launches: KernelTable | None = None) -> dict[str, Any]:
+                     breakdown: Breakdown | None = None) -> dict[str, Any]:
     """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
     "kernels": [...]}`` (see docs/json-schema.md), ``"vendor"`` (:func:`vendor_to_dict`) for an AMD profile,
     ``"estimate"`` (:func:`comparison_to_dict`) when
     a measured-vs-estimated ``comparison`` is given, ``"breakdown"`` (where a timeline's time went:
     :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given, and ``"match"``
-    (:func:`match_to_dict`) when ``launches`` is a timeline joined with counts."""
+    (:meth:`roofline.kernels.match_rate.MatchRate.to_dict`: how a timeline's launches found their counts)
+    when the analysis is of a timeline joined with counts, in memory or out of core."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -189,9 +189,8 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
         out["estimate"] = comparison_to_dict(comparison, by, depth if by == "module" else None)
     if breakdown is not None:
         out["breakdown"] = _clean(breakdown_dict(breakdown))
-    match = match_to_dict(launches) if launches is not None else None
-    if match is not None:
-        out["match"] = match
+    if analysis.match is not None:
+        out["match"] = analysis.match.to_dict()
     if (vendor := vendor_to_dict(analysis)) is not None:
         out["vendor"] = vendor
     return out
@@ -208,11 +207,3 @@ def vendor_to_dict(analysis: Analysis) -> dict[str, Any] | None:
             "level_names": {lv: words.level(lv) for lv in (*STANDARD_LEVELS, *analysis.levels)},
             "compute_unit": words.compute_unit, "thread_group": words.thread_group,
             "thread_group_size": words.thread_group_size}
-
-
-def match_to_dict(launches: KernelTable) -> dict[str, Any] | None:
-    """How a timeline's launches found their counts (the ``match`` metric of a joined table,
-    :func:`roofline.readers.nsys.join.match_rate`): ``{"launches": {kind: n}, "time_s": {kind: s}}``
-    over the kinds ``exact``, ``configuration`` and ``unmatched``; None for any other table."""
-    rate = match_rate(launches)
-    return None if rate is None else {"launches": dict(rate.launches), "time_s": dict(rate.time_s)}

@@ -115,8 +115,7 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
 
-        joined = launches if isinstance(launches, KernelTable) else None
-        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison, breakdown, joined),
+        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison, breakdown),
                                                          indent=2, allow_nan=False) + "\n"))
     if request.csv is not None:
         outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))

@@ -29,7 +29,6 @@ warnings, and each launch's match in its ``match`` metric.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -38,46 +37,14 @@ from roofline.counting.raw_metrics import ALL_METRICS, ALSO_READ
 from roofline.errors import InputError
 from roofline.kernels import COUNT_COLUMNS, KernelTable, flags, text_codes, validate
 from roofline.kernels.arrays import encoded_text, frame_of
+from roofline.kernels.match_rate import CONFIGURATION, EXACT, UNMATCHED, MatchRate, match_rate
 from roofline.kernels.schema import ABSENT_ALLOWED
 from roofline.readers.ncu.names import kernel_key
 from roofline.readers.ncu.peak_columns import kept
-from roofline.units import counted
 
-#: How a launch found its counts, in the ``match`` metric.
-EXACT, CONFIGURATION, UNMATCHED = "exact", "configuration", "unmatched"
 #: Columns a launch takes from its counts (the timeline has none of them).
 TAKEN = ("sm_clock_hz", *(c for c in COUNT_COLUMNS if c != "launches"))
 _FLAGS = ("flops_partial", "ops_partial", "estimated")
-
-
-@dataclass(frozen=True)
-class MatchRate:
-    """How many of a timeline's launches, and how much of its time, matched exactly, by configuration, or not."""
-
-    launches: dict[str, int]
-    time_s: dict[str, float]
-
-    def summary(self, where: str | None = None) -> str:
-        """The rate in words; ``where``: the timelines it is over (``"3 timelines"``), when several."""
-        total_n, total_t = sum(self.launches.values()), sum(self.time_s.values())
-        parts = []
-        for what, words in ((EXACT, "exactly"), (CONFIGURATION, "by configuration (the counting run's mean)"),
-                            (UNMATCHED, "unmatched (counts unknown)")):
-            share = self.time_s[what] / total_t if total_t > 0 else 0.0
-            parts.append(f"{counted(self.launches[what], 'launch', 'launches')} {words}, {share:.1%} of the time")
-        launches = counted(total_n, 'timeline launch', 'timeline launches') + (f" of {where}" if where else "")
-        return f"counts joined to {launches}: " + "; ".join(parts)
-
-
-def match_rate(table: KernelTable) -> MatchRate | None:
-    """The match rate of a joined table (its ``match`` metric, one per launch), also of several joined
-    tables stacked; None for a table that was not joined."""
-    if "match" not in table.metrics.columns or len(table.metrics) != len(table.frame):
-        return None
-    kind = table.metrics["match"].astype("string").fillna(UNMATCHED).to_numpy(dtype=object)
-    time = table.frame["time_s"].to_numpy(dtype=np.float64)
-    kinds = (EXACT, CONFIGURATION, UNMATCHED)
-    return MatchRate({k: int((kind == k).sum()) for k in kinds}, {k: float(np.nansum(time[kind == k])) for k in kinds})
 
 
 def join_counts(timeline: KernelTable, counts: KernelTable, *, rate_note: bool = True) -> KernelTable:
