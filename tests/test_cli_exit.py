@@ -7,6 +7,7 @@ prefill profile of an H200 (tests/data/ncu/h200_setfull_sglang_moe_fa3/PROVENANC
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +15,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "tests" / "data" / "ncu" / "h200_setfull_sglang_moe_fa3" / "long_prefill.raw.csv.gz"
 
+#: The children's environment: standard output buffered, as a user's shell has it (PYTHONUNBUFFERED, set
+#: on some machines, would write every byte at once, and a missing flush before the end would go unseen).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
 #: The same command ended by the interpreter's own exit (module teardown, final collection).
 PLAIN_EXIT = "import sys\nfrom roofline.cli.app import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 def _run(args: list[str], *, plain: bool = False, **kw: object) -> subprocess.CompletedProcess[bytes]:
     start = [sys.executable, "-c", PLAIN_EXIT] if plain else [sys.executable, "-m", "roofline"]
-    return subprocess.run([*start, *args], capture_output=True, timeout=300, cwd=ROOT, **kw)  # type: ignore[call-overload]
+    return subprocess.run([*start, *args], capture_output=True, timeout=300, cwd=ROOT, env=ENV, **kw)  # type: ignore[call-overload]
 
 
 def test_output_and_files_as_with_the_interpreters_own_exit(tmp_path: Path) -> None:
@@ -52,7 +57,7 @@ def test_threads_are_joined_and_exit_functions_run(tmp_path: Path) -> None:
             "atexit.register(lambda: (marks.write('atexit\\n'), marks.close(), sys.stdout.write('bye')))\n"
             "sys.argv = ['roofline', '--version']\n"
             "run()\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=ENV)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()[0].isdigit()  # the version
     assert done.stdout.endswith("bye")  # written by an exit function, left in the buffer, flushed
@@ -68,7 +73,7 @@ def test_exit_status_of_bad_input_is_kept(tmp_path: Path) -> None:
 
 def test_a_reader_that_goes_away_costs_no_traceback() -> None:
     proc = subprocess.Popen([sys.executable, "-m", "roofline", "analyze", str(PROFILE), "-m", "h200-sxm", "--csv", "-"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=ENV)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before anything is written (`| true`)
     err = proc.stderr.read().decode()
