@@ -70,3 +70,22 @@ def test_labels_number_by_time_over_every_row() -> None:
     assert undrawn and [u.label for u in undrawn] == [analysis.labels[u.kernel] for u in undrawn]
     listed = [line.plain for line in undrawn_lines(analysis)][1:]
     assert [line.startswith(f"  {u.label} ") for line, u in zip(listed, undrawn)] == [True] * min(len(listed), len(undrawn))
+
+
+def test_a_chart_of_several_runs_names_each_kernels_run() -> None:
+    """Two programs' exports side by side (two runs): the saxpy kernel of each, one name, is told apart in the
+    chart's key by its run, as the advice tells them apart; a chart of one run names none."""
+    analysis = api.analyze(api.read([H100 / "example_saxpy.ncu.csv", H100 / "target_saxpy.ncu.csv"]))
+    assert list(analysis.frame["run"].astype(str)) == ["target_saxpy", "example_saxpy", "example_saxpy"]
+    rows = select_rows(analysis)
+    saxpy = "vectorized_elementwise_kernel<CUDAFunctor_add>"
+    assert key_names(rows.shown, analysis.by, rows.labels, runs=True) == [f"target_saxpy: {saxpy}",
+                                                                           f"example_saxpy: {saxpy}"]
+    assert list(advise(analysis)["label"][:2]) == [f"target_saxpy: {saxpy}", f"example_saxpy: {saxpy}"]
+    from roofline.views.chart.static import roofline_figure
+
+    key = [t.get_text() for t in roofline_figure(analysis).texts if t.get_text()[:1].isdigit()]
+    assert any(f"target_saxpy: {saxpy}" in k for k in key) and any(f"example_saxpy: {saxpy}" in k for k in key)
+    one = api.analyze(api.read(H100 / "example_saxpy.ncu.csv"))
+    key = [t.get_text() for t in roofline_figure(one).texts if t.get_text()[:1].isdigit()]
+    assert key and not any("example_saxpy:" in k for k in key)

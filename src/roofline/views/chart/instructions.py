@@ -31,6 +31,7 @@ from matplotlib.transforms import Bbox
 from roofline.analysis.patterns import GLOBAL_WALLS, SHARED_WALLS
 from roofline.analysis.result import Analysis
 from roofline.analysis.work import INSTRUCTIONS
+from roofline.kernels.schema import has_runs
 from roofline.views.chart.layout import (
     LabelSpec,
     attach_canvas,
@@ -238,7 +239,7 @@ def instruction_figure(
     else:
         notes.append("no machine: ceilings not drawn")
     key = chart_key(labelled, analysis.by, notes, width=width, fs=fs, left=left, right=right,
-                    labels=analysis.labels)
+                    labels=analysis.labels, runs=has_runs(analysis.frame))
     ax_h = panel_w * (0.92 if wide else 0.78)
     top_m = 0.3 + (fs + 1.5) * 1.6 / 72 * (title.count("\n") + 1) if title else 0.3
     bottom = 0.45

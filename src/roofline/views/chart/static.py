@@ -38,6 +38,7 @@ from roofline.views.chart.layout import (
     wrap,
 )
 from roofline.kernels.labels import short_name, short_names
+from roofline.kernels.schema import has_runs
 from roofline.views.chart.style import (
     axis_texts,
     ceilings_caption,
@@ -67,17 +68,20 @@ ESTIMATED_MARKER = "D"
 GID_POINTS, GID_LABEL = "kernels", "kernel-label"
 
 
-def key_names(rows: pd.DataFrame, by: str, labels: Mapping[str, str] | None = None) -> list[str]:
+def key_names(rows: pd.DataFrame, by: str, labels: Mapping[str, str] | None = None, *, runs: bool = False) -> list[str]:
     """Display names of kernels in a key: short names (``labels``: the analysis's, made over all its rows,
     :attr:`~roofline.analysis.result.Analysis.labels`; else made over ``rows``), with the launch id (by
-    launch) or the phase (by phase) where names repeat, so that 27 launches are not 27 equal names."""
+    launch) or the phase (by phase) where names repeat, so that 27 launches are not 27 equal names; ``runs``
+    (an analysis of several runs side by side): each after its run, as the advice names them (``b: gemm``)."""
     full = list(rows["kernel_name"].astype(str))
     names = short_names(full) if labels is None else [labels.get(n) or short_name(n) for n in full]
     if by == "launch" and "launch_id" in rows:
         ids = rows["launch_id"]
-        return [f"{n} #{int(i)}" if pd.notna(i) else n for n, i in zip(names, ids)]
-    if by == "phase" and len(set(names)) < len(names):
-        return [f"{n} [{p}]" if pd.notna(p) else n for n, p in zip(names, rows["phase"])]
+        names = [f"{n} #{int(i)}" if pd.notna(i) else n for n, i in zip(names, ids)]
+    elif by == "phase" and len(set(names)) < len(names):
+        names = [f"{n} [{p}]" if pd.notna(p) else n for n, p in zip(names, rows["phase"])]
+    if runs and "run" in rows:
+        names = [f"{run}: {n}" for run, n in zip(rows["run"].astype("string").fillna("-"), names)]
     return names
 
 
@@ -210,10 +214,10 @@ class Key:
 
 
 def chart_key(labelled: pd.DataFrame, by: str, notes: Sequence[str], *, width: float, fs: float,
-              left: float, right: float, labels: Mapping[str, str] | None = None) -> Key:
+              left: float, right: float, labels: Mapping[str, str] | None = None, runs: bool = False) -> Key:
     """Key names (cut to fit), columns and wrapped notes for ``labelled`` rows under a chart
-    (``labels``: see :func:`key_names`)."""
-    names = key_names(labelled, by, labels)
+    (``labels``, ``runs``: see :func:`key_names`)."""
+    names = key_names(labelled, by, labels, runs=runs)
     char_w = (fs - 0.5) * 0.6 / 72  # inches per character, generously, for the sans-serif default
     key_room = int((width - left - right) / char_w) - len("10  ") - len("  (100.0%)")
     names = [n if len(n) <= key_room else n[: max(key_room - 1, 8)] + "…" for n in names]
@@ -284,7 +288,7 @@ def roofline_figure(
     else:
         notes.append("no machine: ceilings not drawn")
     key = chart_key(rows.shown.head(top), analysis.by, notes, width=width, fs=fs, left=left, right=right,
-                    labels=rows.labels)
+                    labels=rows.labels, runs=has_runs(analysis.frame))
     legend_h = key.line_h * 1.4
     ax_h = width * (0.62 if not small else 0.72)
     top_m, bottom = ((0.3 if title else 0.12), 0.42) if small else ((0.35 if title else 0.15), 0.5)
