@@ -24,7 +24,7 @@ from roofline._lazy import attach
 _NAMES = {
     **dict.fromkeys(("Analysis", "Breakdown", "Comparison", "Data", "KernelTable", "Machine", "MachineArg", "Projection", "PathArg", "analyze", "at_depth", "breakdown", "compare", "example_files",
                      "instruction_analysis", "load_machine", "machine_for", "plot", "project", "read",
-                     "select_launches", "table_of"), "roofline.api.core"),
+                     "ReplayTimes", "replay_times", "select_launches", "table_of"), "roofline.api.core"),
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
                      "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
                      "save_sweep", "theoretical"), "roofline.api.hardware"),
@@ -46,7 +46,7 @@ __getattr__, __dir__ = attach(__name__, _NAMES, _SUBMODULES)
 if TYPE_CHECKING:  # what the names are, for type checkers and readers
     from roofline.api.core import (Analysis, Breakdown, Comparison, Data, KernelTable, Machine, MachineArg, Projection, PathArg, analyze, at_depth, breakdown, compare, example_files,
                                    instruction_analysis, load_machine, machine_for, plot, project, read,
-                                   select_launches, table_of)
+                                   ReplayTimes, replay_times, select_launches, table_of)
     from roofline.api.outputs import (OutputRequest, check_drawable, check_files, check_not_input, check_replaceable,
                                     check_targets, check_writable, figure_bytes, input_files, is_stdio, record_text,
                                     save, write_all, write_bytes, write_text)

@@ -21,6 +21,7 @@ import pandas as pd
 
 from roofline.analysis import analyze as _analyze
 from roofline.analysis.breakdown import WINDOWS, Breakdown, breakdown as _breakdown, launch_roofline
+from roofline.analysis.replay import ReplayTimes, replay_times
 from roofline.analysis.result import Analysis
 from roofline.analysis.select import select
 from roofline.analysis.work import require_work

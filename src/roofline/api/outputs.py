@@ -17,6 +17,7 @@ from typing import BinaryIO
 import pandas as pd
 
 from roofline.analysis.breakdown import Breakdown
+from roofline.analysis.replay import ReplayTimes
 from roofline.analysis.result import Analysis
 from roofline.kernels import KernelTable
 from roofline.readers.dispatch import PROFILE_PATTERNS
@@ -37,7 +38,7 @@ __all__ = [
 def save(analysis: Analysis, request: OutputRequest, *, diagnoses: KernelTable | pd.DataFrame | None = None,
          stdout: BinaryIO | None = None, instructions: Analysis | None = None, table: KernelTable | None = None,
          estimates: KernelTable | None = None, comparison: pd.DataFrame | None = None,
-         breakdown: Breakdown | None = None) -> list[Path]:
+         breakdown: Breakdown | None = None, replay: ReplayTimes | None = None) -> list[Path]:
     """Write the files ``request`` asks for of ``analysis``; returns the paths written (not ``-``).
 
     ``diagnoses``: the KernelTable analysed, or its raw metrics (they feed the report's advice);
@@ -45,11 +46,13 @@ def save(analysis: Analysis, request: OutputRequest, *, diagnoses: KernelTable |
     report; ``table``: the per-launch KernelTable (Parquet; the report's module drill-down);
     ``estimates`` and ``comparison``: a counter-free estimate and its comparison with the measurement
     (:func:`roofline.api.measured_vs_estimated`); ``breakdown``: where a timeline's time went
-    (:func:`roofline.api.breakdown`), in the JSON and the HTML report. See
+    (:func:`roofline.api.breakdown`), in the JSON and the HTML report; ``replay``: a joined timeline's
+    production time against Nsight Compute's replay (:func:`roofline.api.replay_times`), in the JSON. See
     :func:`roofline.writing.analysis_files.save_outputs`.
     """
     return save_outputs(analysis, request, diagnoses=diagnoses, stdout=stdout, instructions=instructions,
-                        table=table, estimates=estimates, comparison=comparison, breakdown=breakdown)
+                        table=table, estimates=estimates, comparison=comparison, breakdown=breakdown,
+                        replay=replay)
 
 
 def input_files(files: Sequence[str | PathLike[str]], machine: Sequence[str] | None = None) -> tuple[Path, ...]:

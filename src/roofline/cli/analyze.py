@@ -101,6 +101,14 @@ def print_breakdown(split: Breakdown, *, top: int, to_stderr: bool = False) -> N
     results_console(to_stderr=to_stderr).print(breakdown_renderable(split, top=top))
 
 
+def print_replay(replay: Any, *, top: int, labels: Any = None, to_stderr: bool = False) -> None:
+    """Print a joined timeline's production time against Nsight Compute's replay (:func:`roofline.api.replay_times`),
+    kernels named by ``labels`` (the analysis's)."""
+    from roofline.views.replay_time import replay_renderable
+
+    results_console(to_stderr=to_stderr).print(replay_renderable(replay, top=top, labels=labels))
+
+
 def analyze_ranks(files: Sequence[Path], window: str, engine: Optional[str], request: Any, messages: Messages,
                   **refused: Any) -> None:
     """``roofline analyze RANK_TIMELINES... --breakdown WINDOW``: each rank's timeline broken down alone and
@@ -232,6 +240,9 @@ def register(app: typer.Typer) -> None:
                        to_stderr=request.to_stdout, messages=messages)
         if split is not None:
             print_breakdown(split, top=top, to_stderr=request.to_stdout)
+        replay = api.replay_times(table, analysis) if analysis.match is not None else None
+        if replay is not None and replay.launches:
+            print_replay(replay, top=top, labels=analysis.labels, to_stderr=request.to_stdout)
         comparison = None
         if estimated is not None:
             comparison = comparison_for(table, estimated, by.value, depth)
@@ -241,7 +252,7 @@ def register(app: typer.Typer) -> None:
             companion = api.instruction_analysis(table, chosen if chosen else None, by=by.value,
                                                  allow_other_machine=allow_other_machine)
         for path in api.save(analysis, request, diagnoses=table, instructions=companion, table=launches,
-                             estimates=estimated, comparison=comparison, breakdown=split):
+                             estimates=estimated, comparison=comparison, breakdown=split, replay=replay):
             messages.wrote(path)
 
     @app.command()

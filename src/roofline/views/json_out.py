@@ -16,9 +16,11 @@ import numpy as np
 import pandas as pd
 
 from roofline.analysis.breakdown import Breakdown
+from roofline.analysis.replay import ReplayTimes
 from roofline.analysis.result import Analysis
 from roofline.kernels import FLOP_COLUMNS, TRANSACTION_COLUMNS
 from roofline.views.chart.rows import undrawn_kernels
+from roofline.views.replay_time import replay_dict
 from roofline.views.time_breakdown import breakdown_dict
 
 SCHEMA = "roofline.analysis/1"
@@ -123,14 +125,16 @@ def comparison_to_dict(comparison: pd.DataFrame, by: str | None = None, depth: i
 
 
 def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
-                     breakdown: Breakdown | None = None) -> dict[str, Any]:
+                     breakdown: Breakdown | None = None, replay: ReplayTimes | None = None) -> dict[str, Any]:
     """``{"schema", "machine", "profile_peaks", "by", "depth", "work", "units", "levels", "notes", "totals", "undrawn",
     "kernels": [...]}`` (see docs/json-schema.md), ``"vendor"`` (:func:`vendor_to_dict`) for an AMD profile,
     ``"estimate"`` (:func:`comparison_to_dict`) when
     a measured-vs-estimated ``comparison`` is given, ``"breakdown"`` (where a timeline's time went:
     :func:`roofline.views.time_breakdown.breakdown_dict`) when ``breakdown`` is given, and ``"match"``
     (:meth:`roofline.kernels.match_rate.MatchRate.to_dict`: how a timeline's launches found their counts)
-    when the analysis is of a timeline joined with counts, in memory or out of core."""
+    when the analysis is of a timeline joined with counts, in memory or out of core, and ``"replay"``
+    (:func:`roofline.views.replay_time.replay_dict`: production time against Nsight Compute's replay)
+    when ``replay`` is given."""
     frame = analysis.ranked
     byte_levels = list(STANDARD_LEVELS) + [c[: -len("_bytes")] for c in frame.columns
                                            if c.endswith("_bytes") and c[: -len("_bytes")] not in STANDARD_LEVELS]
@@ -191,6 +195,8 @@ def analysis_to_dict(analysis: Analysis, comparison: pd.DataFrame | None = None,
         out["breakdown"] = _clean(breakdown_dict(breakdown))
     if analysis.match is not None:
         out["match"] = analysis.match.to_dict()
+    if replay is not None:
+        out["replay"] = _clean(replay_dict(replay))
     if (vendor := vendor_to_dict(analysis)) is not None:
         out["vendor"] = vendor
     return out

@@ -90,7 +90,7 @@ def figure_bytes(fig: Any, suffix: str, dpi: int = 200) -> bytes:
 
 def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None,
                  stdout: BinaryIO | None = None, instructions: Any = None, table: Any = None,
-                 estimates: Any = None, comparison: Any = None, breakdown: Any = None) -> list[Path]:
+                 estimates: Any = None, comparison: Any = None, breakdown: Any = None, replay: Any = None) -> list[Path]:
     """Write the requested files for ``analysis``; returns the paths written (not ``-``).
 
     ``stdout``: where ``-`` goes (default: the process's standard output). ``instructions``: the
@@ -102,7 +102,9 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     ``comparison``: the measured-vs-estimated table (:func:`roofline.analysis.estimate.measured_vs_estimated`)
     written into the JSON as its ``estimate`` block. The Parquet file (``request.parquet``) holds
     ``table`` (or ``diagnoses`` when that is a KernelTable), every launch with its raw metrics. ``breakdown``:
-    where a timeline's time went (:func:`roofline.analysis.breakdown.breakdown`), in the JSON and the report."""
+    where a timeline's time went (:func:`roofline.analysis.breakdown.breakdown`), in the JSON and the report.
+    ``replay``: a joined timeline's production time against its replay time
+    (:func:`roofline.analysis.replay.replay_times`), in the JSON."""
     check_targets(request)
     if request.png is not None:
         check_drawable(analysis)  # before anything is written
@@ -115,7 +117,7 @@ def save_outputs(analysis: Any, request: OutputRequest, *, diagnoses: Any = None
     if request.json is not None:
         from roofline.views.json_out import analysis_to_dict
 
-        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison, breakdown),
+        outputs.append((request.json, lambda: json.dumps(analysis_to_dict(analysis, comparison, breakdown, replay),
                                                          indent=2, allow_nan=False) + "\n"))
     if request.csv is not None:
         outputs.append((request.csv, lambda: analysis.frame.to_csv(index=False)))
