@@ -14,6 +14,6 @@ __all__ = ["Analysis", "analyze"]
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.analysis.<module>`` after ``import roofline``).
-_SUBMODULES = ("breakdown", "columns", "estimate", "compute_peak", "intervals", "patterns", "rank_breakdown", "result",
-               "roofline", "work")
+_SUBMODULES = ("breakdown", "columns", "estimate", "compute_peak", "intervals", "patterns", "rank_breakdown",
+               "replay", "result", "roofline", "work")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=__all__)
