@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from roofline.analysis.result import Analysis
 from roofline.guidance.diagnose import Diagnoses, diagnose
 from roofline.kernels import KernelTable, has_runs
 from roofline.units import format_time
@@ -29,9 +30,15 @@ def _col(frame: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(np.nan, index=frame.index)
 
 
-def _labels(frame: pd.DataFrame) -> list[str]:
-    """Short kernel names; with several runs, each prefixed by its run (``b: gemm``)."""
-    names = short_names([str(n) for n in frame["kernel_name"]])
+def _labels(analysis: Any) -> list[str]:
+    """Short kernel names, as every view of an :class:`Analysis` gives them (its labels, made once; any other
+    object with a ``frame`` of kernels: made over its rows alike); with several runs, each prefixed by its
+    run (``b: gemm``)."""
+    frame = analysis.frame
+    if isinstance(analysis, Analysis):
+        names = analysis.kernel_labels(frame["kernel_name"])
+    else:
+        names = short_names([str(n) for n in frame["kernel_name"]])
     if not has_runs(frame):
         return names
     runs = frame["run"].astype("string").fillna("-").tolist()
@@ -50,7 +57,7 @@ def advise(analysis: Any, table: KernelTable | pd.DataFrame | None = None, *, di
     frame = analysis.frame
     out = pd.DataFrame({
         "kernel_name": frame["kernel_name"].astype("string"),
-        "label": _labels(frame),
+        "label": _labels(analysis),
         "phase": _col(frame, "phase").astype("string"),
         "launches": _col(frame, "launches"),
         "time_s": _col(frame, "time_s").astype(float),
