@@ -89,3 +89,15 @@ def test_a_chart_of_several_runs_names_each_kernels_run() -> None:
     one = api.analyze(api.read(H100 / "example_saxpy.ncu.csv"))
     key = [t.get_text() for t in roofline_figure(one).texts if t.get_text()[:1].isdigit()]
     assert key and not any("example_saxpy:" in k for k in key)
+
+
+def test_the_interactive_charts_hover_names_kernels_as_the_table() -> None:
+    """The plotly chart's hover text opens with the kernel's label of the analysis (two saxpy-like kernels of
+    one function, told apart by their functor), then its full name."""
+    from roofline.views.chart.interactive import roofline_plotly
+
+    analysis = api.analyze(api.read([H100 / "example_saxpy.ncu.csv", H100 / "target_saxpy.ncu.csv"]))
+    hovers = [h for trace in roofline_plotly(analysis).data for h in (trace.hovertext or ()) if "<br>launches" in h
+              or "; launches:" in h]  # the kernels' markers (the ceilings have hover text of their own)
+    assert len(hovers) >= 2
+    assert all(h.startswith("<b>vectorized_elementwise_kernel&lt;CUDAFunctor_add&gt;</b><br>void ") for h in hovers)

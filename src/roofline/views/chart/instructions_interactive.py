@@ -50,15 +50,16 @@ NOTE_CHARS = 170
 SERIES_NAMES = {"global": "global/local LD/ST (per L1 sector)", "shared": "shared LD/ST (per wavefront)"}
 
 
-def _pattern_hover(shown: pd.DataFrame, name: str, ii: np.ndarray, rate: np.ndarray) -> list[str]:
-    """Hover text of panel (b)'s markers, HTML-escaped."""
+def _pattern_hover(shown: pd.DataFrame, name: str, ii: np.ndarray, rate: np.ndarray,
+                   labels: Mapping[str, str] | None = None) -> list[str]:
+    """Hover text of panel (b)'s markers, HTML-escaped; each kernel's label first (``labels``: the analysis's)."""
     pattern = shown[f"{name}_pattern"].astype("string")
     out = []
     for k, kernel in enumerate(shown["kernel_name"].astype(str)):
         per = 1 / ii[k] if ii[k] > 0 else float("nan")
         unit = "sectors" if name == "global" else "wavefronts"
         out.append("<br>".join([
-            f"<b>{html.escape(short_name(kernel))}</b>",
+            f"<b>{html.escape((labels or {}).get(kernel) or short_name(kernel))}</b>",
             html.escape(kernel if len(kernel) <= 160 else kernel[:157] + "..."),
             f"{SERIES_NAMES[name]}: {format_number(ii[k])} inst/transaction ({format_number(per)} {unit} per instruction)",
             f"pattern: {html.escape(str(pattern.iloc[k]) if pd.notna(pattern.iloc[k]) else '-')}",
@@ -94,7 +95,8 @@ def instruction_plotly(
     t_max = float(np.nanmax(times)) if times.size else 1.0
     shown = rows_a.shown
     traces, _ = level_traces(shown, draw_levels, INSTRUCTIONS, level_labels,
-                             marker_diameters(shown["time_s"].to_numpy(dtype=float), t_max), words=words)
+                             marker_diameters(shown["time_s"].to_numpy(dtype=float), t_max), words=words,
+                             labels=rows_a.labels)
     for trace in traces:
         fig.add_trace(trace, row=1, col=1)
     comp = chart_compute_ceilings(machine, shown, ceilings, INSTRUCTIONS)
@@ -117,7 +119,7 @@ def instruction_plotly(
         m = np.isfinite(ii) & (ii > 0) & np.isfinite(rate) & (rate > 0)
         xs_b.append(ii[m])
         ys_b.append(rate[m])
-        hover = np.array(_pattern_hover(pb, name, ii, rate), dtype=object)
+        hover = np.array(_pattern_hover(pb, name, ii, rate, rows_b.labels), dtype=object)
         fig.add_trace(go.Scatter(
             x=ii[m], y=rate[m], mode="markers", name=f"{level_label(level, level_labels)}: {SERIES_NAMES[name]}",
             legendgroup=f"pattern-{name}",

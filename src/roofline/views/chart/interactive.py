@@ -66,9 +66,10 @@ def _text(value: object) -> str:
 
 
 def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str] | None,
-           work: Work = FLOPS, words: VendorWords | None = None) -> list[str]:
+           work: Work = FLOPS, words: VendorWords | None = None, labels: Mapping[str, str] | None = None) -> list[str]:
     """Hover text per row, HTML-escaped (kernel names are untrusted text); the bound in the vendor's
-    ``words`` (:func:`~roofline.views.chart.style.bound_text`)."""
+    ``words`` (:func:`~roofline.views.chart.style.bound_text`); each kernel's label first (``labels``: the
+    analysis's, :attr:`~roofline.analysis.result.Analysis.labels`; a name it lacks shortened alone)."""
     texts = axis_texts(work)
     intensity = "AI" if work.kind == "flops" else "intensity"
     out = []
@@ -82,7 +83,7 @@ def _hover(rows: pd.DataFrame, levels: list[str], level_labels: Mapping[str, str
         if d["estimated"] is True:
             flags.append("estimated counts")
         lines = [
-            f"<b>{html.escape(short_name(str(d['kernel_name'])))}</b>",
+            f"<b>{html.escape((labels or {}).get(str(d['kernel_name'])) or short_name(str(d['kernel_name'])))}</b>",
             name if len(name) <= 160 else name[:157] + "...",
             f"phase: {html.escape(_text(d['phase']))}; launches: {_text(d['launches'])}"
             + (f"; launch id: {_text(d['launch_id'])}" if d.get("launch_id") is not None
@@ -124,13 +125,14 @@ def marker_diameters(time_s: np.ndarray, t_max: float) -> np.ndarray:
 
 def level_traces(shown: pd.DataFrame, levels: Sequence[str], work: Work, level_labels: Mapping[str, str] | None,
                  diam: np.ndarray, phases: Sequence[str | None] = (None,), phase_col: pd.Series | None = None,
-                 words: VendorWords | None = None) -> tuple[list[go.Scatter], list[str | None]]:
+                 words: VendorWords | None = None,
+                 labels: Mapping[str, str] | None = None) -> tuple[list[go.Scatter], list[str | None]]:
     """One marker trace per level (and phase) at (intensity at the level, rate), grouped in the
     legend by level, with hover text (the bound in the vendor's ``words``); and the phase of each trace."""
     partial = (shown[work.partial].fillna(False).to_numpy(dtype=bool) if work.partial in shown
                else np.zeros(len(shown), dtype=bool))
     estimated = shown["estimated"].fillna(False).to_numpy(dtype=bool)
-    hover = np.array(_hover(shown, list(levels), level_labels, work, words), dtype=object)
+    hover = np.array(_hover(shown, list(levels), level_labels, work, words, labels), dtype=object)
     rates = shown["flop_rate"].to_numpy(dtype=float)
     traces: list[go.Scatter] = []
     trace_phase: list[str | None] = []
@@ -186,7 +188,7 @@ def roofline_plotly(
     t = shown["time_s"].to_numpy(dtype=float)
     traces, trace_phase = level_traces(shown, draw_levels, work, level_labels,
                                        marker_diameters(t, float(np.nanmax(t)) if t.size else 1.0), phases, phase_col,
-                                       words)
+                                       words, rows.labels)
     fig.add_traces(traces)
 
     ais = np.concatenate([shown[f"ai_{lv}"].to_numpy(dtype=float) for lv in draw_levels]) if draw_levels else np.zeros(0)
