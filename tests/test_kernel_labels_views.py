@@ -97,7 +97,8 @@ def test_the_interactive_charts_hover_names_kernels_as_the_table() -> None:
     from roofline.views.chart.interactive import roofline_plotly
 
     analysis = api.analyze(api.read([H100 / "example_saxpy.ncu.csv", H100 / "target_saxpy.ncu.csv"]))
-    hovers = [h for trace in roofline_plotly(analysis).data for h in (trace.hovertext or ()) if "<br>launches" in h
-              or "; launches:" in h]  # the kernels' markers (the ceilings have hover text of their own)
+    hovers = [str(h) for trace in roofline_plotly(analysis).data
+              for h in (trace.hovertext if trace.hovertext is not None else ())
+              if "; launches:" in str(h)]  # the kernels' markers (the ceilings have hover text of their own)
     assert len(hovers) >= 2
     assert all(h.startswith("<b>vectorized_elementwise_kernel&lt;CUDAFunctor_add&gt;</b><br>void ") for h in hovers)
