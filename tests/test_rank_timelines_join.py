@@ -180,7 +180,9 @@ def test_a_jobs_joined_rank_tables_give_the_match_rate_on_every_engine(job, tmp_
     assert done.match.time_s["unmatched"] == pytest.approx(s1, rel=1e-12)
     assert done.table.warnings[0].startswith(f"counts joined to {n0 + n1} timeline launches of 2 kernel tables: ")
     by_op = aggregate_files([folder], by="op", engine="duckdb")  # the groups sum over the match key
-    assert by_op.match == done.match
+    assert by_op.match is not None and by_op.match.launches == done.match.launches
+    # DuckDB sums in parallel, in no fixed order: the seconds agree to rounding, not bit for bit
+    assert by_op.match.time_s == pytest.approx(done.match.time_s, rel=1e-12)
     doc = _match([str(folder), "--engine", "duckdb"], tmp_path / "tables.json")
     assert doc["match"]["launches"] == {"exact": n0, "configuration": 0, "unmatched": n1}
     distributed = needs.dask()
