@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -19,7 +19,7 @@ from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from roofline.api import Analysis, Breakdown, KernelTable, Machine
+    from roofline.api import Analysis, Breakdown, KernelTable, Machine, ReplayTimes
 
 
 class Window(str, Enum):
@@ -101,7 +101,8 @@ def print_breakdown(split: Breakdown, *, top: int, to_stderr: bool = False) -> N
     results_console(to_stderr=to_stderr).print(breakdown_renderable(split, top=top))
 
 
-def print_replay(replay: Any, *, top: int, labels: Any = None, to_stderr: bool = False) -> None:
+def print_replay(replay: ReplayTimes, *, top: int, labels: Mapping[str, str] | None = None,
+                 to_stderr: bool = False) -> None:
     """Print a joined timeline's production time against Nsight Compute's replay (:func:`roofline.api.replay_times`),
     kernels named by ``labels`` (the analysis's)."""
     from roofline.views.replay_time import replay_renderable
