@@ -269,22 +269,32 @@ def _sources(paths: Sequence[str | PathLike[str]]) -> tuple[list[Source], dict[S
     for path in paths:
         if isinstance(path, InMemory):
             out.append(path)
-        elif is_stream(path):
+            continue
+        mode = _mode(path)  # one stat a path (None: there is none)
+        if is_stdio(path) or (mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)):  # a stream
             if is_stdio(path):
                 if stdin_used:
                     raise InputError("standard input (-) is given twice", hint="it can be read once only")
                 stdin_used = True
             out.append(read_stream(path))
-        elif (folder := amd_folder(Path(fspath(path)))) is not None:  # an AMD output folder, read once
-            if folder not in out:
+        elif (folder := amd_folder(Path(fspath(path)), is_dir=mode is not None and stat.S_ISDIR(mode))) is not None:
+            if folder not in out:  # an AMD output folder, read once
                 out.append(folder)
-        elif Path(fspath(path)).is_dir():
+        elif mode is not None and stat.S_ISDIR(mode):
             for f in profile_files(path):
                 out.append(f)
                 folders[f] = Path(fspath(path))
         else:
             out.append(Path(fspath(path)))
     return out, folders
+
+
+def _mode(path: str | PathLike[str]) -> int | None:
+    """``path``'s file mode (following links), or None when there is nothing there."""
+    try:
+        return os.stat(fspath(path)).st_mode
+    except (OSError, ValueError):
+        return None
 
 
 def _folder_label(folders: dict[Source, Path]) -> str:

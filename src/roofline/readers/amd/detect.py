@@ -27,13 +27,14 @@ def amd_kind(path: Path, head: bytes | None = None) -> str | None:
     return kinds.rocprof_kind(path)
 
 
-def amd_folder(path: Path) -> Path | None:
+def amd_folder(path: Path, *, is_dir: bool | None = None) -> Path | None:
     """What :func:`roofline.readers.dispatch` reads in place of ``path``: an AMD output folder as it is
     (not expanded into its files), a workload's folder for any file of it (read once); None for anything
-    else (a rocprof file is read as given, its kind told by its content)."""
-    if path.is_dir():
+    else (a rocprof file is read as given, its kind told by its content). ``is_dir``: whether ``path``
+    is a folder, when the caller knows (None: looked up)."""
+    if path.is_dir() if is_dir is None else is_dir:
         return path if amd_kind(path) is not None else None
-    return path.parent if kinds.is_workload(path) else None
+    return path.parent if kinds.is_workload(path, is_dir=False) else None
 
 
 def read_amd(path: Path, kind: str) -> KernelTable:
