@@ -243,7 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--numbers", nargs="+", choices=NUMBERS, default=list(NUMBERS))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "bench_analyze.txt")
     ap.add_argument("--child", nargs=3, metavar=("VARIANT", "PATH", "NUMBERS"), help=argparse.SUPPRESS)
+    ap.add_argument("--generate", nargs=3, metavar=("PATH", "LAUNCHES", "NUMBERS"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.generate:
+        generate(Path(args.generate[0]), int(args.generate[1]), numbers=args.generate[2])
+        return 0
     if args.child:
         child(args.child[0], Path(args.child[1]), args.child[2])
         return 0
@@ -265,9 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         for numbers in args.numbers:
             path = folder / f"{numbers}_{args.launches // 1000}k.csv" if args.launches % 1_000_000 else \
                 folder / f"{numbers}_{args.launches // 1_000_000}M.csv"
-            if not path.exists():
+            if not path.exists():  # made by a child: a peak RSS is inherited through fork and exec (Linux keeps
+                # the larger of the parent's and the child's), so a parent that had built the 1M-row frame itself
+                # made every child's peak read as its own 0.8 GB
                 t0 = time.perf_counter()
-                generate(path, args.launches, numbers=numbers)
+                subprocess.run([sys.executable, __file__, "--generate", str(path), str(args.launches), numbers],
+                               check=True, env=child_environment())
                 print(f"generated {path} ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s", flush=True)
             runs: dict[str, list[dict[str, float]]] = {v: [] for v in (*STEPS, *PROCESSES)}
             for _ in range(args.repeat):  # variants alternate; a ratio is taken within one repetition
