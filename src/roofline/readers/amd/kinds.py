@@ -34,11 +34,11 @@ FILE_NAMES = (*WORKLOAD_FILES, "sysinfo.csv", "timestamps.csv", "pmc_dispatch_in
 def is_workload(path: Path, *, is_dir: bool | None = None) -> bool:
     """True when ``path`` is an Omniperf/rocprof-compute workload folder or one of its files.
     ``is_dir``: whether ``path`` is a folder, when the caller knows (None: looked up)."""
-    if is_dir is None and path.name not in FILE_NAMES:
+    if is_dir is None:
         is_dir = path.is_dir()
     if path.name not in FILE_NAMES and not is_dir:  # (every other file: no look at its folder)
         return False
-    folder = path if (path.is_dir() if is_dir is None else is_dir) else path.parent
+    folder = path if is_dir else path.parent
     return (folder / "sysinfo.csv").is_file() and any((folder / f).is_file() for f in WORKLOAD_FILES)
 
 
