@@ -6,14 +6,15 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import typer
+import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, ByOpt, By, Ceilings, CeilingsOpt, DepthOpt,
-                                  FilterOpt, ForceOpt, Fp16, Fp16Opt, MACHINE_HELP, NvtxOpt, Quiet, Sort, SortOpt, Work,
-                                  WorkOpt)
+from roofline.cli.options import (MACHINE_HELP, PARQUET_HELP, By, Ceilings, Fp16, Sort, Work,
+                                  allow_other_machine_option, by_option, ceilings_option, choice,
+                                  depth_option, filter_option, force_option, fp16_option, nvtx_option, path,
+                                  quiet_option, sort_option, work_option)
 from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 
 if TYPE_CHECKING:
@@ -166,33 +167,66 @@ def print_analysis(analysis: Analysis, *, top: int, explain: str | None = None,
         messages.notes(analysis.notes)
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     @app.command()
+    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+        "ncu CSV exports (raw or details page), .ncu-rep reports, Nsight Systems timelines (.sqlite exports, "
+        ".nsys-rep), kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several "
+        "files describing the same launches are merged."))
+    @click.option("--machine", "-m", multiple=True, help=MACHINE_HELP + (
+        " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its "
+        "spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline "
+        "profile --torch without a GPU), this CPU's measured ceilings, cached."))
+    @allow_other_machine_option
+    @by_option
+    @depth_option
+    @click.option("--estimate", type=path(), help=ESTIMATE_HELP)
+    @click.option("--top", type=click.IntRange(min=1), default=10,
+                  help="Kernels to show and label (and breakdown windows per device).")
+    @click.option("--breakdown", type=choice(Window), help=BREAKDOWN_HELP)
+    @sort_option
+    @work_option
+    @filter_option
+    @nvtx_option
+    @fp16_option
+    @click.option("--json", "json_out", type=path(),
+                  help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")
+    @click.option("--csv", "csv_out", type=path(), help="Write the per-kernel table as CSV; - writes standard output.")
+    @click.option("--html", "html_out", type=path(), help="Write an interactive, self-contained HTML report.")
+    @click.option("--png", "png_out", type=path(), help="Write the hierarchical roofline chart (.png, .svg or .pdf).")
+    @click.option("--parquet", "parquet_out", type=path(), help=PARQUET_HELP)
+    @ceilings_option
+    @click.option("--explain", help=("Print only the full diagnosis of the kernels whose name matches this regular "
+                                     "expression (or exact name), longest first."))
+    @click.option("--engine", help=ENGINE_HELP)
+    @force_option
+    @quiet_option
+    @click.pass_context
     def analyze(
-        ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="ncu CSV exports (raw or details page), .ncu-rep reports, Nsight Systems timelines (.sqlite exports, .nsys-rep), kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several files describing the same launches are merged.")],
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help=MACHINE_HELP + " Repeat to combine (first wins). Default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics (docs/ceilings.md); for CPU work recorded on this host (roofline profile --torch without a GPU), this CPU's measured ceilings, cached.")] = None,
-        allow_other_machine: AllowOtherMachineOpt = False,
-        by: ByOpt = By.name,
-        depth: DepthOpt = None,
-        estimate: Annotated[Optional[Path], typer.Option("--estimate", help=ESTIMATE_HELP)] = None,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label (and breakdown windows per device).")] = 10,
-        breakdown: Annotated[Optional[Window], typer.Option("--breakdown", help=BREAKDOWN_HELP)] = None,
-        sort: SortOpt = Sort.time,
-        work: WorkOpt = Work.flops,
-        kernel_filter: FilterOpt = None,
-        nvtx: NvtxOpt = None,
-        fp16: Fp16Opt = Fp16.ncu,
-        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")] = None,
-        csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV; - writes standard output.")] = None,
-        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive, self-contained HTML report.")] = None,
-        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the hierarchical roofline chart (.png, .svg or .pdf).")] = None,
-        parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP)] = None,
-        ceilings: CeilingsOpt = Ceilings.used,
-        explain: Annotated[Optional[str], typer.Option(help="Print only the full diagnosis of the kernels whose name matches this regular expression (or exact name), longest first.")] = None,
-        engine: Annotated[Optional[str], typer.Option("--engine", help=ENGINE_HELP)] = None,
-        force: ForceOpt = False,
-        quiet: Quiet = False,
+        ctx: click.Context,
+        files: tuple[Path, ...],
+        machine: tuple[str, ...],
+        allow_other_machine: bool,
+        by: By,
+        depth: Optional[int],
+        estimate: Optional[Path],
+        top: int,
+        breakdown: Optional[Window],
+        sort: Sort,
+        work: Work,
+        kernel_filter: Optional[str],
+        nvtx: Optional[str],
+        fp16: Fp16,
+        json_out: Optional[Path],
+        csv_out: Optional[Path],
+        html_out: Optional[Path],
+        png_out: Optional[Path],
+        parquet_out: Optional[Path],
+        ceilings: Ceilings,
+        explain: Optional[str],
+        engine: Optional[str],
+        force: bool,
+        quiet: bool,
     ) -> None:
         """Hierarchical roofline of profiled kernels: a ranked table, and charts and files on request."""
         from roofline import api
@@ -257,13 +291,14 @@ def register(app: typer.Typer) -> None:
             messages.wrote(path)
 
     @app.command()
-    def demo(
-        ctx: typer.Context,
-        outdir: Annotated[Path, typer.Option("--outdir", "-o", help="Folder for the chart and report (created if missing).")] = Path("."),
-        ceilings: CeilingsOpt = Ceilings.used,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (a rerun replaces its own without it).")] = False,
-        quiet: Quiet = False,
-    ) -> None:
+    @click.option("--outdir", "-o", type=path(), default=Path("."),
+                  help="Folder for the chart and report (created if missing).")
+    @ceilings_option
+    @click.option("--force", is_flag=True,
+                  help="Overwrite existing output files (a rerun replaces its own without it).")
+    @quiet_option
+    @click.pass_context
+    def demo(ctx: click.Context, outdir: Path, ceilings: Ceilings, force: bool, quiet: bool) -> None:
         """Analyze the bundled example: the Hierarchical Roofline paper's DeepCAM LAMB-optimizer kernels on a V100 (no GPU needed).
 
         A rerun replaces the files an earlier run wrote (.roofline-demo.sha256 in the folder lists them

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from importlib import import_module
 from typing import NoReturn
 
-import typer
+import click
 
 from roofline.cli.console import Messages, stop_writing
 from roofline.errors import RooflineError
 
-#: Modules that define sub-commands; each has ``register(app: typer.Typer) -> None``.
+#: Modules that define sub-commands; each has ``register(app: click.Group) -> None``.
 COMMAND_MODULES = (
     "roofline.cli.analyze",
     "roofline.cli.compare",
@@ -34,20 +34,26 @@ COMMAND_MODULES = (
 EXIT_BAD_INPUT = 2
 
 
-def build_app() -> typer.Typer:
-    app = typer.Typer(
-        name="roofline",
-        help="Hierarchical roofline analysis of GPU and CPU programs.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-    @app.callback()
-    def _root(
-        version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                     help="Print the version and exit."),
-    ) -> None:
+class _Commands(click.Group):
+    """The commands, listed in the order they are registered (click's own order is alphabetical)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from roofline._version import __version__
+
+        click.echo(__version__)
+        ctx.exit(0)
+
+
+def build_app() -> click.Group:
+    @click.group(cls=_Commands, name="roofline", no_args_is_help=True, context_settings={"show_default": True})
+    @click.option("--version", is_flag=True, is_eager=True, expose_value=False, callback=_print_version,
+                  help="Print the version and exit.")
+    def app() -> None:
         """Hierarchical roofline analysis of GPU and CPU programs."""
 
     for mod in COMMAND_MODULES:
@@ -58,17 +64,9 @@ def build_app() -> typer.Typer:
         """Print the version."""
         from roofline._version import __version__
 
-        typer.echo(__version__)
+        click.echo(__version__)
 
     return app
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        from roofline._version import __version__
-
-        typer.echo(__version__)
-        raise typer.Exit(0)
 
 
 def error(message: str) -> None:
@@ -96,12 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     messages = Messages()
     try:
         with messages.capture():
-            code = app(args=args, prog_name="roofline", standalone_mode=False, obj=messages)
+            code = app.main(args=args, prog_name="roofline", standalone_mode=False, obj=messages)
         return code if isinstance(code, int) else 0
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    except typer.TyperException as exc:  # usage errors (bad option values, unknown options): one line
+    except click.ClickException as exc:  # usage errors (bad option values, unknown options): one line
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # type: ignore[attr-defined]
             return EXIT_BAD_INPUT
@@ -109,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
         error(" ".join(exc.format_message().split()) + where)
         return int(getattr(exc, "exit_code", EXIT_BAD_INPUT))
-    except typer.Abort:
+    except click.Abort:
         error("aborted")
         return 1
     except RooflineError as exc:

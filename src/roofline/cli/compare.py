@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Optional
 
-import typer
+import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, Sort, SortOpt, finite
+from roofline.cli.options import (Ceilings, Fp16, Sort, allow_other_machine_option, ceilings_option,
+                                  choice, filter_option, finite, force_option, fp16_named_option, nvtx_option, path,
+                                  quiet_option, sort_option)
 from roofline.errors import InputError
 
 
@@ -25,29 +27,54 @@ class MatchBy(str, Enum):
     phase = "phase"
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     @app.command()
+    @click.argument("before", type=path(), help=(
+        "Profile before the change (ncu CSV or .ncu-rep, or a folder of them; - reads standard input)."))
+    @click.argument("after", type=path(), help="Profile after the change (or on the other GPU).")
+    @click.option("--machine", "-m", help="Ceilings for both runs (machine JSON, ERT file or GPU spec name).")
+    @click.option("--machine-before", help="Ceilings of the BEFORE run (overrides --machine).")
+    @click.option("--machine-after", help="Ceilings of the AFTER run (overrides --machine).")
+    @allow_other_machine_option
+    @click.option("--by", type=choice(MatchBy), default=MatchBy.auto, help=(
+        "Match kernels by 'name', by 'phase' and name, or 'auto' (phase when both profiles have phases)."))
+    @click.option("--top", type=click.IntRange(min=1), default=15, help="Kernels to show in the table and chart.")
+    @sort_option
+    @filter_option
+    @nvtx_option
+    @fp16_named_option
+    @click.option("--png", "png_out", type=path(), help="Write the before/after roofline chart (.png, .svg or .pdf).")
+    @click.option("--html", "html_out", type=path(),
+                  help="Write the interactive before/after chart (self-contained HTML).")
+    @click.option("--json", "json_out", type=path(),
+                  help="Write the comparison as JSON (schema roofline.comparison/1); - writes standard output.")
+    @ceilings_option
+    @click.option("--fail-if-slower", type=click.FloatRange(min=0), callback=finite, help=(
+        "Exit with status 1 when the total kernel time grew by more than this many percent (for CI)."))
+    @force_option
+    @quiet_option
+    @click.pass_context
     def compare(
-        ctx: typer.Context,
-        before: Annotated[Path, typer.Argument(help="Profile before the change (ncu CSV or .ncu-rep, or a folder of them; - reads standard input).")],
-        after: Annotated[Path, typer.Argument(help="Profile after the change (or on the other GPU).")],
-        machine: Annotated[Optional[str], typer.Option("--machine", "-m", help="Ceilings for both runs (machine JSON, ERT file or GPU spec name).")] = None,
-        machine_before: Annotated[Optional[str], typer.Option(help="Ceilings of the BEFORE run (overrides --machine).")] = None,
-        machine_after: Annotated[Optional[str], typer.Option(help="Ceilings of the AFTER run (overrides --machine).")] = None,
-        allow_other_machine: AllowOtherMachineOpt = False,
-        by: Annotated[MatchBy, typer.Option(help="Match kernels by 'name', by 'phase' and name, or 'auto' (phase when both profiles have phases).")] = MatchBy.auto,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show in the table and chart.")] = 15,
-        sort: SortOpt = Sort.time,
-        kernel_filter: FilterOpt = None,
-        nvtx: NvtxOpt = None,
-        fp16: Fp16NamedOpt = Fp16.ncu,
-        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the before/after roofline chart (.png, .svg or .pdf).")] = None,
-        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the interactive before/after chart (self-contained HTML).")] = None,
-        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the comparison as JSON (schema roofline.comparison/1); - writes standard output.")] = None,
-        ceilings: CeilingsOpt = Ceilings.used,
-        fail_if_slower: Annotated[Optional[float], typer.Option(min=0, callback=finite, help="Exit with status 1 when the total kernel time grew by more than this many percent (for CI).")] = None,
-        force: ForceOpt = False,
-        quiet: Quiet = False,
+        ctx: click.Context,
+        before: Path,
+        after: Path,
+        machine: Optional[str],
+        machine_before: Optional[str],
+        machine_after: Optional[str],
+        allow_other_machine: bool,
+        by: MatchBy,
+        top: int,
+        sort: Sort,
+        kernel_filter: Optional[str],
+        nvtx: Optional[str],
+        fp16: Fp16,
+        png_out: Optional[Path],
+        html_out: Optional[Path],
+        json_out: Optional[Path],
+        ceilings: Ceilings,
+        fail_if_slower: Optional[float],
+        force: bool,
+        quiet: bool,
     ) -> None:
         """Compare two profiles: both runs on one roofline with arrows, a table of changes, totals."""
         import json
@@ -89,8 +116,8 @@ def register(app: typer.Typer) -> None:
             messages.wrote(path)
         if fail_if_slower is not None and comp.slower_than(fail_if_slower):
             pct = comp.totals["time_change_pct"]
-            typer.echo(f"roofline: total kernel time grew by {pct:.1f}% (more than {fail_if_slower:g}%)", err=True)
-            raise typer.Exit(api.EXIT_SLOWER)
+            click.echo(f"roofline: total kernel time grew by {pct:.1f}% (more than {fail_if_slower:g}%)", err=True)
+            ctx.exit(api.EXIT_SLOWER)
 
 
 def _notes(messages: Messages, before: tuple[str, ...], after: tuple[str, ...]) -> None:

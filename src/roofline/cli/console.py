@@ -64,7 +64,7 @@ def results_console(*, to_stderr: bool = False) -> Console:
 class Messages:
     """Notes and warnings for the person at the terminal: on stderr, each text once, none when quiet.
 
-    One per CLI run (made by :func:`roofline.cli.app.main`, passed to commands as the typer
+    One per CLI run (made by :func:`roofline.cli.app.main`, passed to commands as the click
     context's ``obj``); a command sets :attr:`quiet` from its ``--quiet`` option.
     """
 

@@ -17,12 +17,12 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
-import typer
+import click
 
 from roofline.cli.console import Messages, messages_for, stdout_console
-from roofline.cli.options import Quiet, finite
+from roofline.cli.options import finite, path, quiet_option
 from roofline.errors import InputError
 
 if TYPE_CHECKING:
@@ -98,31 +98,45 @@ def print_measurement(measurement: Measurement, console: Any, messages: Messages
         console.print(f"measured in {measurement.elapsed_s:.1f} s")
 
 
-def _clock_mhz(value: Optional[float]) -> Optional[float]:
-    """A finite clock in MHz between 1 and 10000 (typer's own range check would call NaN out of range)."""
-    value = finite(value)
+def _clock_mhz(ctx: click.Context, param: click.Parameter, value: Optional[float]) -> Optional[float]:
+    """A finite clock in MHz between 1 and 10000 (a range check would call NaN in range)."""
+    value = finite(ctx, param, value)
     if value is not None and not 1 <= value <= 10000:
         hint = " (in MHz, not Hz)" if value > 10000 else ""
-        raise typer.BadParameter(f"{value:g} is not a clock between 1 and 10000 MHz{hint}")
+        raise click.BadParameter(f"{value:g} is not a clock between 1 and 10000 MHz{hint}", ctx=ctx, param=param)
     return value
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     @app.command()
+    @click.option("--gpu", type=click.IntRange(min=0), help="Measure this GPU (CUDA index).")
+    @click.option("--cpu", is_flag=True, help="Measure the CPU, even when there is a GPU.")
+    @click.option("--quick", is_flag=True, help="A faster, coarser run.")
+    @click.option("--thorough", is_flag=True, help="Longer sweeps, more repeats.")
+    @click.option("--output", "-o", type=path(), help="Write the ceilings as machine JSON (for roofline analyze --machine).")
+    @click.option("--png", type=path(), help="Plot the working-set sweep (bandwidth vs working set).")
+    @click.option("--ert-json", type=path(), help="Also write ERT's roofline.json layout.")
+    @click.option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")
+    @click.option("--clock-mhz", type=float, callback=_clock_mhz,
+                  help="With --spec: the SM clock to assume (MHz, 1 to 10000).")
+    @click.option("--list-specs", is_flag=True, help="Name the GPUs --spec knows.")
+    @click.option("--force", is_flag=True, help="Overwrite existing output files.")
+    @quiet_option
+    @click.pass_context
     def machine(
-        ctx: typer.Context,
-        gpu: Annotated[Optional[int], typer.Option("--gpu", min=0, help="Measure this GPU (CUDA index).")] = None,
-        cpu: Annotated[bool, typer.Option("--cpu", help="Measure the CPU, even when there is a GPU.")] = False,
-        quick: Annotated[bool, typer.Option("--quick", help="A faster, coarser run.")] = False,
-        thorough: Annotated[bool, typer.Option("--thorough", help="Longer sweeps, more repeats.")] = False,
-        output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the ceilings as machine JSON (for roofline analyze --machine).")] = None,
-        png: Annotated[Optional[Path], typer.Option("--png", help="Plot the working-set sweep (bandwidth vs working set).")] = None,
-        ert_json: Annotated[Optional[Path], typer.Option("--ert-json", help="Also write ERT's roofline.json layout.")] = None,
-        spec: Annotated[Optional[str], typer.Option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")] = None,
-        clock_mhz: Annotated[Optional[float], typer.Option("--clock-mhz", callback=_clock_mhz, help="With --spec: the SM clock to assume (MHz, 1 to 10000).")] = None,
-        list_specs: Annotated[bool, typer.Option("--list-specs", help="Name the GPUs --spec knows.")] = False,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
-        quiet: Quiet = False,
+        ctx: click.Context,
+        gpu: Optional[int],
+        cpu: bool,
+        quick: bool,
+        thorough: bool,
+        output: Optional[Path],
+        png: Optional[Path],
+        ert_json: Optional[Path],
+        spec: Optional[str],
+        clock_mhz: Optional[float],
+        list_specs: bool,
+        force: bool,
+        quiet: bool,
     ) -> None:
         """Ceilings of this machine (measured, with theoretical alongside) or of a named GPU."""
         console = _console()

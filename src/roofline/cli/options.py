@@ -1,17 +1,20 @@
 """Options shared by several commands, and the checks on their values.
 
-Numbers are checked by typer (``min=``/``max=``) and, for floats, by :func:`finite`,
-since a range check lets NaN through (every comparison with NaN is false).
+The CLI is built with click. An option shared by several commands is declared once here as a
+decorator (``@quiet_option``); its value reaches the command as the keyword of the same name.
+Choices are enums (``click.Choice(By)`` gives the command a ``By`` member). Numbers are checked
+by click's ranges (``click.IntRange(min=1)``) and, for floats, by :func:`finite`, since a range
+check lets NaN through (every comparison with NaN is false).
 """
 
 from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import Optional
 
-import typer
-
+import click
 
 class Ceilings(str, Enum):
     used = "used"
@@ -39,41 +42,63 @@ class By(str, Enum):
     module = "module"
 
 
-#: Help of --by, --depth and --parquet (`roofline analyze` and `roofline profile`).
-BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
-           "or per module path (module; see --depth).")
-DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
-PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
-                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
-
-
 class Work(str, Enum):
     flops = "flops"
     ops = "ops"
     instructions = "instructions"
 
 
-def finite(value: Optional[float]) -> Optional[float]:
-    """Refuse NaN and infinities (typer's range check lets NaN through)."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number")
-    return value
-
-
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No notes, warnings or 'wrote FILE' lines on stderr; results and errors only.")]
-CeilingsOpt = Annotated[Ceilings, typer.Option("--ceilings", help="Chart ceilings: 'used' (the precisions the kernels use, plus the highest) or 'all' (every one, an ERT file's scalar, vector and no-FMA entries too).")]
-SortOpt = Annotated[Sort, typer.Option("--sort", help="Order of the table: time, savable (time above the roofline), flops, work (the --work counted: FLOPs, OPs or warp instructions), or ai (DRAM intensity, else the outermost level measured); largest first.")]
-WorkOpt = Annotated[Work, typer.Option("--work", help="What the roofline counts: flops (floating-point operations), ops (FLOPs plus integer, conversion and integer tensor operations), or instructions (the instruction roofline: warp instructions per second against warp instructions per transaction at each level, with the memory-pattern walls).")]
-FilterOpt = Annotated[Optional[str], typer.Option("--filter", help="Only kernels whose name matches this regular expression (re.search).")]
-NvtxOpt = Annotated[Optional[str], typer.Option("--nvtx", help="Only kernels in this NVTX range (phase): its name, else a regular expression.")]
-AllowOtherMachineOpt = Annotated[bool, typer.Option("--allow-other-machine", help="Apply a CPU's ceilings to a GPU profile, or a GPU's to a CPU profile (refused by default: such ceilings do not hold the kernels).")]
+#: Help of --by, --depth and --parquet (`roofline analyze` and `roofline profile`).
+BY_HELP = ("One row per kernel name, per launch, per phase and name, per PyTorch operator and phase (op), "
+           "or per module path (module; see --depth).")
+DEPTH_HELP = "With --by module: cut module paths to this many components (Model.encoder.layers at 2 is Model.encoder)."
+PARQUET_HELP = ("Write the per-launch kernel table, with the raw metrics, as Parquet (schema "
+                "roofline.kernels/1 as for .kernels.json, units in its metadata; docs/parquet.md); roofline analyze reads it back.")
 #: The machine argument's help: what it takes, shared by the commands that take one.
 MACHINE_HELP = ("Ceilings: our machine JSON, an ERT roofline.json/sum file, a GPU spec name (roofline machine "
                 "--list-specs), or 'profile' (the profile's own peak metrics). An ERT file with several compute entries per precision gives the highest (FMA "
                 "vector) one; FILE#ENTRY picks another, e.g. 'roofline.json#FP64 Scalar GFLOPs'.")
-ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never an input).")]
-ByOpt = Annotated[By, typer.Option(help=BY_HELP)]
-DepthOpt = Annotated[Optional[int], typer.Option(min=1, help=DEPTH_HELP)]
+
+
+def finite(ctx: Optional[click.Context], param: Optional[click.Parameter], value: Optional[float]) -> Optional[float]:
+    """An option's callback: refuse NaN and infinities (a range check lets NaN through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number", ctx=ctx, param=param)
+    return value
+
+
+def choice(of: type[Enum]) -> click.Choice:
+    """The option type of a choice among ``of``'s members (matched exactly, by name)."""
+    return click.Choice(of)
+
+
+def path() -> click.Path:
+    """A file or folder name, checked by the command, not here (``-`` is standard input or output)."""
+    return click.Path(path_type=Path)
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True,
+                            help="No notes, warnings or 'wrote FILE' lines on stderr; results and errors only.")
+ceilings_option = click.option("--ceilings", type=choice(Ceilings), default=Ceilings.used, help=(
+    "Chart ceilings: 'used' (the precisions the kernels use, plus the highest) or 'all' (every one, an ERT "
+    "file's scalar, vector and no-FMA entries too)."))
+sort_option = click.option("--sort", type=choice(Sort), default=Sort.time, help=(
+    "Order of the table: time, savable (time above the roofline), flops, work (the --work counted: FLOPs, OPs or "
+    "warp instructions), or ai (DRAM intensity, else the outermost level measured); largest first."))
+work_option = click.option("--work", type=choice(Work), default=Work.flops, help=(
+    "What the roofline counts: flops (floating-point operations), ops (FLOPs plus integer, conversion and "
+    "integer tensor operations), or instructions (the instruction roofline: warp instructions per second "
+    "against warp instructions per transaction at each level, with the memory-pattern walls)."))
+filter_option = click.option("--filter", "kernel_filter",
+                             help="Only kernels whose name matches this regular expression (re.search).")
+nvtx_option = click.option("--nvtx", help="Only kernels in this NVTX range (phase): its name, else a regular expression.")
+allow_other_machine_option = click.option("--allow-other-machine", is_flag=True, help=(
+    "Apply a CPU's ceilings to a GPU profile, or a GPU's to a CPU profile (refused by default: such ceilings "
+    "do not hold the kernels)."))
+force_option = click.option("--force", is_flag=True, help="Overwrite existing output files (never an input).")
+by_option = click.option("--by", type=choice(By), default=By.name, help=BY_HELP)
+depth_option = click.option("--depth", type=click.IntRange(min=1), help=DEPTH_HELP)
 #: --fp16 where the convention is said in full (`roofline analyze`), and where it is named only.
-Fp16Opt = Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma).")]
-Fp16NamedOpt = Annotated[Fp16, typer.Option(help="FP16 FLOP convention: ncu or paper.")]
+fp16_option = click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help=(
+    "FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma)."))
+fp16_named_option = click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention: ncu or paper.")

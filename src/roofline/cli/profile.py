@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Optional
 
-import typer
+import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (PARQUET_HELP, AllowOtherMachineOpt, By, ByOpt, Ceilings, CeilingsOpt, DepthOpt, Fp16,
-                                  Quiet, Work, WorkOpt)
+from roofline.cli.options import (PARQUET_HELP, By, Ceilings, Fp16, Work, allow_other_machine_option,
+                                  by_option, ceilings_option, choice, depth_option, path, quiet_option,
+                                  work_option)
 
 if TYPE_CHECKING:
     from roofline.api import KernelTable, OutputRequest
@@ -33,44 +34,105 @@ def _live_printer(console, status):  # type: ignore[no-untyped-def]
     return on_line, on_progress
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     @app.command(context_settings={"allow_interspersed_args": False})
+    @click.argument("command", nargs=-1, required=True, help="The program and its arguments, after --.")
+    @click.option("--output", "-o", type=path(), default=Path("roofline-profile"), help=(
+        "Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under "
+        "torchrun, mpirun or srun)."))
+    @click.option("--arch", help=(
+        "Compute capability for the metric set (e.g. 9.0), or an AMD GPU's gfx target (e.g. gfx942: profiles with "
+        "rocprofv3); default: detected with nvidia-smi or NVML, else an AMD GPU's with rocprofv3."))
+    @click.option("--metrics", help="Comma-separated ncu metrics to collect instead of the architecture's roofline set.")
+    @click.option("--clock-control", default="none", help=(
+        "ncu --clock-control: none (default: the clocks the program would get), base (lock base clocks) or reset."))
+    @click.option("--kernel-name", help="ncu --kernel-name filter (name, or regex:...).")
+    @click.option("--launch-skip", type=click.IntRange(min=0), help="ncu --launch-skip: launches to skip before profiling.")
+    @click.option("--launch-count", type=click.IntRange(min=1), help="ncu --launch-count: launches to profile.")
+    @click.option("--nvtx-include", multiple=True, help="ncu --nvtx-include range filter (repeatable), e.g. 'forward/'.")
+    @click.option("--torch", is_flag=True, help=(
+        "PyTorch programs: attribute every kernel to its operator (aten::...), module (DeepCamMini.enc1.0) and "
+        "phase, backward kernels to the forward operator and module that caused them, with no change to the "
+        "program; records the counter-free estimate of the same operators beside the measured values. Without a "
+        "GPU or ncu: the estimate alone."))
+    @click.option("--no-estimate", is_flag=True,
+                  help="With --torch under ncu: do not record the counter-free estimate beside the measured values.")
+    @click.option("--no-counters", is_flag=True, help=(
+        "Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from "
+        "formulas, bytes from tensor sizes."))
+    @click.option("--no-fallback", is_flag=True, help=(
+        "After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters."))
+    @click.option("--ncu", default="ncu", help="The ncu executable.")
+    @click.option("--rocprofv3", default="rocprofv3", help=(
+        "The rocprofv3 executable (AMD GPUs: outputs in PREFIX.rocprofv3/, one run of the program per counter pass; "
+        "not yet run on AMD hardware)."))
+    @click.option("--timeline", is_flag=True, help=(
+        "Production times: run the whole program under Nsight Systems (PREFIX.nsys-rep, PREFIX.sqlite), count a "
+        "sample of it under Nsight Compute, and give every launch of the timeline the counts of its kernel "
+        "(docs/timeline.md); the overheads against the bare program are printed."))
+    @click.option("--sample", help=(
+        "With --timeline: what Nsight Compute counts, NAME[:N] (the N-th occurrence of the NVTX range NAME; default "
+        "N=2) or 'all'; default: the second occurrence of the outermost repeated NVTX range (the second training "
+        "step)."))
+    @click.option("--nsys", default="nsys", help="The nsys executable (--timeline).")
+    @click.option("--osrt", is_flag=True, help="With --timeline: trace OS runtime calls too (nsys -t osrt).")
+    @click.option("--machine", "-m", multiple=True, help=(
+        "Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else "
+        "its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings "
+        "(measured once, about 10 s, and cached per host and CPU)."))
+    @allow_other_machine_option
+    @by_option
+    @depth_option
+    @click.option("--top", type=click.IntRange(min=1), default=10, help="Kernels to show and label.")
+    @click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention (see roofline analyze).")
+    @click.option("--json", "json_out", type=path(), help="Write the analysis as JSON.")
+    @click.option("--csv", "csv_out", type=path(), help="Write the per-kernel table as CSV.")
+    @click.option("--html", "html_out", type=path(), help="Write an interactive HTML report.")
+    @click.option("--png", "png_out", type=path(), help="Write the roofline chart (.png, .svg or .pdf).")
+    @click.option("--parquet", "parquet_out", type=path(),
+                  help=PARQUET_HELP + " Under a launcher: NAME.rankN.parquet, for roofline merge.")
+    @ceilings_option
+    @work_option
+    @click.option("--force", is_flag=True,
+                  help="Overwrite existing output files (never the program or its inputs).")
+    @quiet_option
+    @click.pass_context
     def profile(
-        ctx: typer.Context,
-        command: Annotated[list[str], typer.Argument(help="The program and its arguments, after --.", show_default=False)],
-        output: Annotated[Path, typer.Option("--output", "-o", help="Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under torchrun, mpirun or srun).")] = Path("roofline-profile"),
-        arch: Annotated[Optional[str], typer.Option(help="Compute capability for the metric set (e.g. 9.0), or an AMD GPU's gfx target (e.g. gfx942: profiles with rocprofv3); default: detected with nvidia-smi or NVML, else an AMD GPU's with rocprofv3.")] = None,
-        metrics: Annotated[Optional[str], typer.Option(help="Comma-separated ncu metrics to collect instead of the architecture's roofline set.")] = None,
-        clock_control: Annotated[str, typer.Option(help="ncu --clock-control: none (default: the clocks the program would get), base (lock base clocks) or reset.")] = "none",
-        kernel_name: Annotated[Optional[str], typer.Option(help="ncu --kernel-name filter (name, or regex:...).")] = None,
-        launch_skip: Annotated[Optional[int], typer.Option(min=0, help="ncu --launch-skip: launches to skip before profiling.")] = None,
-        launch_count: Annotated[Optional[int], typer.Option(min=1, help="ncu --launch-count: launches to profile.")] = None,
-        nvtx_include: Annotated[Optional[list[str]], typer.Option(help="ncu --nvtx-include range filter (repeatable), e.g. 'forward/'.")] = None,
-        torch: Annotated[bool, typer.Option("--torch", help="PyTorch programs: attribute every kernel to its operator (aten::...), module (DeepCamMini.enc1.0) and phase, backward kernels to the forward operator and module that caused them, with no change to the program; records the counter-free estimate of the same operators beside the measured values. Without a GPU or ncu: the estimate alone.")] = False,
-        no_estimate: Annotated[bool, typer.Option("--no-estimate", help="With --torch under ncu: do not record the counter-free estimate beside the measured values.")] = False,
-        no_counters: Annotated[bool, typer.Option("--no-counters", help="Estimate without hardware counters (PyTorch programs): times from the PyTorch profiler, FLOPs from formulas, bytes from tensor sizes.")] = False,
-        no_fallback: Annotated[bool, typer.Option("--no-fallback", help="After a counter permission error (ERR_NVGPUCTRPERM), stop instead of continuing without counters.")] = False,
-        ncu: Annotated[str, typer.Option(help="The ncu executable.")] = "ncu",
-        rocprofv3: Annotated[str, typer.Option("--rocprofv3", help="The rocprofv3 executable (AMD GPUs: outputs in PREFIX.rocprofv3/, one run of the program per counter pass; not yet run on AMD hardware).")] = "rocprofv3",
-        timeline: Annotated[bool, typer.Option("--timeline", help="Production times: run the whole program under Nsight Systems (PREFIX.nsys-rep, PREFIX.sqlite), count a sample of it under Nsight Compute, and give every launch of the timeline the counts of its kernel (docs/timeline.md); the overheads against the bare program are printed.")] = False,
-        sample: Annotated[Optional[str], typer.Option(help="With --timeline: what Nsight Compute counts, NAME[:N] (the N-th occurrence of the NVTX range NAME; default N=2) or 'all'; default: the second occurrence of the outermost repeated NVTX range (the second training step).")] = None,
-        nsys: Annotated[str, typer.Option(help="The nsys executable (--timeline).")] = "nsys",
-        osrt: Annotated[bool, typer.Option("--osrt", help="With --timeline: trace OS runtime calls too (nsys -t osrt).")] = False,
-        machine: Annotated[Optional[list[str]], typer.Option("--machine", "-m", help="Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings (measured once, about 10 s, and cached per host and CPU).")] = None,
-        allow_other_machine: AllowOtherMachineOpt = False,
-        by: ByOpt = By.name,
-        depth: DepthOpt = None,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show and label.")] = 10,
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention (see roofline analyze).")] = Fp16.ncu,
-        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the analysis as JSON.")] = None,
-        csv_out: Annotated[Optional[Path], typer.Option("--csv", help="Write the per-kernel table as CSV.")] = None,
-        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write an interactive HTML report.")] = None,
-        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the roofline chart (.png, .svg or .pdf).")] = None,
-        parquet_out: Annotated[Optional[Path], typer.Option("--parquet", help=PARQUET_HELP + " Under a launcher: NAME.rankN.parquet, for roofline merge.")] = None,
-        ceilings: CeilingsOpt = Ceilings.used,
-        work: WorkOpt = Work.flops,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files (never the program or its inputs).")] = False,
-        quiet: Quiet = False,
+        ctx: click.Context,
+        command: tuple[str, ...],
+        output: Path,
+        arch: Optional[str],
+        metrics: Optional[str],
+        clock_control: str,
+        kernel_name: Optional[str],
+        launch_skip: Optional[int],
+        launch_count: Optional[int],
+        nvtx_include: tuple[str, ...],
+        torch: bool,
+        no_estimate: bool,
+        no_counters: bool,
+        no_fallback: bool,
+        ncu: str,
+        rocprofv3: str,
+        timeline: bool,
+        sample: Optional[str],
+        nsys: str,
+        osrt: bool,
+        machine: tuple[str, ...],
+        allow_other_machine: bool,
+        by: By,
+        depth: Optional[int],
+        top: int,
+        fp16: Fp16,
+        json_out: Optional[Path],
+        csv_out: Optional[Path],
+        html_out: Optional[Path],
+        png_out: Optional[Path],
+        parquet_out: Optional[Path],
+        ceilings: Ceilings,
+        work: Work,
+        force: bool,
+        quiet: bool,
     ) -> None:
         """Profile a program with Nsight Compute in one run (or without counters) and analyze it.
 
@@ -109,17 +171,20 @@ def register(app: typer.Typer) -> None:
                     estimated=outcome.estimate, allow_other_machine=allow_other_machine, measure_cpu=rank is None)
         for path in outcome.files:
             messages.wrote(path)
-        raise typer.Exit(outcome.exit_code)
+        ctx.exit(outcome.exit_code)
 
     @app.command()
-    def merge(
-        ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="Per-rank kernel tables (PREFIX.rankN.kernels.json, NAME.rankN.parquet) or profiles.")],
-        out: Annotated[Path, typer.Option("--output", "-o", help="The merged kernel table: X.parquet (streamed, the fast way for many ranks) or X.kernels.json; - writes JSON to standard output.")],
-        fp16: Annotated[Fp16, typer.Option(help="FP16 FLOP convention for profiles that are not kernel tables.")] = Fp16.ncu,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file (never an input).")] = False,
-        quiet: Quiet = False,
-    ) -> None:
+    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+        "Per-rank kernel tables (PREFIX.rankN.kernels.json, NAME.rankN.parquet) or profiles."))
+    @click.option("--output", "-o", "out", type=path(), required=True, help=(
+        "The merged kernel table: X.parquet (streamed, the fast way for many ranks) or X.kernels.json; - writes "
+        "JSON to standard output."))
+    @click.option("--fp16", type=choice(Fp16), default=Fp16.ncu,
+                  help="FP16 FLOP convention for profiles that are not kernel tables.")
+    @click.option("--force", is_flag=True, help="Overwrite an existing output file (never an input).")
+    @quiet_option
+    @click.pass_context
+    def merge(ctx: click.Context, files: tuple[Path, ...], out: Path, fp16: Fp16, force: bool, quiet: bool) -> None:
         """Combine the per-rank kernel tables of a parallel run (torchrun, mpirun, srun) into one."""
         from roofline import api
 
@@ -135,7 +200,7 @@ def _ranked(path: Optional[Path], rank: Optional[int]) -> Optional[Path]:
     return path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
 
 
-def _command_files(command: list[str]) -> tuple[Path, ...]:
+def _command_files(command: Sequence[str]) -> tuple[Path, ...]:
     """The existing files the profiled command names (the program, its scripts and data): never outputs."""
     import shutil
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Optional
 
-import typer
+import click
 
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import AllowOtherMachineOpt, Ceilings, CeilingsOpt, FilterOpt, ForceOpt, Fp16, Fp16NamedOpt, NvtxOpt, Quiet, finite
+from roofline.cli.options import (Ceilings, Fp16, allow_other_machine_option, ceilings_option,
+                                  choice, filter_option, finite, force_option, fp16_named_option, nvtx_option, path,
+                                  quiet_option)
 
 
 class ProjectBy(str, Enum):
@@ -33,27 +35,62 @@ class ProjectSort(str, Enum):
     time = "time"
 
 
-def register(app: typer.Typer) -> None:
+def register(app: click.Group) -> None:
     @app.command()
+    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+        "Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads "
+        "standard input)."))
+    @click.option("--to", "-t", multiple=True, required=True, help=(
+        "The target's ceilings: a GPU spec name (roofline machine --list-specs), a machine JSON (roofline machine "
+        "-o) or an ERT file. Repeat to combine (first wins)."))
+    @click.option("--from", "-f", "source", multiple=True, help=(
+        "Ceilings of the machine the profile was measured on: a GPU spec name, a machine file, or 'profile' (its "
+        "own peak metrics). Default: like with like, the spec of the GPU the profile names when --to is a spec, "
+        "else the profile's peak metrics completed by that spec. Repeat to combine."))
+    @allow_other_machine_option
+    @click.option("--target-clock", type=click.FloatRange(min=1e6), callback=finite, help=(
+        "SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target "
+        "machine's own."))
+    @click.option("--by", type=choice(ProjectBy), default=ProjectBy.auto, help=(
+        "One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has "
+        "phases)."))
+    @click.option("--top", type=click.IntRange(min=1), default=20, help=(
+        "Kernels to show in each section of the table (those that get faster there, those that get slower: a cut "
+        "never hides the slower ones) and in the chart (those whose time changes most)."))
+    @click.option("--sort", type=choice(ProjectSort), default=ProjectSort.gain, help=(
+        "Order of each section of the table: gain (the change of time there, largest first: most time saved, most "
+        "time lost) or time (today's time)."))
+    @filter_option
+    @nvtx_option
+    @fp16_named_option
+    @click.option("--png", "png_out", type=path(),
+                  help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")
+    @click.option("--html", "html_out", type=path(), help="Write the projection as one self-contained HTML page.")
+    @click.option("--json", "json_out", type=path(),
+                  help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")
+    @ceilings_option
+    @force_option
+    @quiet_option
+    @click.pass_context
     def project(
-        ctx: typer.Context,
-        files: Annotated[list[Path], typer.Argument(help="Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads standard input).")],
-        to: Annotated[list[str], typer.Option("--to", "-t", help="The target's ceilings: a GPU spec name (roofline machine --list-specs), a machine JSON (roofline machine -o) or an ERT file. Repeat to combine (first wins).")],
-        source: Annotated[Optional[list[str]], typer.Option("--from", "-f", help="Ceilings of the machine the profile was measured on: a GPU spec name, a machine file, or 'profile' (its own peak metrics). Default: like with like, the spec of the GPU the profile names when --to is a spec, else the profile's peak metrics completed by that spec. Repeat to combine.")] = None,
-        allow_other_machine: AllowOtherMachineOpt = False,
-        target_clock: Annotated[Optional[float], typer.Option("--target-clock", min=1e6, callback=finite, help="SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target machine's own.")] = None,
-        by: Annotated[ProjectBy, typer.Option(help="One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has phases).")] = ProjectBy.auto,
-        top: Annotated[int, typer.Option(min=1, help="Kernels to show in each section of the table (those that get faster there, those that get slower: a cut never hides the slower ones) and in the chart (those whose time changes most).")] = 20,
-        sort: Annotated[ProjectSort, typer.Option(help="Order of each section of the table: gain (the change of time there, largest first: most time saved, most time lost) or time (today's time).")] = ProjectSort.gain,
-        kernel_filter: FilterOpt = None,
-        nvtx: NvtxOpt = None,
-        fp16: Fp16NamedOpt = Fp16.ncu,
-        png_out: Annotated[Optional[Path], typer.Option("--png", help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")] = None,
-        html_out: Annotated[Optional[Path], typer.Option("--html", help="Write the projection as one self-contained HTML page.")] = None,
-        json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")] = None,
-        ceilings: CeilingsOpt = Ceilings.used,
-        force: ForceOpt = False,
-        quiet: Quiet = False,
+        ctx: click.Context,
+        files: tuple[Path, ...],
+        to: tuple[str, ...],
+        source: tuple[str, ...],
+        allow_other_machine: bool,
+        target_clock: Optional[float],
+        by: ProjectBy,
+        top: int,
+        sort: ProjectSort,
+        kernel_filter: Optional[str],
+        nvtx: Optional[str],
+        fp16: Fp16,
+        png_out: Optional[Path],
+        html_out: Optional[Path],
+        json_out: Optional[Path],
+        ceilings: Ceilings,
+        force: bool,
+        quiet: bool,
     ) -> None:
         """Project a measured profile onto another machine: per kernel, per phase and for the program."""
         import json
@@ -67,7 +104,7 @@ def register(app: typer.Typer) -> None:
         inputs = api.input_files(files, machines)
         targets = [(p, p is png_out) for p in (png_out, html_out, json_out) if p is not None]
         api.check_files(targets, force=force, inputs=inputs)  # refuse before reading anything
-        src = source[0] if source == ["profile"] else (source or None)
+        src = source[0] if source == ("profile",) else (list(source) or None)
         proj = api.project(files, to, source=src, by=by.value, fp16=fp16.value, kernels=kernel_filter,
                            nvtx=nvtx, target_clock_hz=target_clock, allow_other_machine=allow_other_machine)
         to_stdout = any(api.is_stdio(p) for p, _ in targets)
