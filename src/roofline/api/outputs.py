@@ -12,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from os import PathLike
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import pandas as pd
 
-from roofline.analysis.breakdown import Breakdown
-from roofline.analysis.replay import ReplayTimes
 from roofline.analysis.result import Analysis
 from roofline.kernels import KernelTable
 from roofline.readers.dispatch import PROFILE_PATTERNS
@@ -27,6 +25,10 @@ from roofline.writing.analysis_files import (OutputRequest, check_drawable, chec
                                              save_outputs, write_all)
 from roofline.writing.record import check_replaceable, record_text
 from roofline.writing.safe import check_not_input, check_writable, write_bytes, write_text
+
+if TYPE_CHECKING:  # a timeline's breakdown and replay times: only when the analysis has them
+    from roofline.analysis.breakdown import Breakdown
+    from roofline.analysis.replay import ReplayTimes
 
 __all__ = [
     "OutputRequest", "check_drawable", "check_files", "check_not_input", "check_replaceable", "check_targets",

@@ -21,7 +21,7 @@ from roofline.analysis.breakdown import Breakdown, breakdown
 from roofline.analysis.rank_breakdown import COMMUNICATION, IDLE, KERNEL, ROW_COLUMNS, STAT_COLUMNS, WALL, \
     RankBreakdown, rank_windows, window_rows
 from roofline.engine.cluster import connect
-from roofline.engine.inputs import Engine
+from roofline.engine.choice import Engine
 from roofline.errors import InputError, RooflineError
 from roofline.readers import read_profile
 

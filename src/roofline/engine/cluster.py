@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roofline.engine import duck
-from roofline.engine.inputs import Engine, Inputs
+from roofline.engine.inputs import Inputs
+from roofline.engine.choice import Engine
 from roofline.engine.plan import Plan, count_name, sum_name
 from roofline.errors import RooflineError, ToolNotFoundError
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from roofline.engine.inputs import Engine, Inputs
+from roofline.engine.inputs import Inputs
+from roofline.engine.choice import Engine
 from roofline.engine.plan import Plan
 from roofline.engine.sql import FINE, fine_sql, group_sql, literal, match_sql, phase_sql, scan_sql
 from roofline.errors import InputError, ToolNotFoundError

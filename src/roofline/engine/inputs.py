@@ -1,4 +1,4 @@
-"""The files an engine reads, checked by their footers before any row is read, and the engine named.
+"""The files an engine reads, checked by their footers before any row is read.
 
 Only our Parquet kernel tables (``roofline.kernels/1``: :mod:`roofline.readers.kernel_parquet`) are
 read out of core: their declared columns have one type each, which a query can rely on. A file
@@ -15,55 +15,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from roofline.engine.choice import parquet_files
 from roofline.errors import InputError
 from roofline.readers import kernel_parquet
 from roofline.readers.kernel_parquet import TABLE_FIELDS, Footer, check_declared
-
-#: The engines ``--engine`` names: pandas (in memory), DuckDB (embedded), a Dask scheduler's address.
-ENGINES = ("pandas", "duckdb", "dask://HOST:PORT")
-DASK_PREFIX = "dask://"
-
-
-@dataclass(frozen=True)
-class Engine:
-    """An engine and its settings.
-
-    ``kind``: ``"pandas"``, ``"duckdb"`` or ``"dask"``; ``address``: the Dask scheduler
-    (``tcp://HOST:PORT``); ``memory_limit``: DuckDB's memory limit (``"4GB"``; None: half the
-    machine's memory), beyond which it spills to ``temp_directory`` (None: a temporary folder removed
-    afterwards); ``threads``: DuckDB's threads (None: one per core); ``timeout_s``: how long to wait for a
-    Dask scheduler to answer."""
-
-    kind: str
-    address: str | None = None
-    memory_limit: str | None = None
-    temp_directory: Path | None = None
-    threads: int | None = None
-    timeout_s: float = 10.0
-
-    @classmethod
-    def parse(cls, text: str | Engine) -> Engine:
-        """An engine from its name: ``pandas``, ``duckdb`` or ``dask://HOST:PORT``."""
-        if isinstance(text, Engine):
-            return text
-        name = text.strip()
-        if name in ("pandas", "duckdb"):
-            return cls(name)
-        if name.startswith(DASK_PREFIX):
-            where = name[len(DASK_PREFIX):]
-            host, _, port = where.rpartition(":")
-            if not host or not port.isdigit():
-                raise InputError(f"the Dask scheduler {name!r} is not HOST:PORT", hint="e.g. --engine dask://10.0.0.5:8786")
-            return cls("dask", address=f"tcp://{where}")
-        raise InputError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
-
-    @property
-    def out_of_core(self) -> bool:
-        return self.kind != "pandas"
-
-    def describe(self) -> str:
-        return f"Dask at {self.address}" if self.kind == "dask" else ("DuckDB" if self.kind == "duckdb" else "pandas")
-
 
 @dataclass(frozen=True)
 class Inputs:
@@ -79,26 +34,6 @@ class Inputs:
     @property
     def launches(self) -> int:
         return sum(f.num_rows for f in self.footers)
-
-
-def parquet_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The files ``paths`` names, a folder standing for the ``*.parquet`` files in it (sorted)."""
-    files: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(f for f in p.glob("*.parquet") if f.is_file())
-            if not found:
-                raise InputError("the folder holds no Parquet kernel tables (*.parquet)", path=p,
-                                 hint="an out-of-core engine reads Parquet kernel tables: roofline profile --parquet "
-                                      "or roofline analyze --parquet writes them")
-            files += found
-        elif not p.exists():
-            raise InputError("no such file or folder", path=p)
-        else:
-            files.append(p)
-    if not files:
-        raise InputError("no files given")
-    return files
 
 
 def check(paths: Sequence[str | os.PathLike[str]]) -> Inputs:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from roofline.errors import InputError
-from roofline.profiling.rank_tables import rank_of
+from roofline.engine.choice import rank_of
 from roofline.readers import kernel_parquet
 from roofline.readers.dispatch import is_timeline, profile_files
 

@@ -14,7 +14,6 @@ a profile ``roofline analyze`` reads) is read once and set aside as a temporary 
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 
 from roofline import kernels
+from roofline.engine.choice import rank_of
 from roofline.errors import InputError
 from roofline.writing.safe import check_writable, writing
 from roofline.kernels import KernelTable
@@ -37,19 +37,12 @@ from roofline.readers import kernel_json as table_file
 from roofline.readers import kernel_parquet
 from roofline.readers.kernel_parquet import METRIC_PREFIX, TABLE_FIELDS, Footer, check_declared
 
-_RANK = re.compile(r"\.rank(\d+)(?:\.|$)")
 #: Rows gathered before a row group is written (a batch of ranks; bounds the memory held).
 ROW_GROUP_ROWS = 1 << 17
 RANK_FIELD = pa.field(METRIC_PREFIX + "rank", pa.int64())
 #: Threads reading input files (decoding Parquet releases the GIL).
 WORKERS = min(4, (os.cpu_count() or 1) + 1)
 T = TypeVar("T")
-
-
-def rank_of(path: str | Path) -> int | None:
-    """The rank in a per-rank file name (``run.rank3.kernels.json`` -> 3), or None."""
-    m = _RANK.search(Path(path).name)
-    return int(m.group(1)) if m else None
 
 
 def _read(path: Path, fp16: str) -> KernelTable:
