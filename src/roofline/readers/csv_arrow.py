@@ -39,9 +39,13 @@ import pyarrow.csv as pcsv
 
 from roofline.readers.ncu.numbers import plain_arrow
 
-#: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy, small
-#: enough that the raw text never dominates memory.
-SLAB_BYTES = 64 << 20
+#: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy (8 blocks),
+#: small enough that the raw text never dominates memory. 32 MiB rather than 64: each slab's Arrow
+#: arrays are fresh memory the kernel zeroes, and two slabs are alive at a time; on the 2-core VM,
+#: 1e6 launches alternated 8 times (ncu's separators): peak 0.57 against 0.62-0.65 GB, 160-178
+#: against 204-237 huge pages faulted in, the read's median 1.13 against 1.14 s; plain numbers:
+#: 0.70 against 0.75 s (6 times).
+SLAB_BYTES = 32 << 20
 #: pyarrow's block size within a slab (one parallel task per block).
 BLOCK_BYTES = 4 << 20
 #: Files of at least this many bytes have their columns converted and copied by one thread per core.
