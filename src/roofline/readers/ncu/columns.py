@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from roofline.errors import InputError
-from roofline.kernels.arrays import encoded_text, unknown_encoded
+from roofline.kernels.arrays import encoded_text, is_lean, unknown_encoded
 from roofline.readers.ncu.names import attribution_from_nvtx, demangle_names, has_mangled
 from roofline.readers.ncu.layout import ID_MAP, CsvLayout, is_nvtx_column
 from roofline.readers.ncu.raw_profile import IDENTITY
@@ -145,13 +145,11 @@ def arrow_identity(columns: Mapping[str, pa.ChunkedArray], n: int) -> pd.DataFra
 def _from_arrow(column: pa.ChunkedArray) -> object:
     """An Arrow column as :func:`identity_arrays` takes it: a dictionary as a categorical (one code a
     launch, -1 where missing; each text once), integers without a gap as NumPy, anything else as pandas."""
-    if pa.types.is_dictionary(column.type):
+    if pa.types.is_dictionary(column.type):  # encoded as the kernel table keeps it, in one pass over the codes
         column = column.unify_dictionaries()
         texts = column.chunk(0).dictionary.to_pylist() if column.num_chunks else []
         codes = [pc.fill_null(c.indices, -1).to_numpy(zero_copy_only=False) for c in column.chunks]
-        return pd.Categorical.from_codes(np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32),
-                                         dtype=pd.CategoricalDtype(pd.Index(texts, dtype=_OBJECT)),
-                                         validate=False)  # Arrow's indices into its own dictionary
+        return encoded_text(texts, np.concatenate(codes) if codes else np.zeros(0, dtype=np.int32))
     if pa.types.is_integer(column.type) and column.null_count == 0:
         return column.to_numpy()  # read-only where it is Arrow's: the ids take their own copy
     return column.to_pandas()
@@ -243,6 +241,8 @@ _ENCODED = ("kernel_name", "grid", "block", "compute_capability")
 def _encoded(values: Any) -> pd.Categorical:
     """A categorical of text (Series or array) as an encoded identity column (sorted text categories)."""
     categorical: Any = values.array if isinstance(values, pd.Series) else values
+    if is_lean(categorical):  # the parser's own, encoded already (:func:`_from_arrow`)
+        return categorical
     return encoded_text(categorical.categories.to_numpy(dtype=object), np.asarray(categorical.codes))
 
 
