@@ -42,9 +42,9 @@ from roofline.readers.ncu.numbers import plain_arrow
 #: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy (8 blocks),
 #: small enough that the raw text never dominates memory. 32 MiB rather than 64: each slab's Arrow
 #: arrays are fresh memory the kernel zeroes, and two slabs are alive at a time; on the 2-core VM,
-#: 1e6 launches alternated 8 times (ncu's separators): peak 0.57 against 0.62-0.65 GB, 160-178
-#: against 204-237 huge pages faulted in, the read's median 1.13 against 1.14 s; plain numbers:
-#: 0.70 against 0.75 s (6 times).
+#: 1e6 launches with ncu's separators: peak 0.58 against 0.64 GB, 160-178 against 204-237 huge pages
+#: faulted in, time no different beyond the noise (40 alternated pairs: 0.97-1.08x; results in
+#: benchmarks/results/bench_analyze.txt).
 SLAB_BYTES = 32 << 20
 #: pyarrow's block size within a slab (one parallel task per block).
 BLOCK_BYTES = 4 << 20
