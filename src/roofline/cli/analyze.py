@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (MACHINE_HELP, PARQUET_HELP, By, Ceilings, Fp16, Sort, Work,
-                                  allow_other_machine_option, by_option, ceilings_option, choice,
-                                  depth_option, filter_option, force_option, fp16_option, nvtx_option, path,
-                                  quiet_option, sort_option, work_option)
+from roofline.cli.options import (MACHINE_HELP, PARQUET_HELP, PATH, By, Ceilings, Fp16, Sort, Work,
+                                  allow_other_machine_option, by_option, ceilings_option, depth_option, filter_option,
+                                  force_option, fp16_option, nvtx_option, quiet_option, sort_option, work_option)
 from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 
 if TYPE_CHECKING:
@@ -169,7 +168,7 @@ def print_analysis(analysis: Analysis, *, top: int, explain: str | None = None,
 
 def register(app: click.Group) -> None:
     @app.command()
-    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+    @click.argument("files", nargs=-1, required=True, type=PATH, help=(
         "ncu CSV exports (raw or details page), .ncu-rep reports, Nsight Systems timelines (.sqlite exports, "
         ".nsys-rep), kernel tables (.kernels.json, .parquet), or folders of them; - reads standard input. Several "
         "files describing the same launches are merged."))
@@ -180,21 +179,21 @@ def register(app: click.Group) -> None:
     @allow_other_machine_option
     @by_option
     @depth_option
-    @click.option("--estimate", type=path(), help=ESTIMATE_HELP)
+    @click.option("--estimate", type=PATH, help=ESTIMATE_HELP)
     @click.option("--top", type=click.IntRange(min=1), default=10,
                   help="Kernels to show and label (and breakdown windows per device).")
-    @click.option("--breakdown", type=choice(Window), help=BREAKDOWN_HELP)
+    @click.option("--breakdown", type=click.Choice(Window), help=BREAKDOWN_HELP)
     @sort_option
     @work_option
     @filter_option
     @nvtx_option
     @fp16_option
-    @click.option("--json", "json_out", type=path(),
+    @click.option("--json", "json_out", type=PATH,
                   help="Write the analysis as JSON (schema roofline.analysis/1); - writes standard output.")
-    @click.option("--csv", "csv_out", type=path(), help="Write the per-kernel table as CSV; - writes standard output.")
-    @click.option("--html", "html_out", type=path(), help="Write an interactive, self-contained HTML report.")
-    @click.option("--png", "png_out", type=path(), help="Write the hierarchical roofline chart (.png, .svg or .pdf).")
-    @click.option("--parquet", "parquet_out", type=path(), help=PARQUET_HELP)
+    @click.option("--csv", "csv_out", type=PATH, help="Write the per-kernel table as CSV; - writes standard output.")
+    @click.option("--html", "html_out", type=PATH, help="Write an interactive, self-contained HTML report.")
+    @click.option("--png", "png_out", type=PATH, help="Write the hierarchical roofline chart (.png, .svg or .pdf).")
+    @click.option("--parquet", "parquet_out", type=PATH, help=PARQUET_HELP)
     @ceilings_option
     @click.option("--explain", help=("Print only the full diagnosis of the kernels whose name matches this regular "
                                      "expression (or exact name), longest first."))
@@ -291,7 +290,7 @@ def register(app: click.Group) -> None:
             messages.wrote(path)
 
     @app.command()
-    @click.option("--outdir", "-o", type=path(), default=Path("."),
+    @click.option("--outdir", "-o", type=PATH, default=Path("."),
                   help="Folder for the chart and report (created if missing).")
     @ceilings_option
     @click.option("--force", is_flag=True,

@@ -15,9 +15,9 @@ from typing import Optional
 import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (Ceilings, Fp16, Sort, allow_other_machine_option, ceilings_option,
-                                  choice, filter_option, finite, force_option, fp16_named_option, nvtx_option, path,
-                                  quiet_option, sort_option)
+from roofline.cli.options import (PATH, Ceilings, Fp16, Sort, allow_other_machine_option, ceilings_option,
+                                  filter_option, finite, force_option, fp16_named_option, nvtx_option, quiet_option,
+                                  sort_option)
 from roofline.errors import InputError
 
 
@@ -29,24 +29,24 @@ class MatchBy(str, Enum):
 
 def register(app: click.Group) -> None:
     @app.command()
-    @click.argument("before", type=path(), help=(
+    @click.argument("before", type=PATH, help=(
         "Profile before the change (ncu CSV or .ncu-rep, or a folder of them; - reads standard input)."))
-    @click.argument("after", type=path(), help="Profile after the change (or on the other GPU).")
+    @click.argument("after", type=PATH, help="Profile after the change (or on the other GPU).")
     @click.option("--machine", "-m", help="Ceilings for both runs (machine JSON, ERT file or GPU spec name).")
     @click.option("--machine-before", help="Ceilings of the BEFORE run (overrides --machine).")
     @click.option("--machine-after", help="Ceilings of the AFTER run (overrides --machine).")
     @allow_other_machine_option
-    @click.option("--by", type=choice(MatchBy), default=MatchBy.auto, help=(
+    @click.option("--by", type=click.Choice(MatchBy), default=MatchBy.auto, help=(
         "Match kernels by 'name', by 'phase' and name, or 'auto' (phase when both profiles have phases)."))
     @click.option("--top", type=click.IntRange(min=1), default=15, help="Kernels to show in the table and chart.")
     @sort_option
     @filter_option
     @nvtx_option
     @fp16_named_option
-    @click.option("--png", "png_out", type=path(), help="Write the before/after roofline chart (.png, .svg or .pdf).")
-    @click.option("--html", "html_out", type=path(),
+    @click.option("--png", "png_out", type=PATH, help="Write the before/after roofline chart (.png, .svg or .pdf).")
+    @click.option("--html", "html_out", type=PATH,
                   help="Write the interactive before/after chart (self-contained HTML).")
-    @click.option("--json", "json_out", type=path(),
+    @click.option("--json", "json_out", type=PATH,
                   help="Write the comparison as JSON (schema roofline.comparison/1); - writes standard output.")
     @ceilings_option
     @click.option("--fail-if-slower", type=click.FloatRange(min=0), callback=finite, help=(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 import click
 
 from roofline.cli.console import Messages, messages_for, stdout_console
-from roofline.cli.options import finite, path, quiet_option
+from roofline.cli.options import PATH, finite, quiet_option
 from roofline.errors import InputError
 
 if TYPE_CHECKING:
@@ -113,9 +113,9 @@ def register(app: click.Group) -> None:
     @click.option("--cpu", is_flag=True, help="Measure the CPU, even when there is a GPU.")
     @click.option("--quick", is_flag=True, help="A faster, coarser run.")
     @click.option("--thorough", is_flag=True, help="Longer sweeps, more repeats.")
-    @click.option("--output", "-o", type=path(), help="Write the ceilings as machine JSON (for roofline analyze --machine).")
-    @click.option("--png", type=path(), help="Plot the working-set sweep (bandwidth vs working set).")
-    @click.option("--ert-json", type=path(), help="Also write ERT's roofline.json layout.")
+    @click.option("--output", "-o", type=PATH, help="Write the ceilings as machine JSON (for roofline analyze --machine).")
+    @click.option("--png", type=PATH, help="Plot the working-set sweep (bandwidth vs working set).")
+    @click.option("--ert-json", type=PATH, help="Also write ERT's roofline.json layout.")
     @click.option("--spec", help="Theoretical ceilings of a named GPU (no GPU needed).")
     @click.option("--clock-mhz", type=float, callback=_clock_mhz,
                   help="With --spec: the SM clock to assume (MHz, 1 to 10000).")

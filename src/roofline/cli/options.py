@@ -16,6 +16,7 @@ from typing import Optional
 
 import click
 
+
 class Ceilings(str, Enum):
     used = "used"
     all = "all"
@@ -67,25 +68,19 @@ def finite(ctx: Optional[click.Context], param: Optional[click.Parameter], value
     return value
 
 
-def choice(of: type[Enum]) -> click.Choice:
-    """The option type of a choice among ``of``'s members (matched exactly, by name)."""
-    return click.Choice(of)
-
-
-def path() -> click.Path:
-    """A file or folder name, checked by the command, not here (``-`` is standard input or output)."""
-    return click.Path(path_type=Path)
+#: A file or folder name, given to the command as a Path and checked there (``-``: standard input or output).
+PATH = click.Path(path_type=Path)
 
 
 quiet_option = click.option("--quiet", "-q", is_flag=True,
                             help="No notes, warnings or 'wrote FILE' lines on stderr; results and errors only.")
-ceilings_option = click.option("--ceilings", type=choice(Ceilings), default=Ceilings.used, help=(
+ceilings_option = click.option("--ceilings", type=click.Choice(Ceilings), default=Ceilings.used, help=(
     "Chart ceilings: 'used' (the precisions the kernels use, plus the highest) or 'all' (every one, an ERT "
     "file's scalar, vector and no-FMA entries too)."))
-sort_option = click.option("--sort", type=choice(Sort), default=Sort.time, help=(
+sort_option = click.option("--sort", type=click.Choice(Sort), default=Sort.time, help=(
     "Order of the table: time, savable (time above the roofline), flops, work (the --work counted: FLOPs, OPs or "
     "warp instructions), or ai (DRAM intensity, else the outermost level measured); largest first."))
-work_option = click.option("--work", type=choice(Work), default=Work.flops, help=(
+work_option = click.option("--work", type=click.Choice(Work), default=Work.flops, help=(
     "What the roofline counts: flops (floating-point operations), ops (FLOPs plus integer, conversion and "
     "integer tensor operations), or instructions (the instruction roofline: warp instructions per second "
     "against warp instructions per transaction at each level, with the memory-pattern walls)."))
@@ -96,9 +91,9 @@ allow_other_machine_option = click.option("--allow-other-machine", is_flag=True,
     "Apply a CPU's ceilings to a GPU profile, or a GPU's to a CPU profile (refused by default: such ceilings "
     "do not hold the kernels)."))
 force_option = click.option("--force", is_flag=True, help="Overwrite existing output files (never an input).")
-by_option = click.option("--by", type=choice(By), default=By.name, help=BY_HELP)
+by_option = click.option("--by", type=click.Choice(By), default=By.name, help=BY_HELP)
 depth_option = click.option("--depth", type=click.IntRange(min=1), help=DEPTH_HELP)
 #: --fp16 where the convention is said in full (`roofline analyze`), and where it is named only.
-fp16_option = click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help=(
+fp16_option = click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu, help=(
     "FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma)."))
-fp16_named_option = click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention: ncu or paper.")
+fp16_named_option = click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention: ncu or paper.")

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from roofline.cli.console import Messages, messages_for, results_console
-from roofline.cli.options import (PARQUET_HELP, By, Ceilings, Fp16, Work, allow_other_machine_option,
-                                  by_option, ceilings_option, choice, depth_option, path, quiet_option,
-                                  work_option)
+from roofline.cli.options import (PARQUET_HELP, PATH, By, Ceilings, Fp16, Work, allow_other_machine_option,
+                                  by_option, ceilings_option, depth_option, quiet_option, work_option)
 
 if TYPE_CHECKING:
     from roofline.api import KernelTable, OutputRequest
@@ -37,7 +36,7 @@ def _live_printer(console, status):  # type: ignore[no-untyped-def]
 def register(app: click.Group) -> None:
     @app.command(context_settings={"allow_interspersed_args": False})
     @click.argument("command", nargs=-1, required=True, help="The program and its arguments, after --.")
-    @click.option("--output", "-o", type=path(), default=Path("roofline-profile"), help=(
+    @click.option("--output", "-o", type=PATH, default=Path("roofline-profile"), help=(
         "Prefix of the files written: PREFIX.ncu-rep, PREFIX.ncu.csv, PREFIX.kernels.json (PREFIX.rankN.* under "
         "torchrun, mpirun or srun)."))
     @click.option("--arch", help=(
@@ -84,12 +83,12 @@ def register(app: click.Group) -> None:
     @by_option
     @depth_option
     @click.option("--top", type=click.IntRange(min=1), default=10, help="Kernels to show and label.")
-    @click.option("--fp16", type=choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention (see roofline analyze).")
-    @click.option("--json", "json_out", type=path(), help="Write the analysis as JSON.")
-    @click.option("--csv", "csv_out", type=path(), help="Write the per-kernel table as CSV.")
-    @click.option("--html", "html_out", type=path(), help="Write an interactive HTML report.")
-    @click.option("--png", "png_out", type=path(), help="Write the roofline chart (.png, .svg or .pdf).")
-    @click.option("--parquet", "parquet_out", type=path(),
+    @click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention (see roofline analyze).")
+    @click.option("--json", "json_out", type=PATH, help="Write the analysis as JSON.")
+    @click.option("--csv", "csv_out", type=PATH, help="Write the per-kernel table as CSV.")
+    @click.option("--html", "html_out", type=PATH, help="Write an interactive HTML report.")
+    @click.option("--png", "png_out", type=PATH, help="Write the roofline chart (.png, .svg or .pdf).")
+    @click.option("--parquet", "parquet_out", type=PATH,
                   help=PARQUET_HELP + " Under a launcher: NAME.rankN.parquet, for roofline merge.")
     @ceilings_option
     @work_option
@@ -174,12 +173,12 @@ def register(app: click.Group) -> None:
         ctx.exit(outcome.exit_code)
 
     @app.command()
-    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+    @click.argument("files", nargs=-1, required=True, type=PATH, help=(
         "Per-rank kernel tables (PREFIX.rankN.kernels.json, NAME.rankN.parquet) or profiles."))
-    @click.option("--output", "-o", "out", type=path(), required=True, help=(
+    @click.option("--output", "-o", "out", type=PATH, required=True, help=(
         "The merged kernel table: X.parquet (streamed, the fast way for many ranks) or X.kernels.json; - writes "
         "JSON to standard output."))
-    @click.option("--fp16", type=choice(Fp16), default=Fp16.ncu,
+    @click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu,
                   help="FP16 FLOP convention for profiles that are not kernel tables.")
     @click.option("--force", is_flag=True, help="Overwrite an existing output file (never an input).")
     @quiet_option

@@ -19,9 +19,8 @@ from typing import Optional
 import click
 
 from roofline.cli.console import messages_for, results_console
-from roofline.cli.options import (Ceilings, Fp16, allow_other_machine_option, ceilings_option,
-                                  choice, filter_option, finite, force_option, fp16_named_option, nvtx_option, path,
-                                  quiet_option)
+from roofline.cli.options import (PATH, Ceilings, Fp16, allow_other_machine_option, ceilings_option,
+                                  filter_option, finite, force_option, fp16_named_option, nvtx_option, quiet_option)
 
 
 class ProjectBy(str, Enum):
@@ -37,7 +36,7 @@ class ProjectSort(str, Enum):
 
 def register(app: click.Group) -> None:
     @app.command()
-    @click.argument("files", nargs=-1, required=True, type=path(), help=(
+    @click.argument("files", nargs=-1, required=True, type=PATH, help=(
         "Profile(s) measured on the source machine (ncu CSV, .ncu-rep, kernel JSON, or folders of them; - reads "
         "standard input)."))
     @click.option("--to", "-t", multiple=True, required=True, help=(
@@ -51,22 +50,22 @@ def register(app: click.Group) -> None:
     @click.option("--target-clock", type=click.FloatRange(min=1e6), callback=finite, help=(
         "SM clock of the target in Hz (e.g. 1.755e9 to compare with a run at that clock); default: the target "
         "machine's own."))
-    @click.option("--by", type=choice(ProjectBy), default=ProjectBy.auto, help=(
+    @click.option("--by", type=click.Choice(ProjectBy), default=ProjectBy.auto, help=(
         "One row per kernel 'name', per 'phase' and name (totals per phase), or 'auto' (phase when the profile has "
         "phases)."))
     @click.option("--top", type=click.IntRange(min=1), default=20, help=(
         "Kernels to show in each section of the table (those that get faster there, those that get slower: a cut "
         "never hides the slower ones) and in the chart (those whose time changes most)."))
-    @click.option("--sort", type=choice(ProjectSort), default=ProjectSort.gain, help=(
+    @click.option("--sort", type=click.Choice(ProjectSort), default=ProjectSort.gain, help=(
         "Order of each section of the table: gain (the change of time there, largest first: most time saved, most "
         "time lost) or time (today's time)."))
     @filter_option
     @nvtx_option
     @fp16_named_option
-    @click.option("--png", "png_out", type=path(),
+    @click.option("--png", "png_out", type=PATH,
                   help="Write the chart: kernels here with arrows to there (.png, .svg or .pdf).")
-    @click.option("--html", "html_out", type=path(), help="Write the projection as one self-contained HTML page.")
-    @click.option("--json", "json_out", type=path(),
+    @click.option("--html", "html_out", type=PATH, help="Write the projection as one self-contained HTML page.")
+    @click.option("--json", "json_out", type=PATH,
                   help="Write the projection as JSON (schema roofline.projection/1); - writes standard output.")
     @ceilings_option
     @force_option
