@@ -100,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except click.ClickException as exc:  # usage errors (bad option values, unknown options): one line
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            exc.show()  # type: ignore[attr-defined]
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `roofline` alone: the help, and status 2
+            exc.show()
             return EXIT_BAD_INPUT
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
