@@ -65,7 +65,6 @@ class Engine:
         return f"Dask at {self.address}" if self.kind == "dask" else ("DuckDB" if self.kind == "duckdb" else "pandas")
 
 
-
 def rank_of(path: str | Path) -> int | None:
     """The rank in a per-rank file name (``run.rank3.kernels.json`` -> 3), or None."""
     m = _RANK.search(Path(path).name)
