@@ -48,7 +48,7 @@ def test_output_and_files_as_with_the_interpreters_own_exit(tmp_path: Path) -> N
 def test_threads_are_joined_and_exit_functions_run(tmp_path: Path) -> None:
     marks = tmp_path / "marks.txt"
     code = ("import atexit, sys, threading, time\n"
-            "from roofline.cli.app import run\n"
+            "from roofline.cli.entry import run\n"
             f"marks = open({str(marks)!r}, 'a')\n"
             "def late():\n"
             "    time.sleep(0.5)\n"

@@ -1,3 +1,3 @@
-from roofline.cli.app import run
+from roofline.cli.entry import run
 
 run()

@@ -1,5 +1,5 @@
 """The Python API, and the command line's one library: read, analyze, plot, compare, project
-(:mod:`roofline.api.core`; which engine reads: :mod:`roofline.api.engines`; out of core:
+(:mod:`roofline.api.core`; a large CSV parsed while the rest loads: :mod:`roofline.api.parse_ahead`; which engine reads: :mod:`roofline.api.engines`; out of core:
 :mod:`roofline.api.out_of_core`; where a timeline's time went: :mod:`roofline.api.production`), measure a machine (:mod:`roofline.api.hardware`), profile a program and
 merge ranks (:mod:`roofline.api.profiling`), write the files (:mod:`roofline.api.outputs`), advice and
 comparisons' tables (:mod:`roofline.api.reports`).
@@ -30,6 +30,7 @@ _NAMES = {
     **dict.fromkeys(("Measurement", "Processor", "check_ert_export", "cpu_machine_for", "ert_document", "gpu_specs",
                      "load_per_core", "measure_machine", "processor_to_measure", "reliability_warning",
                      "save_sweep", "theoretical"), "roofline.api.hardware"),
+    **dict.fromkeys(("AHEAD_BYTES", "ReadAhead", "read_ahead"), "roofline.api.parse_ahead"),
     **dict.fromkeys(("Engine", "check_out_of_core", "engine_for", "rank_timelines"), "roofline.api.engines"),
     **dict.fromkeys(("RankBreakdown", "analyze_out_of_core", "rank_breakdown"), "roofline.api.out_of_core"),
     **dict.fromkeys(("Outcome", "ProfileSettings", "merge_ranks", "profile", "rank"), "roofline.api.profiling"),
@@ -39,7 +40,7 @@ _NAMES = {
     **dict.fromkeys(("EXIT_SLOWER", "advice", "changes_table", "comparison_to_dict", "diagnosis",
                      "measured_vs_estimated"), "roofline.api.reports"),
 }
-_SUBMODULES = ("core", "engines", "hardware", "out_of_core", "outputs", "production", "profiling", "reports")
+_SUBMODULES = ("core", "engines", "hardware", "out_of_core", "outputs", "parse_ahead", "production", "profiling", "reports")
 
 __all__ = sorted(_NAMES)
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and readers
     from roofline.api.hardware import (Measurement, Processor, check_ert_export, cpu_machine_for, ert_document,
                                        gpu_specs, load_per_core, measure_machine, processor_to_measure,
                                        reliability_warning, save_sweep, theoretical)
+    from roofline.api.parse_ahead import AHEAD_BYTES, ReadAhead, read_ahead
     from roofline.api.engines import Engine, check_out_of_core, engine_for, rank_timelines
     from roofline.api.out_of_core import RankBreakdown, analyze_out_of_core, rank_breakdown
     from roofline.api.profiling import Outcome, ProfileSettings, merge_ranks, profile, rank

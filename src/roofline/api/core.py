@@ -31,6 +31,7 @@ from roofline.machine.model import Machine
 from roofline.machine.resolve import PROFILE, applied_machine, gpus, load_machine as _load, named_spec, resolve
 from roofline.projection import Projection, profile_l2_bytes, project as _project
 from roofline.readers import read_profile
+from roofline.readers.ncu.ahead import ReadAhead
 
 if TYPE_CHECKING:  # the figures' libraries load only when a chart is drawn
     from matplotlib.figure import Figure
@@ -43,9 +44,10 @@ MachineArg = Machine | PathArg | Sequence[Machine | PathArg]
 Data: TypeAlias = KernelTable | pd.DataFrame | Sequence[PathArg] | PathArg
 
 
-def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:
-    """Read profiler output(s) into one kernel table (see :func:`roofline.readers.read_profile`)."""
-    return read_profile(paths, fp16=fp16)
+def read(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu", ahead: ReadAhead | None = None) -> KernelTable:
+    """Read profiler output(s) into one kernel table (see :func:`roofline.readers.read_profile`).
+    ``ahead``: the parse of one of the files, started before (:func:`read_ahead`)."""
+    return read_profile(paths, fp16=fp16, ahead=ahead)
 
 
 def table_of(data: Data, *, fp16: str = "ncu") -> KernelTable:

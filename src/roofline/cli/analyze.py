@@ -13,7 +13,8 @@ import click
 from roofline.cli.console import Messages, messages_for, results_console
 from roofline.cli.options import (MACHINE_HELP, PARQUET_HELP, PATH, By, Ceilings, Fp16, Sort, Work,
                                   allow_other_machine_option, by_option, ceilings_option, depth_option, filter_option,
-                                  force_option, fp16_option, nvtx_option, quiet_option, sort_option, work_option)
+                                  force_option, fp16_option, nvtx_option, quiet_option, read_ahead_of, sort_option,
+                                  work_option)
 from roofline.errors import MachineError, RooflineError, ToolNotFoundError
 
 if TYPE_CHECKING:
@@ -261,7 +262,8 @@ def register(app: click.Group) -> None:
             for path in api.save(analysis, request, instructions=companion):
                 messages.wrote(path)
             return
-        launches = api.select_launches(api.read(files, fp16=fp16.value), kernels=kernel_filter, nvtx=nvtx)
+        launches = api.select_launches(api.read(files, fp16=fp16.value, ahead=read_ahead_of(ctx)),
+                                        kernels=kernel_filter, nvtx=nvtx)
         table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages)
         analysis = analyze_by(table, chosen, by.value, depth, work.value, allow_other_machine)
         split = None  # where the time went: a timeline's, unless told otherwise (refused before printing)

@@ -3,8 +3,8 @@
 `main(argv) -> int` runs a command; it never raises for expected errors: a
 :class:`~roofline.errors.RooflineError` or a usage error becomes one message on stderr and
 exit status 2. Notes and warnings go to stderr through one :class:`~roofline.cli.console.Messages`
-per run (each once; ``--quiet`` silences them); results go to stdout. `run()` is the installed
-command: :func:`main`, then the process ends (:func:`end_process`).
+per run (each once; ``--quiet`` silences them); results go to stdout. The installed command is
+:func:`roofline.cli.entry.run`: :func:`main`, then the process ends (:func:`end_process`).
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ import sys
 import threading
 from collections.abc import Sequence
 from importlib import import_module
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from roofline.cli.console import Messages, stop_writing
+from roofline.cli.options import READ_AHEAD
 from roofline.errors import RooflineError
+
+if TYPE_CHECKING:
+    from roofline.api import ReadAhead
 
 #: Modules that define sub-commands; each has ``register(app: click.Group) -> None``.
 COMMAND_MODULES = (
@@ -35,10 +39,18 @@ EXIT_BAD_INPUT = 2
 
 
 class _Commands(click.Group):
-    """The commands, listed in the order they are registered (click's own order is alphabetical)."""
+    """The commands, listed in the order they are registered (click's own order is alphabetical);
+    the run's context keeps the parse started before them (``ahead``: :data:`~roofline.cli.options.READ_AHEAD`)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        ahead = extra.pop("ahead", None)
+        ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[READ_AHEAD] = ahead
+        return ctx
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -87,14 +99,15 @@ def missing_package(module: str) -> str:
             "(pip install roofline installs every required one; optional ones are in its extras)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 2 bad input or usage, 1 other failure)."""
+def main(argv: Sequence[str] | None = None, *, ahead: ReadAhead | None = None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 2 bad input or usage, 1 other failure). ``ahead``:
+    the parse of a profile the command line names, started before (:mod:`roofline.cli.entry`)."""
     app = build_app()
     args = list(sys.argv[1:] if argv is None else argv)
     messages = Messages()
     try:
         with messages.capture():
-            code = app.main(args=args, prog_name="roofline", standalone_mode=False, obj=messages)
+            code = app.main(args=args, prog_name="roofline", standalone_mode=False, obj=messages, ahead=ahead)
         return code if isinstance(code, int) else 0
     except SystemExit as exc:
         code = exc.code
@@ -131,12 +144,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
-
-
-def run() -> NoReturn:
-    """The ``roofline`` command (the console script and ``python -m roofline``): :func:`main`, then
-    :func:`end_process`."""
-    end_process(main())
 
 
 def end_process(code: int) -> NoReturn:

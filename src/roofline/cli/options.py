@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
+
+if TYPE_CHECKING:
+    from roofline.api import ReadAhead
 
 
 class Ceilings(str, Enum):
@@ -97,3 +100,13 @@ depth_option = click.option("--depth", type=click.IntRange(min=1), help=DEPTH_HE
 fp16_option = click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu, help=(
     "FP16 FLOP convention: ncu (2 hadd + 2 hmul + 4 hfma, paired half instructions) or paper (hadd + hmul + 2 hfma)."))
 fp16_named_option = click.option("--fp16", type=click.Choice(Fp16), default=Fp16.ncu, help="FP16 FLOP convention: ncu or paper.")
+
+
+#: The key under which the root context keeps the parse started before the commands loaded
+#: (click's ``Context.meta``, shared by every context of a run): :mod:`roofline.cli.entry`.
+READ_AHEAD = "roofline.read_ahead"
+
+
+def read_ahead_of(ctx: click.Context) -> ReadAhead | None:
+    """The parse :func:`roofline.cli.entry.run` started for this run, if any."""
+    return ctx.meta.get(READ_AHEAD)

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from roofline.kernels import KernelTable
-from roofline.machine.model import Machine
+if TYPE_CHECKING:  # (not imported with the package: the CSV parse starts before pandas is loaded)
+    from roofline.kernels import KernelTable
+    from roofline.machine.model import Machine
+    from roofline.readers.ncu.ahead import ReadAhead
 
 PathArg = str | PathLike[str]
 
@@ -26,18 +28,19 @@ class ProfileReader(Protocol):
     def __call__(self, paths: Sequence[PathArg], *, fp16: str = "ncu") -> KernelTable: ...
 
 
-def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu") -> KernelTable:
+def read_profile(paths: Sequence[PathArg] | PathArg, *, fp16: str = "ncu", ahead: ReadAhead | None = None) -> KernelTable:
     """Read one or more profiler outputs (ncu CSV, .ncu-rep, our kernel-table JSON) into one table.
 
     Files describing the same launches (one metric per file, several passes) are
     merged by launch; files of separate runs (e.g. two programs) are kept apart,
     side by side, each row naming its run in the ``run`` column. ``fp16`` picks the FP16 FLOP convention: ``"ncu"`` (Nsight
     Compute's roofline: 2 hadd + 2 hmul + 4 hfma, counting paired half instructions)
-    or ``"paper"`` (hadd + hmul + 2 hfma, as the Hierarchical Roofline paper).
+    or ``"paper"`` (hadd + hmul + 2 hfma, as the Hierarchical Roofline paper). ``ahead``: the parse of
+    one of the files, started before the program loaded the rest (:func:`roofline.readers.ncu.ahead.read_ahead`).
     """
     from roofline.readers.dispatch import read_profile as _read
 
-    return _read(paths, fp16=fp16)
+    return _read(paths, fp16=fp16, ahead=ahead)
 
 
 def read_machine(path: PathArg, *, pick: Sequence[str] = ()) -> Machine:

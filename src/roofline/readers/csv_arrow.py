@@ -17,6 +17,13 @@ Numbers: pyarrow reads plain integers and decimals itself; a column it left as t
 (:func:`roofline.readers.ncu.numbers.plain_arrow`, then one cast: :func:`numbers`), per column,
 never per value in Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
 decimal, so the caller asks for such columns as text.
+
+Text is not checked for UTF-8 by pyarrow's parse (``check_utf8=False``: 0.13 of its 1.2 CPU seconds
+on the 1e6-launch page); a column kept as text is checked when it is kept (:func:`check_utf8`), a
+dictionary by its distinct values, and a column made numbers needs no check. The module loads no
+pandas, and neither does the parse: it runs before pandas is loaded (:mod:`roofline.readers.ncu.ahead`).
+pyarrow's own ``to_numpy`` and its conversion of Python values load pandas, so numbers are taken
+from the Arrow buffers (:func:`to_numpy`) and compute functions are given Arrow values only.
 """
 
 from __future__ import annotations
@@ -26,18 +33,21 @@ import io
 import mmap
 import os
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TypeAlias
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeAlias
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from roofline.readers.ncu.numbers import plain_arrow
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Bytes of the file parsed per pyarrow call: big enough for both threads to stay busy (8 blocks),
 #: small enough that the raw text never dominates memory. 32 MiB rather than 64: each slab's Arrow
@@ -61,6 +71,10 @@ class MalformedRow(ValueError):
 
 class NotUtf8(ValueError):
     """Text that is not UTF-8 (read it again with ``encoding="latin1"``)."""
+
+
+class Stopped(Exception):
+    """The parse was asked to stop (:func:`read_slabs`' ``stop``) before the file's end."""
 
 
 #: A column's piece from one slab: numbers as numpy (int64 without gaps, else float64 with NaN),
@@ -108,6 +122,8 @@ class Columns:
                 if name in self.filled:  # text for the first time: the numbers so far become a piece
                     self.parts[name] = [self.filled.pop(name)[:rows].copy()]
                 piece: Piece = table.column(name)
+                if converted is None:  # kept as text: the parse did not check it (see read_slabs)
+                    check_utf8(piece)
                 if converted is not None and factor is not None:
                     piece = to_numpy(converted) * factor if factor != 1.0 else to_numpy(converted)
                 self.parts.setdefault(name, []).append(piece)
@@ -158,7 +174,10 @@ class Columns:
     def frame(self, order: Sequence[str], text: object) -> pd.DataFrame:
         """The ``order`` columns as one pandas frame: each numeric column its own block, adopted as
         it is (not copied); a column with text in any slab is text (``text``: its pandas dtype),
-        with numbers from other slabs written as text."""
+        with numbers from other slabs written as text. (pandas is imported here, not with the module:
+        the parse runs before it is loaded, :mod:`roofline.readers.ncu.ahead`.)"""
+        import pandas as pd
+
         position = {name: i for i, name in enumerate(order)}
         blocks: list[tuple[Any, np.ndarray]] = []
         for name in order:
@@ -186,6 +205,8 @@ def _text_chunks(piece: Piece) -> list[pa.Array]:
 def _from_blocks(blocks: list[tuple[Any, np.ndarray]], index: pd.Index, columns: pd.Index) -> pd.DataFrame:
     """A frame that adopts the 2-D blocks as they are (pandas' own constructor would copy them to
     consolidate), through pandas' public internals API (pandas 3)."""
+    import pandas as pd
+
     try:
         from pandas.api.internals import create_dataframe_from_blocks
     except ImportError:  # pandas 2: the same frame, built by the constructor (one more copy)
@@ -259,12 +280,13 @@ def _mapped_slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
 
 def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], types: dict[str, pa.DataType], *,
                numeric: dict[str, float] | None = None, decimal_comma: bool = False, encoding: str = "utf8",
-               slab_bytes: int | None = None) -> Columns:
+               slab_bytes: int | None = None, stop: threading.Event | None = None) -> Columns:
     """Parse ``fh`` (positioned at the first data row) into the ``include`` columns.
 
     ``types``: fixed column types (others inferred per slab); ``numeric``: the columns to make
     numbers, with the factor that takes each to SI (see :class:`Columns`). Rows that start with ``==`` (``==PROF==`` lines) are skipped;
-    any other row with the wrong number of fields raises :class:`MalformedRow`.
+    any other row with the wrong number of fields raises :class:`MalformedRow`. ``stop``: when it is
+    set, the parse ends at the next slab, raising :class:`Stopped`.
     """
     bad: list[str] = []
 
@@ -279,8 +301,11 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     if encoding != "utf8":  # any encoding, even "utf8", makes pyarrow transcode through Python
         read.encoding = encoding
     parse = pcsv.ParseOptions(invalid_row_handler=on_invalid)
+    # Text is not checked for UTF-8 by the parse (1e6 launches: 0.13 of its 1.2 CPU seconds): a column
+    # made numbers needs no check (any byte that is not ASCII fails the cast), and a column kept as
+    # text is checked when it is kept (Columns.add), a dictionary by its few distinct values.
     conv = pcsv.ConvertOptions(include_columns=list(include), column_types=types, null_values=["n/a", ""],
-                               strings_can_be_null=True, timestamp_parsers=[])
+                               strings_can_be_null=True, timestamp_parsers=[], check_utf8=False)
     out = Columns(list(include), dict(numeric or {}), decimal_comma)
     start = fh.tell()
     data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
@@ -307,6 +332,8 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
         piece = next(pieces, None)
         pending = ahead.submit(parsed, piece) if ahead is not None and piece is not None else None
         while piece is not None:
+            if stop is not None and stop.is_set():
+                raise Stopped
             table, piece_bytes = pending.result() if pending is not None else parsed(piece)
             piece = next(pieces, None)
             pending = ahead.submit(parsed, piece) if ahead is not None and piece is not None else None
@@ -315,6 +342,17 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
             out.add(table, pool)
             del table
     return out
+
+
+def check_utf8(text: Piece) -> None:
+    """Raise :class:`NotUtf8` when a text column (plain or dictionary) holds bytes that are not
+    UTF-8; numbers pass as they are."""
+    if isinstance(text, np.ndarray) or not (pa.types.is_string(text.type) or pa.types.is_dictionary(text.type)):
+        return
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid as exc:
+        raise NotUtf8(str(exc)) from None
 
 
 def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
@@ -339,10 +377,12 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.Chunk
     quick = _quick_numbers(values, decimal_comma)
     if quick is not None:
         return quick
+    if not _is_utf8(values):  # the text functions below need UTF-8; kept as text, it is refused there
+        return None
     trimmed = pc.utf8_trim_whitespace(values)
     for spaced in (False, True):  # digits grouped by spaces or apostrophes are rare: looked for only when needed
         text = plain_arrow(trimmed, decimal_comma, spaced=spaced)
-        text = pc.if_else(pc.equal(text, ""), pa.scalar(None, pa.string()), text)
+        text = pc.if_else(pc.cast(pc.binary_length(text), pa.bool_()), text, pa.nulls(len(text), pa.string()))
         for target in (pa.int64(), pa.float64()):
             try:
                 return pc.cast(text, target)
@@ -354,7 +394,7 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.Chunk
 def _quick_numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
     """:func:`numbers` of text as ncu writes it (see there); None when it is not so."""
     first = pc.drop_null(values[:64])
-    if not len(first):
+    if not len(first) or not _is_utf8(first):
         return None
     sample = first[0].as_py()
     if not sample or not (sample[0].isdigit() or sample[0] in "+-.") or not sample[-1].isdigit():
@@ -371,6 +411,14 @@ def _quick_numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> p
     return None
 
 
+def _is_utf8(text: pa.ChunkedArray | pa.Array) -> bool:
+    try:
+        check_utf8(text)
+    except NotUtf8:
+        return False
+    return True
+
+
 def _whole(column: pa.ChunkedArray | pa.Array) -> bool:
     """True when :func:`to_numpy` makes ``column`` int64 (integers without a gap)."""
     return pa.types.is_integer(column.type) and column.null_count == 0
@@ -378,7 +426,23 @@ def _whole(column: pa.ChunkedArray | pa.Array) -> bool:
 
 def to_numpy(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A numeric column as numpy: int64 when it is integers without gaps (exact counts), else
-    float64 with NaN for the gaps."""
-    if _whole(column):
-        return np.asarray(column.to_numpy(), dtype=np.int64)
-    return pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+    float64 with NaN for the gaps. Made from the Arrow buffers (a view of one chunk, else one copy),
+    not with pyarrow's ``to_numpy``, which loads pandas (the parse runs before pandas is loaded:
+    :mod:`roofline.readers.ncu.ahead`)."""
+    kind, dtype = (pa.int64(), np.int64) if _whole(column) else (pa.float64(), np.float64)
+    column = pc.cast(column, kind)  # (nothing done when it is of that type already)
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    arrays = [_values(c, dtype) for c in chunks if len(c)]
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+
+
+def _values(chunk: pa.Array, dtype: type) -> np.ndarray:
+    """A chunk of int64 or float64 as numpy, its gaps (float64 only) NaN."""
+    values: np.ndarray = np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * 8)
+    if not chunk.null_count:
+        return values
+    bits = np.frombuffer(chunk.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bits, count=chunk.offset + len(chunk), bitorder="little")[chunk.offset:].view(bool)
+    return np.where(valid, values, np.nan)

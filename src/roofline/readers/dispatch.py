@@ -30,6 +30,7 @@ from roofline.errors import InputError, MissingMetricsError
 from roofline.kernels import FP16_CONVENTIONS, KernelTable, recoded_text, text_codes
 from roofline.readers.amd.detect import AMD_KINDS, amd_folder, amd_kind, read_amd
 from roofline.readers.ncu.count import build_table
+from roofline.readers.ncu.ahead import ReadAhead
 from roofline.readers.ncu.combine import merge_profiles, run_labels, split_runs
 from roofline.readers.ncu.csv_export import read_ncu_csv
 from roofline.readers.ncu.layout import WHOLE_FILE_BYTES
@@ -139,10 +140,11 @@ def head_of(path: Source) -> Head | None:
 
 
 def _read_profiler_output(path: str | PathLike[str] | InMemory, *, kind_known: bool,
-                          head: Head | None = None) -> RawProfile:
+                          head: Head | None = None, ahead: ReadAhead | None = None) -> RawProfile:
     """:func:`read_one`; ``kind_known``: the caller has found that ``path`` is no kernel table or timeline
     (:func:`_table_kind`), so its head is not read again for that; ``head``: its bytes read already
-    (:func:`head_of`)."""
+    (:func:`head_of`); ``ahead``: a parse started before, taken when it is this file's
+    (:func:`~roofline.readers.ncu.csv_export.read_ncu_csv`)."""
     if isinstance(path, InMemory):
         _check_memory(path)
         return read_ncu_csv(Path(path.name), data=path.data)
@@ -162,15 +164,17 @@ def _read_profiler_output(path: str | PathLike[str] | InMemory, *, kind_known: b
     if not kind_known and _table_kind(p) is not None:
         raise InputError("a kernel-table file or a timeline, not an Nsight Compute output", path=p,
                          hint="read it with roofline.readers.read_profile (roofline analyze)")
-    return read_ncu_csv(p, data=head.data if head is not None and head.whole else None)
+    return read_ncu_csv(p, data=head.data if head is not None and head.whole else None, ahead=ahead)
 
 
-def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, fp16: str = "ncu") -> KernelTable:
+def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, fp16: str = "ncu",
+                 ahead: ReadAhead | None = None) -> KernelTable:
     """Read one or more profiler outputs into one kernel table (see :func:`roofline.readers.read_profile`).
 
     Profiler files of one run are merged by launch; separate runs (:func:`~roofline.readers.ncu.combine.split_runs`),
     and each kernel-table file, are stacked side by side, each row's ``run`` column naming its run
     (:func:`~roofline.readers.ncu.combine.run_labels`). A table of one run has ``run`` <NA>.
+    ``ahead``: the parse of one of the files, started before (:mod:`roofline.readers.ncu.ahead`).
     """
     if fp16 not in FP16_CONVENTIONS:
         raise InputError(f"unknown FP16 convention {fp16!r}; choose one of {', '.join(FP16_CONVENTIONS)}")
@@ -195,7 +199,7 @@ def read_profile(paths: Sequence[str | PathLike[str]] | str | PathLike[str], *, 
         profiles = []
         for p in raw:
             try:
-                profiles.append(_read_profiler_output(p, kind_known=True, head=heads[p]))
+                profiles.append(_read_profiler_output(p, kind_known=True, head=heads[p], ahead=ahead))
             except InputError as exc:
                 if p not in folders:
                     raise

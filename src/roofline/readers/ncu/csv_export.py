@@ -53,6 +53,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from roofline.errors import InputError
+from roofline.readers.ncu.ahead import ReadAhead
 from roofline.readers.ncu.details import read_details
 from roofline.readers.ncu.layout import CsvLayout, is_nvtx_column, sniff
 from roofline.readers.ncu.raw import read_raw
@@ -63,20 +64,25 @@ from roofline.units import si_factor
 __all__ = ["CsvLayout", "is_nvtx_column", "metric_columns", "read_details", "read_ncu_csv", "read_raw", "sniff"]
 
 
-def read_ncu_csv(path: str | Path, data: bytes | None = None) -> RawProfile:
+def read_ncu_csv(path: str | Path, data: bytes | None = None, *, ahead: ReadAhead | None = None) -> RawProfile:
     """Read one ncu CSV export (raw or details page) into a :class:`RawProfile`.
 
     ``data``: its bytes, when already read into memory (standard input, a pipe); ``path`` then
-    only names it in messages."""
+    only names it in messages. ``ahead``: the file's parse, started before (:mod:`~roofline.readers.ncu.ahead`)."""
     p = Path(path)
-    try:
-        layout = sniff(p, data)
-    except InputError:
-        summary = read_summary(p, data)  # a per-kernel summary has no launch IDs: not a page
-        if summary is None:
-            raise
-        return _stored_units(summary, p)
-    profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
+    started = ahead.take() if ahead is not None and ahead.is_for(p) else None
+    if started is not None:
+        layout, parsed = started
+        profile = read_raw(layout, parsed)
+    else:
+        try:
+            layout = sniff(p, data)
+        except InputError:
+            summary = read_summary(p, data)  # a per-kernel summary has no launch IDs: not a page
+            if summary is None:
+                raise
+            return _stored_units(summary, p)
+        profile = read_raw(layout) if layout.layout == "raw" else read_details(layout)
     if profile.ids["launch_id"].array.isna().all():
         raise InputError("no launch IDs in the CSV", path=p)
     return _stored_units(profile, p)

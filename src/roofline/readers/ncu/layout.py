@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from roofline.errors import InputError
-from roofline.readers.ncu.names import nvtx_column_kind
 from roofline.readers.ncu.numbers import MixedNumbers, decimal_comma, three_decimals
 from roofline.readers.stream import to_utf8, utf16_codec
 
@@ -61,6 +60,23 @@ def is_nvtx_column(col: str) -> bool:
     ``Id:Domain:Start/Stop_Range:...``, ``Range:PL_Type:...`` beside ``Domain``, and ``NVTX...``
     (their layouts: :mod:`roofline.readers.ncu.names`)."""
     return nvtx_column_kind(col) is not None
+
+
+def nvtx_column_kind(column: str) -> str | None:
+    """Which NVTX layout an ncu CSV column holds: ``push_pop``, ``start_end``, ``range`` (ranges
+    without their domain), ``domain`` (the domain beside a ``range`` column), ``legacy`` (``NVTX...``
+    columns holding ``a/b``), or None for a column that is not NVTX."""
+    if "Push/Pop_Range" in column:
+        return "push_pop"
+    if "Start/Stop_Range" in column or "Start/End_Range" in column:
+        return "start_end"
+    if column.startswith("Range:PL_Type:"):
+        return "range"
+    if column == "Domain":
+        return "domain"
+    if column.lower().startswith("nvtx"):
+        return "legacy"
+    return None
 
 
 @dataclass(frozen=True)

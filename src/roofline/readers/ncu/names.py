@@ -64,6 +64,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from roofline.kernels.arrays import encoded_text
+from roofline.readers.ncu.layout import nvtx_column_kind
 from roofline.readers.torch_ranges import DEFAULT_DOMAIN, Range, attribute
 
 log = logging.getLogger(__name__)
@@ -218,23 +219,6 @@ def innermost_range(stack: str | None) -> str | None:
 #: Fields after a range's name: payload type and value, color type and value, message type and value.
 _ATTRIBUTES = 6
 _QUOTED = re.compile(r'"([^"]*)"')
-
-
-def nvtx_column_kind(column: str) -> str | None:
-    """Which NVTX layout an ncu CSV column holds: ``push_pop``, ``start_end``, ``range`` (ranges
-    without their domain), ``domain`` (the domain beside a ``range`` column), ``legacy`` (``NVTX...``
-    columns holding ``a/b``), or None for a column that is not NVTX."""
-    if "Push/Pop_Range" in column:
-        return "push_pop"
-    if "Start/Stop_Range" in column or "Start/End_Range" in column:
-        return "start_end"
-    if column.startswith("Range:PL_Type:"):
-        return "range"
-    if column == "Domain":
-        return "domain"
-    if column.lower().startswith("nvtx"):
-        return "legacy"
-    return None
 
 
 def parse_nvtx_range(text: str, *, with_id: bool = False, with_domain: bool = True) -> tuple[str, str] | None:
