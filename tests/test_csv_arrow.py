@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from roofline.errors import InputError
-from roofline.readers import csv_arrow, read_profile
+from roofline.readers import csv_arrow, read_profile, slabs
 from roofline.readers.ncu.csv_export import read_ncu_csv
 
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Device","CC",' \
@@ -163,7 +163,7 @@ def test_a_standard_input_stream_reads_like_the_file(tmp_path, tiny_slabs):
 
 def test_slabs_end_at_line_ends():
     text = b"a,1\nbb,22\nccc,333\n" * 5 + b"last,9"
-    pieces = [bytes(p) for p in csv_arrow.slabs(io.BytesIO(text), 12)]
+    pieces = [bytes(p) for p in slabs.slabs(io.BytesIO(text), 12)]
     assert b"".join(pieces) == text
     assert all(p.endswith(b"\n") for p in pieces[:-1]) and pieces[-1].endswith(b"last,9")
     assert all(len(p) <= 12 for p in pieces[:-1] if p.count(b"\n") > 1)
@@ -180,10 +180,10 @@ def test_slabs_of_a_file_on_disk_are_mapped_and_end_at_the_same_line_ends(tmp_pa
     with path.open("rb") as fh:
         fh.seek(len(preamble))
         mapped = []
-        for piece in csv_arrow.slabs(fh, 16):
+        for piece in slabs.slabs(fh, 16):
             assert isinstance(piece.obj, mmap.mmap)  # a view of a mapping, not a copy
             mapped.append(bytes(piece))
-    assert mapped == [bytes(p) for p in csv_arrow.slabs(io.BytesIO(text), 16)]
+    assert mapped == [bytes(p) for p in slabs.slabs(io.BytesIO(text), 16)]
     assert b"".join(mapped) == text and mapped[1] == b"w" * 40 + b",4\n" and mapped[-1].endswith(b"last,9")
 
 
@@ -193,8 +193,15 @@ def test_a_file_that_shrinks_between_slabs_is_refused_not_read_past_its_end(tmp_
     path = tmp_path / "raw.csv"
     path.write_bytes(b"a,1\n" * 1000)
     with path.open("rb") as fh:
-        pieces = csv_arrow.slabs(fh, 1000)
+        pieces = slabs.slabs(fh, 1000)
         assert bytes(next(pieces)).endswith(b"a,1\n")
+        os.truncate(path, 100)
+        with pytest.raises(slabs.FileShrank, match="shrank to 100 bytes while it was read"):
+            next(pieces)
+    with path.open("rb") as fh:  # and through the reader, one malformed-row message
+        path.write_bytes(b"a,1\n" * 1000)
+        pieces = csv_arrow._pieces(fh, 1000)
+        next(pieces)
         os.truncate(path, 100)
         with pytest.raises(csv_arrow.MalformedRow, match="shrank to 100 bytes while it was read"):
             next(pieces)

@@ -221,12 +221,21 @@ def test_the_command_reads_ahead_and_prints_what_it_prints_without(tmp_path, mon
     assert done.stdout == plain
 
 
-def test_the_parse_ahead_loads_no_pandas(tmp_path):
-    code = ("import sys\nfrom roofline import api\n"
-            f"ahead = api.read_ahead({str(RTX4090)!r}, min_bytes=0)\n"
-            "layout, parsed = ahead.take()\n"
-            "print(parsed.columns.rows, sorted(m for m in sys.modules if m.split('.')[0] == 'pandas'))")
+@pytest.mark.parametrize("compiled", [False, True], ids=["cast", "compiled loop"])
+def test_the_parse_ahead_loads_no_pandas(tmp_path, compiled):
+    """Neither the parse (the RTX 4090 page: text, gaps and odd numbers among its metrics) nor ncu's
+    digit groups read by the compiled loop load pandas."""
+    from test_grouped_numbers import ncu_page
+
+    grouped = tmp_path / "grouped.csv"
+    ncu_page(grouped, launches=500)
+    code = ("import sys\nfrom roofline import api\nfrom roofline.readers import csv_arrow\n"
+            f"csv_arrow.COMPILED_BYTES = {0 if compiled else 1 << 40}\n"
+            f"for path in ({str(RTX4090)!r}, {str(grouped)!r}):\n"
+            "    layout, parsed = api.read_ahead(path, min_bytes=0).take()\n"
+            "    print(parsed.columns.rows, parsed.columns.compiled)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pandas'))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     rows = sum(1 for _ in RTX4090.open()) - 2
-    assert done.stdout.split(None, 1) == [str(rows), "[]\n"]
+    assert done.stdout.splitlines() == [f"{rows} {compiled}", f"500 {compiled}", "[]"]

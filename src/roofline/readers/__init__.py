@@ -54,6 +54,6 @@ def read_machine(path: PathArg, *, pick: Sequence[str] = ()) -> Machine:
 from roofline._lazy import attach  # noqa: E402
 
 #: Modules reachable as attributes (``roofline.readers.<module>`` after ``import roofline``).
-_SUBMODULES = ("csv_arrow", "dispatch", "kernel_json", "kernel_parquet", "machines", "ncu", "nsys", "stream",
+_SUBMODULES = ("csv_arrow", "dispatch", "kernel_json", "kernel_parquet", "machines", "ncu", "nsys", "slabs", "stream",
                "torch_forest", "torch_launches", "torch_ranges")
 __getattr__, __dir__ = attach(__name__, {}, _SUBMODULES, eager=("PathArg", "ProfileReader", "read_machine", "read_profile"))

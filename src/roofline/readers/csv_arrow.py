@@ -4,8 +4,8 @@ Measured on the 2-core development VM (benchmarks/bench_analyze.py's 1,000,000-l
 380 MB): pyarrow's parser with two threads, reading only the columns asked for and the text
 identities dictionary-encoded, takes about half the wall time of pandas' C engine; read in one
 call it holds the whole file's bytes until the end (0.9 GB RSS), so the file is fed to it in slabs
-of :data:`SLAB_BYTES` cut at line ends. A file on disk is memory-mapped one slab at a time rather
-than read (no copy of its bytes: 0.08 s against 0.3 s for the 380 MB). Each slab's number columns
+of :data:`SLAB_BYTES` cut at line ends (:mod:`roofline.readers.slabs`: a file on disk memory-mapped
+one slab at a time). Each slab's number columns
 are written into arrays reserved for the whole file before the next slab is parsed, and those
 arrays become the pandas frame's blocks as they are (:class:`Columns`): the numbers are copied once.
 ncu never writes a line break inside a value, which is what cutting at line ends needs. In a large
@@ -15,8 +15,10 @@ copied, one column per thread (Arrow compute and NumPy release the GIL).
 Numbers: pyarrow reads plain integers and decimals itself; a column it left as text (digit groups
 ``"1,234,567"``, ``"1 234"``, a decimal comma ``"1.234,5"``) is converted here with Arrow compute
 (:func:`roofline.readers.ncu.numbers.plain_arrow`, then one cast: :func:`numbers`), per column,
-never per value in Python. In a file whose decimal mark is a comma pyarrow would read ``6.144`` (6144 grouped) as a
-decimal, so the caller asks for such columns as text.
+never per value in Python; in a large file (:data:`COMPILED_BYTES`) text as ncu writes it by default
+(``"1,234,567.89"``) is first read by a compiled loop, four times faster
+(:mod:`roofline.readers.ncu.grouped`). In a file whose decimal mark is a comma pyarrow would read
+``6.144`` (6144 grouped) as a decimal, so the caller asks for such columns as text.
 
 Text is not checked for UTF-8 by pyarrow's parse (``check_utf8=False``: 0.13 of its 1.2 CPU seconds
 on the 1e6-launch page); a column kept as text is checked when it is kept (:func:`check_utf8`), a
@@ -30,9 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import mmap
 import os
-import stat
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -44,7 +44,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from roofline.readers.ncu.grouped import grouped_numbers
 from roofline.readers.ncu.numbers import plain_arrow
+from roofline.readers.slabs import FileShrank, slabs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,6 +62,10 @@ SLAB_BYTES = 32 << 20
 BLOCK_BYTES = 4 << 20
 #: Files of at least this many bytes have their columns converted and copied by one thread per core.
 THREADED_BYTES = 16 << 20
+#: Files of at least this many bytes have their digit-grouped numbers read by the compiled loop of
+#: :mod:`roofline.readers.ncu.grouped`: compiling it costs 50-80 ms once (llvmlite loaded), it saves
+#: about 40 ms a million values (1e6 launches with ncu's separators: 0.55 CPU seconds).
+COMPILED_BYTES = 64 << 20
 #: Text columns stored as dictionaries (repeated kernel names cost one copy each).
 DICTIONARY = pa.dictionary(pa.int32(), pa.string())
 
@@ -94,6 +100,8 @@ class Columns:
     names: list[str]
     numeric: dict[str, float]  # column -> factor to SI
     decimal_comma: bool = False
+    #: Digit groups read by the compiled loop (:func:`~roofline.readers.ncu.grouped.grouped_numbers`).
+    compiled: bool = False
     parts: dict[str, list[Piece]] = field(default_factory=dict)
     rows: int = 0
     #: Rows reserved in :attr:`filled` (grown when the file holds more).
@@ -112,7 +120,7 @@ class Columns:
             self._grow(max(end, self.capacity * 3 // 2))
 
         def convert(name: str) -> pa.ChunkedArray | pa.Array | None:
-            return numbers(table.column(name), self.decimal_comma) if name in self.numeric else None
+            return numbers(table.column(name), self.decimal_comma, self.compiled) if name in self.numeric else None
 
         each = pool.map if pool is not None else map
         fills: list[tuple[str, pa.ChunkedArray | pa.Array]] = []
@@ -218,66 +226,6 @@ def _from_blocks(blocks: list[tuple[Any, np.ndarray]], index: pd.Index, columns:
     return create_dataframe_from_blocks(blocks, index=index, columns=columns)
 
 
-def slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
-    """The rest of ``fh`` in pieces of about ``size`` bytes, each ending at a line end (the last
-    one at the end of the file). A file on disk is memory-mapped a piece at a time (no copy of its
-    bytes, and only one piece mapped at once); any other stream (bytes in memory) is read."""
-    try:
-        status = os.fstat(fh.fileno())
-        mapped = stat.S_ISREG(status.st_mode) and status.st_size > 0
-    except (OSError, AttributeError, io.UnsupportedOperation):
-        mapped = False
-    yield from (_mapped_slabs(fh, size) if mapped else _read_slabs(fh, size))
-
-
-def _read_slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
-    """:func:`slabs` of a stream: the bytes after a piece's last line end are read again with the
-    next piece, rather than copied onto it."""
-    while True:
-        start = fh.tell()
-        chunk = fh.read(size)
-        if not chunk:
-            return
-        cut = chunk.rfind(b"\n") + 1 if len(chunk) == size else len(chunk)
-        while cut == 0:  # a line longer than the piece: read on to its end
-            more = fh.read(size)
-            chunk += more
-            cut = chunk.rfind(b"\n") + 1 if more else len(chunk)
-        fh.seek(start + cut)
-        yield memoryview(chunk)[:cut]
-
-
-def _mapped_slabs(fh: BinaryIO, size: int) -> Iterator[memoryview]:
-    """:func:`slabs` of a file on disk, each piece a view of a mapping of its own, unmapped
-    when the next is asked for (measured on the 2-core VM, 380 MB: 0.08 s against 0.3 s read)."""
-    end_of_file = os.fstat(fh.fileno()).st_size
-    start = fh.tell()
-    while start < end_of_file:
-        now = os.fstat(fh.fileno()).st_size
-        if now < end_of_file:  # reading a mapped page past the file's end would kill the process (SIGBUS)
-            raise MalformedRow(f"the file shrank to {now:,} bytes while it was read")
-        base = start - start % mmap.ALLOCATIONGRANULARITY  # a mapping starts at a granule
-        length = min(end_of_file - base, start - base + size)
-        while True:
-            mapping = mmap.mmap(fh.fileno(), length, access=mmap.ACCESS_READ, offset=base)
-            cut = end_of_file if base + length == end_of_file else base + mapping.rfind(b"\n", start - base) + 1
-            if cut > start:
-                break
-            mapping.close()  # a line longer than the piece: map on to its end
-            length = min(end_of_file - base, length + size)
-        view = memoryview(mapping)[start - base:cut - base]
-        fh.seek(cut)
-        try:
-            yield view
-        finally:
-            try:
-                view.release()
-                mapping.close()
-            except (BufferError, ValueError):  # the caller still holds a buffer of it: unmapped when freed
-                pass
-        start = cut
-
-
 def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], types: dict[str, pa.DataType], *,
                numeric: dict[str, float] | None = None, decimal_comma: bool = False, encoding: str = "utf8",
                slab_bytes: int | None = None, stop: threading.Event | None = None) -> Columns:
@@ -311,6 +259,7 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
     fh.seek(start)
     threads = min(os.cpu_count() or 1, 8) if data_bytes >= THREADED_BYTES else 1
+    out.compiled = data_bytes >= COMPILED_BYTES
 
     def parsed(piece: memoryview) -> tuple[pa.Table, int]:
         try:
@@ -323,7 +272,7 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
                 raise MalformedRow(bad[0]) from None
             raise MalformedRow(str(exc).splitlines()[0]) from None
 
-    pieces = slabs(fh, slab_bytes or SLAB_BYTES)
+    pieces = _pieces(fh, slab_bytes or SLAB_BYTES)
     with contextlib.ExitStack() as stack:
         pool = stack.enter_context(ThreadPoolExecutor(threads)) if threads > 1 else None
         # the next slab is parsed while this one's columns are converted and copied (a slab is
@@ -355,10 +304,21 @@ def check_utf8(text: Piece) -> None:
         raise NotUtf8(str(exc)) from None
 
 
-def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
+def _pieces(fh: BinaryIO, size: int) -> Iterator[memoryview]:
+    """:func:`~roofline.readers.slabs.slabs`, a file that shrank while read said as a malformed row."""
+    try:
+        yield from slabs(fh, size)
+    except FileShrank as exc:
+        raise MalformedRow(str(exc)) from None
+
+
+def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool,
+            compiled: bool = False) -> pa.ChunkedArray | pa.Array | None:
     """A column as numbers: int64 or float64 as pyarrow read them, or text made plain
     (:func:`~roofline.readers.ncu.numbers.plain_arrow`) and cast; None when some value is not a
-    number. All-empty columns become float64 (NaN).
+    number. All-empty columns become float64 (NaN). ``compiled``: text as ncu writes it is first
+    read by the compiled loop (:func:`~roofline.readers.ncu.grouped.grouped_numbers`: the same
+    numbers, four times faster).
 
     Text is first tried the way ncu writes it (digit groups of commas, or dots and a decimal comma,
     nothing around the value): the marks dropped and one cast, to float64 when the first value has a
@@ -374,6 +334,10 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.Chunk
         values = values.cast(pa.string())
     elif not pa.types.is_string(kind) and not pa.types.is_large_string(kind):
         return None
+    if compiled and not decimal_comma:
+        grouped = grouped_numbers(values)
+        if grouped is not None:
+            return grouped
     quick = _quick_numbers(values, decimal_comma)
     if quick is not None:
         return quick
