@@ -113,7 +113,7 @@ def test_real_raw_pages_read_with_the_loop_give_the_same_tables(tmp_path, monkey
         used.append(out is not None)
         return out
 
-    monkeypatch.setattr(csv_arrow, "grouped_numbers", spy)
+    monkeypatch.setattr(grouped, "grouped_numbers", spy)
     pd.testing.assert_frame_equal(read_profile([path]).frame, before)
 
 
@@ -140,7 +140,7 @@ def test_a_file_of_ncu_numbers_is_read_by_the_loop(tmp_path, monkeypatch):
     monkeypatch.setattr(csv_arrow, "COMPILED_BYTES", 0)
     used: list[bool] = []
     numbers = grouped.grouped_numbers
-    monkeypatch.setattr(csv_arrow, "grouped_numbers", lambda text: used.append(numbers(text) is not None) or numbers(text))
+    monkeypatch.setattr(grouped, "grouped_numbers", lambda text: used.append(numbers(text) is not None) or numbers(text))
     after = read_profile([path]).frame
     pd.testing.assert_frame_equal(after, before)
     assert used and all(used)

@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from roofline.readers.ncu.grouped import grouped_numbers
+from roofline.readers.ncu import grouped
 from roofline.readers.ncu.numbers import plain_arrow
 from roofline.readers.slabs import FileShrank, slabs
 
@@ -259,7 +259,9 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     data_bytes = fh.seek(0, io.SEEK_END) - start  # the rows to reserve: the first slab's rows per byte, times this
     fh.seek(start)
     threads = min(os.cpu_count() or 1, 8) if data_bytes >= THREADED_BYTES else 1
-    out.compiled = data_bytes >= COMPILED_BYTES
+    out.compiled = data_bytes >= COMPILED_BYTES and not decimal_comma
+    if out.compiled:
+        grouped.prepare()  # compiled while the first slab is parsed
 
     def parsed(piece: memoryview) -> tuple[pa.Table, int]:
         try:
@@ -335,9 +337,9 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool,
     elif not pa.types.is_string(kind) and not pa.types.is_large_string(kind):
         return None
     if compiled and not decimal_comma:
-        grouped = grouped_numbers(values)
-        if grouped is not None:
-            return grouped
+        fast = grouped.grouped_numbers(values)
+        if fast is not None:
+            return fast
     quick = _quick_numbers(values, decimal_comma)
     if quick is not None:
         return quick

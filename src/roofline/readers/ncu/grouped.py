@@ -234,24 +234,37 @@ _SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, 
 
 
 class _Kernel:
-    """The compiled loop, made on first use, once (its engine kept alive with it); None where it
-    cannot be made."""
+    """The compiled loop, made once in a thread of its own (:meth:`prepare`: while the first slab is
+    parsed), its engine kept alive with it; None where it cannot be made."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._made = False
+        self._made = threading.Event()
+        self._started = False
         self._engine: Any = None
         self.function: Any = None
 
-    def get(self) -> Any:
+    def prepare(self) -> None:
+        """Start compiling, if nothing has started it yet."""
         with self._lock:
-            if not self._made:
-                self._made = True
-                try:
-                    self._engine, self.function = _compile()
-                except Exception as exc:  # no llvmlite, or it cannot target this CPU: the cast as before
-                    log.debug("digit groups are cast by Arrow compute: the compiled loop is unavailable (%s)", exc)
-            return self.function
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._make, name="roofline-grouped-numbers", daemon=True).start()
+
+    def _make(self) -> None:
+        try:
+            self._engine, self.function = _compile()
+        except Exception as exc:  # no llvmlite, or it cannot target this CPU: the cast as before
+            log.debug("digit groups are cast by Arrow compute: the compiled loop is unavailable (%s)", exc)
+        finally:
+            self._made.set()
+
+    def get(self) -> Any:
+        """The loop (None: unavailable), once it is made."""
+        self.prepare()
+        self._made.wait()
+        return self.function
 
 
 def _compile() -> tuple[Any, Any]:
@@ -271,6 +284,12 @@ def _compile() -> tuple[Any, Any]:
 
 
 _KERNEL = _Kernel()
+
+
+def prepare() -> None:
+    """Start compiling the loop in a thread of its own, so that it is ready when the first column
+    asks for it (:func:`grouped_numbers` waits for it otherwise)."""
+    _KERNEL.prepare()
 
 
 def grouped_numbers(text: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | None:
