@@ -145,3 +145,13 @@ def test_a_file_of_ncu_numbers_is_read_by_the_loop(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(after, before)
     assert used and all(used)
     assert after["dram_bytes"].iloc[0] == float(rows[0].split('","')[11].replace(",", ""))
+
+
+def test_a_page_without_digit_groups_compiles_nothing(monkeypatch):
+    """The loop is compiled (llvmlite loaded: 0.07 GB resident) only for a page whose metrics have
+    digit groups, not for every large file."""
+    kernel = grouped._Kernel()
+    monkeypatch.setattr(grouped, "_KERNEL", kernel)
+    monkeypatch.setattr(csv_arrow, "COMPILED_BYTES", 0)
+    read_profile([DATA / "rtx4090_setfull_rep_and_export" / "profile.raw.csv"])
+    assert not kernel._started

@@ -260,8 +260,8 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     fh.seek(start)
     threads = min(os.cpu_count() or 1, 8) if data_bytes >= THREADED_BYTES else 1
     out.compiled = data_bytes >= COMPILED_BYTES and not decimal_comma
-    if out.compiled:
-        grouped.prepare()  # compiled while the first slab is parsed
+    if out.compiled and any(types.get(c) == pa.string() for c in out.numeric):
+        grouped.prepare()  # compiled while the first slab is parsed (else when a column first needs it)
 
     def parsed(piece: memoryview) -> tuple[pa.Table, int]:
         try:
