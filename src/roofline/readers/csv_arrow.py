@@ -248,6 +248,11 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     read = pcsv.ReadOptions(column_names=list(header), block_size=BLOCK_BYTES)
     if encoding != "utf8":  # any encoding, even "utf8", makes pyarrow transcode through Python
         read.encoding = encoding
+    # A slab is parsed without a Python row handler first: the parser's threads drop what it holds
+    # after read_csv returns, and dropping a Python object takes the GIL, which a thread cannot have
+    # once the interpreter is ending (the process aborts: apache/arrow#49942). Only a slab with a row
+    # of the wrong length (a ==PROF== line, a malformed row) is parsed again with the handler.
+    plain = pcsv.ParseOptions()
     parse = pcsv.ParseOptions(invalid_row_handler=on_invalid)
     # Text is not checked for UTF-8 by the parse (1e6 launches: 0.13 of its 1.2 CPU seconds): a column
     # made numbers needs no check (any byte that is not ASCII fails the cast), and a column kept as
@@ -263,9 +268,15 @@ def read_slabs(fh: BinaryIO, header: Sequence[str], include: Sequence[str], type
     if out.compiled and any(types.get(c) == pa.string() for c in out.numeric):
         grouped.prepare()  # compiled while the first slab is parsed (else when a column first needs it)
 
-    def parsed(piece: memoryview) -> tuple[pa.Table, int]:
+    def parsed(piece: pa.Buffer) -> tuple[pa.Table, int]:
         try:
-            return pcsv.read_csv(pa.py_buffer(piece), read_options=read, parse_options=parse,
+            try:
+                return pcsv.read_csv(piece, read_options=read, parse_options=plain,
+                                     convert_options=conv), len(piece)
+            except pa.ArrowInvalid as exc:
+                if " columns, got " not in str(exc):
+                    raise
+            return pcsv.read_csv(piece, read_options=read, parse_options=parse,
                                  convert_options=conv), len(piece)
         except pa.ArrowInvalid as exc:
             if "UTF8" in str(exc) and encoding == "utf8":
@@ -306,7 +317,7 @@ def check_utf8(text: Piece) -> None:
         raise NotUtf8(str(exc)) from None
 
 
-def _pieces(fh: BinaryIO, size: int) -> Iterator[memoryview]:
+def _pieces(fh: BinaryIO, size: int) -> Iterator[pa.Buffer]:
     """:func:`~roofline.readers.slabs.slabs`, a file that shrank while read said as a malformed row."""
     try:
         yield from slabs(fh, size)
@@ -336,11 +347,7 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool,
         values = values.cast(pa.string())
     elif not pa.types.is_string(kind) and not pa.types.is_large_string(kind):
         return None
-    if compiled and not decimal_comma:
-        fast = grouped.grouped_numbers(values)
-        if fast is not None:
-            return fast
-    quick = _quick_numbers(values, decimal_comma)
+    quick = _quick_numbers(values, decimal_comma, compiled)
     if quick is not None:
         return quick
     if not _is_utf8(values):  # the text functions below need UTF-8; kept as text, it is refused there
@@ -357,7 +364,8 @@ def numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool,
     return None
 
 
-def _quick_numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> pa.ChunkedArray | pa.Array | None:
+def _quick_numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool,
+                   compiled: bool = False) -> pa.ChunkedArray | pa.Array | None:
     """:func:`numbers` of text as ncu writes it (see there); None when it is not so."""
     first = pc.drop_null(values[:64])
     if not len(first) or not _is_utf8(first):
@@ -365,6 +373,10 @@ def _quick_numbers(values: pa.ChunkedArray | pa.Array, decimal_comma: bool) -> p
     sample = first[0].as_py()
     if not sample or not (sample[0].isdigit() or sample[0] in "+-.") or not sample[-1].isdigit():
         return None  # spaces around it, or not a number (n/a, text)
+    if compiled and not decimal_comma:  # (a text column, such as a name, never gets here: nothing compiled for it)
+        fast = grouped.grouped_numbers(values)
+        if fast is not None:
+            return fast
     text = plain_arrow(values, decimal_comma, spaced=False)
     plain_sample = plain_arrow(first[:1], decimal_comma, spaced=False)[0].as_py()
     # int64 first, as the full path tries them, unless the first value already rules it out

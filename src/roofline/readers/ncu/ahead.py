@@ -57,7 +57,7 @@ class ReadAhead:
         self._file_id = file_id
         self._stop = threading.Event()
         self._result: Future[tuple[CsvLayout, RawColumns] | None] = Future()
-        threading.Thread(target=self._parse, name="roofline-read-ahead", daemon=True).start()
+        threading.Thread(target=self._parse, name="roofline-read-ahead").start()
 
     def _parse(self) -> None:
         try:
