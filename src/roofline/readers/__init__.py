@@ -7,7 +7,8 @@ schema. Machine readers return a :class:`~roofline.machine.Machine`.
 Readers import the model; the model imports no reader. Nsight Compute's readers are one wing,
 :mod:`roofline.readers.ncu`; machine files are read by :mod:`roofline.readers.machines`; here are
 the dispatch by file (:mod:`.dispatch`), our own Parquet and ``.kernels.json`` tables, torch ranges,
-and what any reader may use: pyarrow's CSV parser in slabs (:mod:`.csv_arrow`), pipes and encodings (:mod:`.stream`).
+and what any reader may use: pyarrow's CSV parser in slabs (:mod:`.csv_arrow`) of a file cut at line ends
+(:mod:`.slabs`), pipes and encodings (:mod:`.stream`).
 """
 
 from __future__ import annotations
