@@ -75,6 +75,9 @@ def register(app: click.Group) -> None:
         "step)."))
     @click.option("--nsys", default="nsys", help="The nsys executable (--timeline).")
     @click.option("--osrt", is_flag=True, help="With --timeline: trace OS runtime calls too (nsys -t osrt).")
+    @click.option("--qdstrm-importer", "importer", help=(
+        "With --timeline: the QdstrmImporter that turns the capture of a target-only nsys (PREFIX.qdstrm) into "
+        "PREFIX.nsys-rep; default: one beside nsys, in Nsight Compute's host folders or on PATH."))
     @click.option("--machine", "-m", multiple=True, help=(
         "Ceilings (as for roofline analyze); default: a measured file of the same GPU shipped with roofline, else "
         "its spec, else the profile's peak metrics; for a program run on the CPU, this CPU's measured ceilings "
@@ -117,6 +120,7 @@ def register(app: click.Group) -> None:
         sample: Optional[str],
         nsys: str,
         osrt: bool,
+        importer: Optional[str],
         machine: tuple[str, ...],
         allow_other_machine: bool,
         by: By,
@@ -144,7 +148,7 @@ def register(app: click.Group) -> None:
         messages = messages_for(ctx, quiet)
         rank = api.rank(os.environ)
         inputs = _command_files(command)
-        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json", ".nsys-rep", ".sqlite", ".rocprofv3"):  # written next to PREFIX
+        for suffix in (".ncu-rep", ".ncu.csv", ".kernels.json", ".nsys-rep", ".sqlite", ".qdstrm", ".rocprofv3"):  # written next to PREFIX
             api.check_not_input(Path(f"{output}{suffix}"), inputs)
         settings = api.ProfileSettings(
             command=tuple(command), output=output, arch=arch,
@@ -153,6 +157,7 @@ def register(app: click.Group) -> None:
             launch_count=launch_count, nvtx_include=tuple(nvtx_include or ()), counters=not no_counters,
             fallback=not no_fallback, ncu=ncu, rocprofv3=rocprofv3, force=force, rank=rank, fp16=fp16.value,
             torch=torch, estimate=not no_estimate, timeline=timeline, nsys=nsys, sample=sample, osrt=osrt,
+            importer=importer,
         )
         request = api.OutputRequest(json=_ranked(json_out, rank), csv=_ranked(csv_out, rank),
                                     html=_ranked(html_out, rank), png=_ranked(png_out, rank),

@@ -43,7 +43,9 @@ class ProfileSettings:
     - ``timeline``: run the program under Nsight Systems too and count only a sample of it
       (:mod:`roofline.profiling.timeline_run`); ``nsys``: its executable; ``sample``: the sample,
       ``NAME[:N]`` (the N-th occurrence of an NVTX range, default the second) or ``all``, None for
-      the second occurrence of the outermost repeated range; ``osrt``: trace OS runtime calls too.
+      the second occurrence of the outermost repeated range; ``osrt``: trace OS runtime calls too;
+      ``importer``: the QdstrmImporter for a target-only nsys's capture (None: found beside nsys, in
+      Nsight Compute's folders or on PATH).
     """
 
     command: tuple[str, ...]
@@ -69,6 +71,7 @@ class ProfileSettings:
     nsys: str = "nsys"
     sample: str | None = None
     osrt: bool = False
+    importer: str | None = None
 
     def __post_init__(self) -> None:
         from roofline.errors import InputError
@@ -81,6 +84,8 @@ class ProfileSettings:
             raise InputError("--timeline counts a sample with Nsight Compute: it cannot be run with --no-counters")
         if self.sample is not None and not self.timeline:
             raise InputError("--sample chooses what --timeline counts", hint="add --timeline")
+        if self.importer is not None and not self.timeline:
+            raise InputError("--qdstrm-importer imports the capture of --timeline's nsys run", hint="add --timeline")
         if self.sample is not None and (self.launch_skip is not None or self.launch_count is not None):
             raise InputError("--sample and --launch-skip/--launch-count both choose the launches to count",
                              hint="give one of them")

@@ -3,7 +3,10 @@ Compute, and the two joined, in one command.
 
 1. **The bare program**, timed: the baseline the two runs' overheads are given against.
 2. **Nsight Systems** (``nsys profile -t cuda,nvtx[,osrt] --export sqlite``): every launch with the
-   time it has in production; ``PREFIX.nsys-rep`` and ``PREFIX.sqlite``.
+   time it has in production; ``PREFIX.nsys-rep`` and ``PREFIX.sqlite``. A target-only nsys leaves its
+   capture, ``PREFIX.qdstrm``, unimported: a QdstrmImporter found beside it, in Nsight Compute's folders or
+   on PATH (or named: ``importer``) makes the report, ``nsys export`` the SQLite, and the capture is removed
+   as nsys itself would (:mod:`roofline.readers.nsys.capture`).
 3. **The sample** (:func:`roofline.readers.nsys.window.sample_window`): by default the second
    occurrence of the outermost repeated NVTX range (the second training step); ``--sample NAME[:N]``
    names another; with no repeated range, the whole program.
@@ -27,6 +30,7 @@ from roofline.profiling.session import (EXIT_INTERRUPTED, EXIT_PROGRAM_FAILED, L
                                        check_outputs, run_with_counters)
 from roofline.profiling.settings import ProfileSettings
 from roofline.readers import kernel_json as table_file
+from roofline.readers.nsys.capture import CAPTURE_SUFFIX
 from roofline.writing.safe import check_writable, write_text
 
 NSYS_INSTALL_HINT = ("install NVIDIA Nsight Systems (it ships with the CUDA toolkit, e.g. /usr/local/cuda/bin/nsys, or as "
@@ -55,7 +59,7 @@ def timeline_files(settings: ProfileSettings) -> dict[str, Path]:
 
 
 def check_timeline_outputs(settings: ProfileSettings) -> None:
-    for path in timeline_files(settings).values():
+    for path in (*timeline_files(settings).values(), settings.path(CAPTURE_SUFFIX)):
         check_writable(path, force=settings.force)
 
 
@@ -105,12 +109,12 @@ def run_with_timeline(settings: ProfileSettings, *, on_line: LineSink | None = N
     if interrupted:
         return Outcome(None, "timeline", "interrupted", EXIT_INTERRUPTED, (), ("interrupted under nsys: nothing "
                        "was profiled",), nsys_rc, 0)
+    imported = _import_capture(settings, nsys) if not files["report"].is_file() else None
     if not files["report"].is_file() or not files["sqlite"].is_file():
         last = [x for x in said if "error" in x.lower()] or [x for x in said if x]
         raise InputError(f"nsys wrote no {'report' if not files['report'].is_file() else 'SQLite export'} "
                          f"(exit {nsys_rc}): {last[-1] if last else 'no output'}",
-                         path=files["report"], hint="run the nsys profile command alone to see why "
-                                                   "(a target-only nsys package cannot write reports)")
+                         path=files["report"], hint="run the nsys profile command alone to see why")
     name, occurrence = parse_sample(settings.sample) if settings.sample and settings.sample != "all" else (None, None)
     own = settings.launch_skip is not None or settings.launch_count is not None  # the user's own window
     window = None if settings.sample == "all" or own else sample_window(files["sqlite"], name, occurrence)
@@ -122,7 +126,7 @@ def run_with_timeline(settings: ProfileSettings, *, on_line: LineSink | None = N
     overheads = Overheads(bare, under_nsys, time.perf_counter() - began)
     chose = ("counted " + window.describe() if window is not None else "counted the launches --launch-skip/--launch-count "
              "chose" if own else "counted every launch" + ("" if settings.sample == "all" else " (no NVTX range repeats)"))
-    notes = [overheads.describe(), chose]
+    notes = [overheads.describe(), chose, *([imported] if imported else [])]
     if counted.table is None:
         return dataclasses.replace(counted, files=(files["report"], files["sqlite"], *counted.files),
                                    notes=(*notes, *counted.notes))
@@ -132,3 +136,19 @@ def run_with_timeline(settings: ProfileSettings, *, on_line: LineSink | None = N
     return dataclasses.replace(counted, table=joined, mode="timeline",
                                files=(files["report"], files["sqlite"], *counted.files),
                                notes=(*notes, *counted.notes))
+
+
+def _import_capture(settings: ProfileSettings, nsys: str) -> str | None:
+    """When nsys left only its capture (a target-only nsys): the report imported from it, its SQLite export, the
+    capture removed; a note naming the importer. None when there is no capture. Errors keep the capture."""
+    from roofline.readers.nsys.capture import import_capture, importers, ordered, version_of
+    from roofline.readers.nsys.timeline import export_sqlite
+
+    capture, files = settings.path(CAPTURE_SUFFIX), timeline_files(settings)
+    if not capture.is_file():
+        return None
+    found = importers(nsys, settings.ncu, settings.importer)
+    used = import_capture(capture, files["report"], ordered(found, version_of(nsys)), force=settings.force)
+    export_sqlite(files["report"], files["sqlite"], nsys, force=settings.force)
+    capture.unlink()
+    return f"nsys left its capture unimported (a target-only nsys): {used} imported it"

@@ -41,7 +41,7 @@ from roofline.readers.stream import InMemory, is_stdio, is_stream, read_stream
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 #: Files taken from a folder given as a profile.
 PROFILE_PATTERNS = ("*.csv", "*.csv.gz", "*.ncu-rep", "*.ncu-repz", "out.*", "*.kernels.json", "*.parquet",
-                    "*.sqlite", "*.nsys-rep", "*.qdrep")
+                    "*.sqlite", "*.nsys-rep", "*.qdrep", "*.qdstrm")
 #: The first bytes of a gzip file (a compressed CSV export, ``x.csv.gz``).
 GZIP_MAGIC = b"\x1f\x8b"
 #: The first bytes of a Parquet file.
@@ -63,6 +63,8 @@ def profile_files(path: str | PathLike[str]) -> list[Path]:
     if not p.is_dir():
         return [p]
     files = sorted({f for pattern in PROFILE_PATTERNS for f in p.glob(pattern) if f.is_file()})
+    # a capture beside its own report (imported by hand after nsys could not) is the same timeline
+    files = [f for f in files if not (f.suffix == ".qdstrm" and f.with_suffix(".nsys-rep") in files)]
     if not files:
         raise InputError("the folder holds no profiles", path=p,
                          hint="give ncu CSV exports (*.csv), reports (*.ncu-rep), per-metric files (out.*), "

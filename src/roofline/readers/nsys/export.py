@@ -60,20 +60,21 @@ def _no_calls() -> pd.DataFrame:
 
 
 class Export:
-    """An open, read-only Nsight Systems SQLite export."""
+    """An open, read-only Nsight Systems SQLite export. ``source``: the file its errors name (the user's report or
+    capture, when ``path`` is its export in a temporary folder), ``path`` itself by default."""
 
-    def __init__(self, path: Path):
-        self.path = path
+    def __init__(self, path: Path, source: Path | None = None):
+        self.path = source or path
         try:
             self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
             self.tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a readable SQLite database ({exc})", path=path,
+            raise InputError(f"not a readable SQLite database ({exc})", path=self.path,
                              hint="export the report again: nsys export --type sqlite REPORT.nsys-rep") from None
         if KERNELS not in self.tables:
             what = "an Nsight Systems export with no CUDA kernels" if "StringIds" in self.tables \
                 else "a SQLite database, not an Nsight Systems export"
-            raise InputError(f"{what} (no {KERNELS} table)", path=path,
+            raise InputError(f"{what} (no {KERNELS} table)", path=self.path,
                              hint="profile with CUDA tracing on (nsys profile -t cuda,nvtx ...) and export with "
                                   "nsys export --type sqlite")
 

@@ -4,8 +4,10 @@ Each kernel launch is a row: its time as the program ran it (end - start, ns -> 
 stream, process, grid and block, demangled name, and the phase, operator and module of the NVTX
 ranges open around its launch (:mod:`roofline.readers.nsys.ranges`). FLOPs and bytes are unknown
 (a timeline has no counters): the count columns are left out, a warning says so, and
-``metric_hints`` name the Nsight Compute metrics that supply them. A ``.nsys-rep`` (or ``.qdrep``) report is first exported to SQLite by the ``nsys`` on
-PATH, into a temporary folder (the report's own folder is never written).
+``metric_hints`` name the Nsight Compute metrics that supply them. A ``.nsys-rep`` (or ``.qdrep``) report is
+first exported to SQLite by the ``nsys`` on PATH, into a temporary folder (the report's own folder is never
+written); a ``.qdstrm`` capture that a target-only nsys left is first imported, from a copy, by a
+QdstrmImporter (:mod:`roofline.readers.nsys.capture`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from roofline.kernels import KernelTable, validate
 from roofline.kernels.arrays import encoded_text, strings
 from roofline.kernels.schema import empty_frame, lean
 from roofline.readers.nsys import REPORT_SUFFIXES
+from roofline.readers.nsys.capture import CAPTURE_SUFFIX, import_copy, importers, ordered, version_of
 from roofline.readers.nsys.export import PUSH_POP, START_END, Export, NvtxRanges
 from roofline.readers.nsys.gpu_activity import read_activity
 from roofline.readers.nsys.ranges import push_pop_forest, start_end
@@ -52,22 +55,32 @@ def _exported(report: Path, folder: Path) -> Path:
         raise ToolNotFoundError("reading an Nsight Systems report needs nsys on PATH",
                                 hint=f"export it where nsys is: nsys export --type sqlite {report.name}, "
                                      "then give the .sqlite file")
+    source = report
+    if report.name.lower().endswith(CAPTURE_SUFFIX):
+        report = import_copy(report, folder, ordered(importers(nsys, "ncu"), version_of(nsys)))
     out = folder / (report.stem + ".sqlite")
-    cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(out), str(report)]
+    export_sqlite(report, out, nsys, force=True, source=source)
+    return out
+
+
+def export_sqlite(report: Path, out: Path, nsys: str, *, force: bool = False, source: Path | None = None) -> None:
+    """Write ``out``, the SQLite export of ``report``, with ``nsys export``; InputError with nsys's reason, naming
+    ``source`` (the user's file) when given, else the report."""
+    cmd = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true" if force else "false", "--output", str(out),
+           str(report)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise InputError(f"nsys export took over {EXPORT_TIMEOUT_S} s", path=report,
+        raise InputError(f"nsys export took over {EXPORT_TIMEOUT_S} s", path=source or report,
                          hint=f"export it yourself: {' '.join(cmd[:-3])} {report.name}") from None
     if done.returncode != 0 or not out.is_file():
         said = (done.stderr or done.stdout).strip().splitlines()
         raise InputError(f"nsys export failed (exit {done.returncode}): {said[-1] if said else 'no output'}",
-                         path=report, hint="open the report with the nsys version that wrote it, or a newer one")
-    return out
+                         path=source or report, hint="open the report with the nsys version that wrote it, or a newer one")
 
 
 def _read_sqlite(path: Path, *, source: Path) -> KernelTable:
-    with Export(path) as export:
+    with Export(path, source) as export:
         kernels = export.kernels()
         label = str(source)
         if kernels.empty:
