@@ -44,7 +44,7 @@ from roofline.analysis.result import Analysis
 from roofline.errors import InputError
 from roofline.kernels import KernelTable, group_keys, has_runs
 from roofline.kernels.activity import Activity
-from roofline.kernels.steps import choose
+from roofline.kernels.steps import choose, spans
 
 #: The windows :func:`breakdown` cuts a timeline into.
 WINDOWS = ("run", "phase", "step")
@@ -219,7 +219,8 @@ def _steps(activity: Activity) -> list[tuple[str, int, int, int, int]]:
         if best is None:
             continue
         chosen = mine[(mine["name"] == best).to_numpy()].sort_values("start_ns")
-        out += [(best, i + 1, int(pid), int(s), int(e)) for i, (s, e) in enumerate(zip(chosen["start_ns"], chosen["end_ns"]))]
+        starts, ends, _ = spans(chosen, calls)
+        out += [(best, i + 1, int(pid), int(s), int(e)) for i, (s, e) in enumerate(zip(starts, ends))]
     return out
 
 

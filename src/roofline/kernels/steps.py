@@ -11,7 +11,12 @@ A training or inference loop repeats one NVTX range around each iteration (``tra
 - **the step**: the name whose occurrences repeat at least three times (else twice: a first one to
   warm up, then at least two alike; a loop of two epochs around a loop of batches gives the batch)
   and enclose the most launches (counted by the start of the CUDA call that made them), the earliest
-  among equals. Each of its occurrences is a step.
+  among equals. Each of its occurrences is a step;
+- **a phase, not an iteration** (:func:`spans`): when the launches made between one occurrence's end and
+  the next one's start outnumber those made inside the occurrences, the range marks a part of each
+  iteration, not the iteration. roofline.torch.annotate's ``forward`` is an example: backward and optimizer
+  launches fall between. Each step then runs from its occurrence's start to the next occurrence's start,
+  the last one to the process's last launching call.
 """
 
 from __future__ import annotations
@@ -89,3 +94,19 @@ def choose(steps: pd.DataFrame, calls: np.ndarray) -> str | None:
     totals = (steady if len(steady) else totals[totals["count"] >= 2]).sort_values(
         ["launches", "first"], ascending=[False, True])
     return None if totals.empty else str(totals.index[0])
+
+
+def spans(chosen: pd.DataFrame, calls: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Each step's span ``(start_ns, end_ns)`` from the chosen name's occurrences (:data:`COLUMNS`, in start order)
+    and the process's launching calls' starts (sorted), and whether the range is a phase whose steps were
+    widened to whole iterations (module docstring)."""
+    start = chosen["start_ns"].to_numpy(dtype=np.int64)
+    end = chosen["end_ns"].to_numpy(dtype=np.int64)
+    if len(start) < 2:
+        return start, end, False
+    inside = launches_in(chosen.iloc[:-1], calls).sum()
+    between = (np.searchsorted(calls, start[1:], "left") - np.searchsorted(calls, end[:-1], "left")).clip(0).sum()
+    if between <= inside:
+        return start, end, False
+    last = int(calls[-1]) + 1 if len(calls) else int(end[-1])
+    return start, np.r_[start[1:], max(last, int(end[-1]))], True

@@ -23,7 +23,7 @@ import pandas as pd
 from roofline.attribution import phase_name
 from roofline.errors import InputError
 from roofline.readers.nsys.export import PUSH_POP, Export
-from roofline.kernels.steps import choose, occurrences, step_name
+from roofline.kernels.steps import choose, occurrences, spans, step_name
 from roofline.units import counted
 
 
@@ -40,10 +40,16 @@ class Window:
     pid: int
     skip: int
     count: int
+    #: The range is a phase of each iteration: the window runs on to the next occurrence's start
+    #: (:func:`roofline.kernels.steps.spans`).
+    widened: bool = False
 
     def describe(self) -> str:
-        return (f"occurrence {self.occurrence} of {self.occurrences} of the NVTX range {self.name!r}: "
-                f"{counted(self.count, 'kernel launch', 'kernel launches')} after the first {self.skip} "
+        what = (f"the iteration from occurrence {self.occurrence} of {self.occurrences} of the NVTX range {self.name!r} "
+                f"to {'the next one' if self.occurrence < self.occurrences else 'the last launch'} (most launches fall "
+                "between its occurrences: a phase, not a step)" if self.widened else
+                f"occurrence {self.occurrence} of {self.occurrences} of the NVTX range {self.name!r}")
+        return (f"{what}: {counted(self.count, 'kernel launch', 'kernel launches')} after the first {self.skip} "
                 f"(process {self.pid})")
 
 
@@ -78,6 +84,7 @@ def sample_window(path: Path, name: str | None = None, occurrence: int | None = 
                              hint="name a range the program opens (nsys profile -t cuda,nvtx records them)")
         return None
     calls = np.sort(kernels[kernels["pid"] == pid]["api_start"].dropna().to_numpy(dtype=np.int64))
+    by_rule = name is None  # the step chosen by the rule (a range the user names is counted as it is)
     if name is None:
         candidates = occurrences(mine)
         name = choose(candidates, calls)
@@ -99,11 +106,11 @@ def sample_window(path: Path, name: str | None = None, occurrence: int | None = 
     if occurrence > len(chosen):
         raise InputError(f"the NVTX range {name!r} occurs {len(chosen)} time(s), not {occurrence}", path=path,
                          hint=f"--sample {name}:{len(chosen)}")
-    row = chosen.iloc[occurrence - 1]
-    start, end = int(row["start_ns"]), int(row["end_ns"])
+    starts, ends, widened = spans(chosen, calls) if by_rule else (chosen["start_ns"], chosen["end_ns"], False)
+    start, end = int(starts[occurrence - 1]), int(ends[occurrence - 1])
     skip = int(np.sum(calls < start))
     count = int(np.sum((calls >= start) & (calls < end)))
-    return Window(name, occurrence, len(chosen), start, end, pid, skip, count)
+    return Window(name, occurrence, len(chosen), start, end, pid, skip, count, widened)
 
 
 def _busiest(kernels: pd.DataFrame) -> int:
