@@ -112,6 +112,11 @@ CALLS: dict[str, tuple[Step, ...]] = {
              60, dry_args=None),
         Step("torch", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,torch"), 300, takes_ncu=True),
     ),
+    # Issue 35: which nsys and importer the machine has, then `roofline profile --timeline` of the DeepCAM-like step
+    # and a small transformer (overheads, match rate, production against replay, fixtures).
+    "timeline": (
+        Step("timeline", ("benchmarks/validate_timeline_gpu.py", "{dir}"), 480, takes_ncu=True, takes_rest=True),
+    ),
 }
 #: The calls the session's device time is planned for.
 PLANNED = ("session",)

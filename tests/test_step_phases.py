@@ -47,8 +47,8 @@ def test_the_sample_is_the_second_whole_iteration(tmp_path):
     assert (w.name, w.occurrence, w.occurrences, w.widened) == ("forward", 2, 3, True)
     assert (w.skip, w.count) == (7, 7)  # the first iteration's 7 launches, then the second's 7
     assert (w.start_ns, w.end_ns) == (ITERATION_NS, 2 * ITERATION_NS)
-    assert w.describe() == ("the iteration from occurrence 2 of 3 of the NVTX range 'forward' to the next one (most "
-                            "launches fall between its occurrences: a phase, not a step): 7 kernel launches after "
+    assert w.describe() == ("the iteration from occurrence 2 of 3 of the NVTX range 'forward' to the next one "
+                            "(launches fall between its occurrences: a phase, not a step): 7 kernel launches after "
                             "the first 7 (process 4242)")
 
 
@@ -61,6 +61,20 @@ def test_the_last_iteration_runs_to_the_last_launch(tmp_path):
 def test_a_range_the_user_names_is_counted_as_it_is(tmp_path):
     w = sample_window(_loop(tmp_path / "loop.sqlite", 3), "forward", 2)
     assert (w.widened, w.skip, w.count) == (False, 7, 2)
+
+
+def test_three_pushed_phases_make_whole_iterations_too(tmp_path):
+    """With backward pushed as well, the rule picks it (4 launches an occurrence); 3 fall between (forward and
+    optimizer), more than a quarter of 4."""
+    path = _loop(tmp_path / "loop.sqlite", 3)
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.executemany('INSERT INTO NVTX_EVENTS (start, "end", eventType, globalTid, domainId, text) '
+                       "VALUES (?, ?, 59, ?, 0, 'backward')",
+                       [(i * ITERATION_NS + 1_900_000, i * ITERATION_NS + 2_500_000, 4242 << 24 | 4242) for i in range(3)])
+    w = sample_window(path)
+    assert (w.name, w.widened, w.skip, w.count) == ("backward", True, 9, 7)  # backward #2 to backward #3
 
 
 def test_a_real_step_range_is_not_widened(tmp_path):
@@ -77,8 +91,9 @@ def test_the_breakdown_steps_are_whole_iterations(tmp_path):
     assert [w.end_ns - w.start_ns for w in split.windows] == [5_100_000 + KERNEL_NS - 100_000] * 3
 
 
-@pytest.mark.parametrize("inside, between, widened", [(2, 5, True), (3, 3, False), (5, 0, False)])
-def test_widened_only_when_more_launches_fall_between_than_inside(inside, between, widened):
+@pytest.mark.parametrize("inside, between, widened", [(2, 5, True), (3, 3, True), (8, 3, True), (8, 2, False),
+                                                     (5, 0, False)])
+def test_widened_only_when_over_a_quarter_as_many_launches_fall_between(inside, between, widened):
     """Two occurrences [0, 100) and [1000, 1100); ``inside`` calls in the first, ``between`` in [100, 1000), and
     the process's last call at 1500: a widened last step runs to just after it."""
     import pandas as pd

@@ -120,6 +120,13 @@ def test_the_cli_analyzes_the_joined_launches(tmp_path, tools, capsys):
     assert rc == 0, capsys.readouterr().err
     d = json.loads(out.read_text())
     assert d["totals"]["time_s"] == pytest.approx(sum(DURATIONS) * 1e-9, rel=1e-12)
+    # as `roofline analyze` gives them for the same files: production against replay, and where the time went
+    replay = d["replay"]  # the recorded run's gpu__time_duration.sum cells (us), each launch matched exactly
+    assert replay["launches"] == 5 and replay["time_s"] == pytest.approx(sum(DURATIONS) * 1e-9, rel=1e-12)
+    assert replay["replay_time_s"] == pytest.approx((82.336 + 81.152 + 259.040 + 258.336 + 259.232) * 1e-6, rel=1e-12)
+    (window,) = d["breakdown"]["windows"]  # the whole run on device 0: first kernel start to last kernel end
+    assert window["name"] == "run" and window["end_ns"] - window["start_ns"] == 5_000_000 + 10_000 + 202_000 - 1_010_000
+    assert sum(window["kernel_s"].values()) == pytest.approx(sum(DURATIONS) * 1e-9, rel=1e-12)
 
 
 def test_settings_that_contradict_are_refused(tmp_path):

@@ -219,15 +219,24 @@ def _report(launches: KernelTable, machine: Sequence[str] | None, by: str, top: 
             messages: Messages, work: str = "flops", depth: Optional[int] = None, estimated: KernelTable | None = None,
             allow_other_machine: bool = False, measure_cpu: bool = True) -> None:
     """The one-screen summary, measured against estimated (``--torch``), and the requested files,
-    as `roofline analyze` makes them. A CPU program with no ``--machine`` is held to this CPU's
+    as `roofline analyze` makes them; for a timeline joined with its counts (``--timeline``), also where the
+    run's time went and production time against Nsight Compute's replay, as analyze gives them for the same
+    files. A CPU program with no ``--machine`` is held to this CPU's
     measured ceilings, measured now when none are cached unless ``measure_cpu`` is false (under a
     launcher, whose ranks would all measure the same cores at once)."""
     from roofline import api
-    from roofline.cli.analyze import analyze_by, comparison_for, print_analysis, print_comparison, with_cpu_ceilings
+    from roofline.cli.analyze import (analyze_by, comparison_for, print_analysis, print_breakdown, print_comparison,
+                                      print_replay, with_cpu_ceilings)
 
     table, chosen = with_cpu_ceilings(api.at_depth(launches, depth), machine, messages, measure=measure_cpu)
     analysis = analyze_by(table, chosen, by, depth, work, allow_other_machine)
     print_analysis(analysis, top=top, metrics=table.metrics, to_stderr=request.to_stdout, messages=messages)
+    split = api.breakdown(table, analysis, window="run") if table.activity is not None else None
+    if split is not None:
+        print_breakdown(split, top=top, to_stderr=request.to_stdout)
+    replay = api.replay_times(table, analysis) if analysis.match is not None else None
+    if replay is not None and replay.launches:
+        print_replay(replay, top=top, labels=analysis.labels, to_stderr=request.to_stdout)
     comparison = None
     if estimated is not None:
         comparison = comparison_for(table, estimated, by, depth)
@@ -237,5 +246,5 @@ def _report(launches: KernelTable, machine: Sequence[str] | None, by: str, top: 
         companion = api.instruction_analysis(table, chosen if chosen else None, by=by,
                                              allow_other_machine=allow_other_machine)
     for path in api.save(analysis, request, diagnoses=table.metrics, instructions=companion, table=launches,
-                         estimates=estimated, comparison=comparison):
+                         estimates=estimated, comparison=comparison, breakdown=split, replay=replay):
         messages.wrote(path)

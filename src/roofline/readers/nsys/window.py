@@ -46,8 +46,8 @@ class Window:
 
     def describe(self) -> str:
         what = (f"the iteration from occurrence {self.occurrence} of {self.occurrences} of the NVTX range {self.name!r} "
-                f"to {'the next one' if self.occurrence < self.occurrences else 'the last launch'} (most launches fall "
-                "between its occurrences: a phase, not a step)" if self.widened else
+                f"to {'the next one' if self.occurrence < self.occurrences else 'the last launch'} (launches fall between "
+                "its occurrences: a phase, not a step)" if self.widened else
                 f"occurrence {self.occurrence} of {self.occurrences} of the NVTX range {self.name!r}")
         return (f"{what}: {counted(self.count, 'kernel launch', 'kernel launches')} after the first {self.skip} "
                 f"(process {self.pid})")
