@@ -196,3 +196,45 @@ def test_a_jobs_joined_rank_tables_give_the_match_rate_on_every_engine(job, tmp_
     alone = folder / "train.rank2.parquet"  # a timeline's table without counts: not joined
     assert main(["analyze", str(job["rank1"]), "--parquet", str(alone), "-q"]) == 0
     assert aggregate_files([folder], by="name", engine="duckdb").match is None
+
+
+def test_the_json_replay_block_out_of_core_is_the_in_memory_one(job, tmp_path):
+    """Production against Nsight Compute's replay (the JSON's ``replay`` block) out of core, by DuckDB from the
+    timelines and on a Dask cluster from the rank tables, as in memory. By hand: rank 0's n0 launches each
+    found their counts, whose replay time is 1 ms (tests/test_nsys_join.py's counting run), so production is
+    rank 0's kernel seconds by SQL against n0 ms; rank 1's n1 launches are unmatched and left out."""
+    inputs = [str(job["rank0"]), str(job["rank1"]), str(job["counts"]), "-m", "h100-sxm"]
+    memory = _match(inputs, tmp_path / "memory.json")["replay"]
+    duck = _match([*inputs, "--engine", "duckdb"], tmp_path / "duckdb.json")["replay"]
+    n0, s0 = kernel_sums(job["rank0"])
+    n1, _ = kernel_sums(job["rank1"])
+    for block in (memory, duck):
+        assert block["launches"] == n0 and block["left_out"] == n1
+        assert block["time_s"] == pytest.approx(s0, rel=1e-12)
+        assert block["replay_time_s"] == pytest.approx(n0 * 1e-3, rel=1e-12)
+    # per kernel and per class (the bound of the same analysis): the same rows, to DuckDB's rounding
+    assert [c["bound"] for c in duck["classes"]] == [c["bound"] for c in memory["classes"]]
+    assert [c["launches"] for c in duck["classes"]] == [c["launches"] for c in memory["classes"]]
+    assert [c["time_s"] for c in duck["classes"]] == pytest.approx([c["time_s"] for c in memory["classes"]], rel=1e-12)
+    assert {k["name"]: k["launches"] for k in duck["kernels"]} == {k["name"]: k["launches"] for k in memory["kernels"]}
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    for rank in ("rank0", "rank1"):
+        assert main(["analyze", str(job[rank]), str(job["counts"]), "--parquet",
+                     str(folder / f"train.{rank}.parquet"), "-q"]) == 0
+    distributed = needs.dask()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as cluster:
+        address = "dask://" + cluster.scheduler_address.split("://", 1)[1]
+        on_dask = _match([str(folder), "--engine", address, "-m", "h100-sxm"], tmp_path / "dask.json")["replay"]
+    assert (on_dask["launches"], on_dask["left_out"]) == (n0, n1)
+    assert on_dask["time_s"] == pytest.approx(s0, rel=1e-12)
+    assert on_dask["replay_time_s"] == pytest.approx(n0 * 1e-3, rel=1e-12)
+
+
+def test_out_of_core_by_phase_has_no_replay_block_and_says_why(job, tmp_path, capsys):
+    out = tmp_path / "phase.json"
+    assert main(["analyze", str(job["rank0"]), str(job["counts"]), "--engine", "duckdb", "--by", "phase",
+                 "--json", str(out)]) == 0
+    assert "replay" not in json.loads(out.read_text())
+    assert "production against replay time is summed per kernel out of core" in capsys.readouterr().err

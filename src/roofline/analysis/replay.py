@@ -23,6 +23,9 @@ from roofline.kernels import KernelTable, has_runs
 
 #: The columns of :attr:`ReplayTimes.kernels` and :attr:`ReplayTimes.classes` besides their key.
 COLUMNS = ("launches", "time_s", "replay_time_s", "ratio")
+#: The metric of a table grouped out of core (:data:`roofline.engine.plan.REPLAY_SUMS`) that counts each group's
+#: launches with both times; its ``replay_production_s`` and ``replay_time_s`` sum the two times over them.
+GROUPED = "replay_launches"
 
 
 @dataclass(frozen=True)
@@ -49,25 +52,36 @@ class ReplayTimes:
 
 
 def replay_times(table: KernelTable, analysis: Analysis | None = None) -> ReplayTimes | None:
-    """The :class:`ReplayTimes` of ``table``, a timeline joined with counts (None for any other table);
-    ``analysis``: the roofline of the same table by kernel name, whose bounds class the kernels."""
-    metrics = table.metrics
-    if "replay_time_s" not in metrics.columns or len(metrics) != len(table.frame):
+    """The :class:`ReplayTimes` of ``table``, a timeline joined with counts, or such tables grouped out of core
+    by kernel name (None for any other table); ``analysis``: the roofline of the same table by kernel name,
+    whose bounds class the kernels."""
+    metrics, frame = table.metrics, table.frame
+    if "replay_time_s" not in metrics.columns or len(metrics) != len(frame):
         return None
-    frame = table.frame
-    replay = metrics["replay_time_s"].to_numpy(dtype=np.float64, na_value=np.nan)
-    time = frame["time_s"].to_numpy(dtype=np.float64, na_value=np.nan)
-    both = np.isfinite(replay) & np.isfinite(time)
     keys = ["run", "kernel_name"] if has_runs(frame) else ["kernel_name"]
-    rows = pd.DataFrame({k: frame[k].astype("string").to_numpy(dtype=object, na_value=None)[both] for k in keys})
-    rows["launches"] = 1
-    rows["time_s"] = time[both]
-    rows["replay_time_s"] = replay[both]
+    if GROUPED in metrics.columns:  # grouped out of core by kernel name: each row's sums (REPLAY_SUMS)
+        rows = pd.DataFrame({k: frame[k].astype("string").to_numpy(dtype=object, na_value=None) for k in keys})
+        rows["launches"] = metrics[GROUPED].to_numpy(dtype=np.int64)
+        rows["time_s"] = metrics["replay_production_s"].to_numpy(dtype=np.float64)
+        rows["replay_time_s"] = metrics["replay_time_s"].to_numpy(dtype=np.float64)
+        rows = rows[rows["launches"].to_numpy() > 0]
+        every = frame["launches"].to_numpy(dtype=np.float64, na_value=np.nan)
+        left_out = int(np.nansum(every)) - int(rows["launches"].sum())
+    else:
+        replay = metrics["replay_time_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+        time = frame["time_s"].to_numpy(dtype=np.float64, na_value=np.nan)
+        both = np.isfinite(replay) & np.isfinite(time)
+        rows = pd.DataFrame({k: frame[k].astype("string").to_numpy(dtype=object, na_value=None)[both] for k in keys})
+        rows["launches"] = 1
+        rows["time_s"] = time[both]
+        rows["replay_time_s"] = replay[both]
+        left_out = int(len(frame) - both.sum())
     kernels = _summed(rows, keys)
     classes = _summed(rows.assign(bound=_bounds(rows, analysis, keys)), ["bound"]) if _by_name(analysis) else \
         pd.DataFrame(columns=["bound", *COLUMNS])
-    return ReplayTimes(kernels=kernels, classes=classes, launches=int(both.sum()), time_s=float(time[both].sum()),
-                       replay_time_s=float(replay[both].sum()), left_out=int(len(frame) - both.sum()))
+    return ReplayTimes(kernels=kernels, classes=classes, launches=int(rows["launches"].sum()),
+                       time_s=float(rows["time_s"].sum()), replay_time_s=float(rows["replay_time_s"].sum()),
+                       left_out=left_out)
 
 
 def _by_name(analysis: Analysis | None) -> bool:

@@ -255,11 +255,17 @@ def register(app: click.Group) -> None:
             if png_out is not None:
                 api.check_drawable(analysis)
             print_analysis(analysis, top=top, sort=sort.value, to_stderr=request.to_stdout, messages=messages)
+            replay = api.replay_times(grouped, analysis) if analysis.match is not None else None
+            if replay is not None and replay.launches:
+                print_replay(replay, top=top, labels=analysis.labels, to_stderr=request.to_stdout)
+            elif analysis.match is not None and by.value != "name":
+                messages.note("production against replay time is summed per kernel out of core: analyze with --by "
+                              "name (the default) for it")
             companion = None
             if html_out is not None and analysis.work != "instructions":
                 companion = api.instruction_analysis(grouped, machine or None, by=by.value,
                                                      allow_other_machine=allow_other_machine)
-            for path in api.save(analysis, request, instructions=companion):
+            for path in api.save(analysis, request, instructions=companion, replay=replay):
                 messages.wrote(path)
             return
         launches = api.select_launches(api.read(files, fp16=fp16.value, ahead=read_ahead_of(ctx)),

@@ -15,7 +15,7 @@ import pandas as pd
 
 from roofline.engine.inputs import Inputs, check
 from roofline.engine.choice import Engine
-from roofline.engine.plan import VIEWS, Plan, groups_frame, phase_time
+from roofline.engine.plan import VIEWS, Plan, groups_frame, groups_metrics, phase_time
 from roofline.engine.timelines import timeline_inputs, write_rank_tables
 from roofline.errors import InputError
 from roofline.kernels import GroupBy, KernelTable
@@ -25,14 +25,16 @@ from roofline.readers.ncu.peak_columns import peak_columns
 
 #: Launches of the first file read whole, with their metrics, to choose the ceilings from.
 SAMPLE_LAUNCHES = 4096
-#: The files' column of the per-launch ``match`` metric of a timeline joined with counts.
+#: The files' columns of the per-launch ``match`` and ``replay_time_s`` metrics of a timeline joined with counts.
 MATCH = kernel_parquet.METRIC_PREFIX + "match"
+REPLAY = kernel_parquet.METRIC_PREFIX + "replay_time_s"
 
 
 @dataclass(frozen=True)
 class Aggregated:
     """What an engine returns: ``table``, the grouped kernel table (declared columns and dtypes, one
-    row per group, longest first; no per-launch metrics); ``phase_time``, the known GPU time per phase
+    row per group, longest first; no per-launch metrics, but per group, for joined timelines grouped by kernel
+    name, the sums of production and replay time: :data:`roofline.engine.plan.REPLAY_SUMS`); ``phase_time``, the known GPU time per phase
     over every launch (s; None: outside every phase); ``sample``, the first launches of the first
     file with their metrics (the GPU and its peak metrics, to choose the ceilings); ``files`` and
     ``launches`` read; ``engine``, which ran it; ``match``: how the launches of joined timelines found
@@ -100,7 +102,8 @@ def _aggregate(inputs: Inputs, by: GroupBy | str, chosen: Engine, *, said: bool 
     """``inputs`` grouped ``by`` by the ``chosen`` engine. ``said``: the match rate over several joined
     timelines' tables leads the notes (each file's own note gives its own rate)."""
     joined = all(MATCH in footer.schema.names for footer in inputs.footers)
-    plan = Plan.of(by, inputs.present, MATCH if joined else None)
+    replayed = all(REPLAY in footer.schema.names for footer in inputs.footers)
+    plan = Plan.of(by, inputs.present, MATCH if joined else None, REPLAY if replayed else None)
     if chosen.kind == "dask":
         from roofline.engine import cluster
 
@@ -120,7 +123,8 @@ def _aggregate(inputs: Inputs, by: GroupBy | str, chosen: Engine, *, said: bool 
         for column, texts in footer.column_notes.items():
             notes.setdefault(column, {}).update(dict.fromkeys(texts))
     rate = [match.summary(f"{len(inputs.files)} kernel tables")] if match and said and len(inputs.files) > 1 else []
-    table = KernelTable(frame=groups_frame(groups, plan), sources=tuple(str(f) for f in inputs.files),
+    table = KernelTable(frame=groups_frame(groups, plan), metrics=groups_metrics(groups, plan),
+                        sources=tuple(str(f) for f in inputs.files),
                         warnings=(*rate, *_notes(inputs, chosen)), fp16_convention=inputs.fp16_convention,
                         column_notes={c: tuple(t) for c, t in notes.items()}, metric_hints=hints)
     sample = kernel_parquet.read_head(inputs.files[0], SAMPLE_LAUNCHES, peak_columns)

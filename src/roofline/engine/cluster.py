@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from roofline.engine import duck
 from roofline.engine.inputs import Inputs
 from roofline.engine.choice import Engine
-from roofline.engine.plan import Plan, count_name, sum_name
+from roofline.engine.plan import REPLAY_SUMS, Plan, count_name, sum_name
 from roofline.errors import RooflineError, ToolNotFoundError
 
 
@@ -97,6 +97,12 @@ def _fine(frame: Any, plan: Plan) -> Any:
         spec["lo__" + c] = (c, "min")
         spec["hi__" + c] = (c, "max")
         spec[count_name(c)] = (count_name(c), "sum")
+    if plan.replay is not None:  # over the launches with both times, as fine_sql sums them
+        both = frame["time_s"].notnull() & frame[plan.replay].notnull()
+        extra["rp__" + REPLAY_SUMS[0]] = both.astype("int64")
+        extra["rp__" + REPLAY_SUMS[1]] = frame["time_s"].where(both, 0.0)
+        extra["rp__" + REPLAY_SUMS[2]] = frame[plan.replay].where(both, 0.0)
+        spec.update({"rp__" + c: ("rp__" + c, "sum") for c in REPLAY_SUMS})
     launches = frame.assign(**extra)
     keys = list(plan.fine_keys)
     text = {k: "string" for k in keys if k in plan.present or k in ("source", plan.match)}

@@ -22,7 +22,9 @@ null key is grouping without it, as :func:`roofline.kernels.group_keys` does.
 
 Tables of timelines joined with counts (every file holding the per-launch ``match`` metric) have it as
 one more fine key, so that the match rate (:func:`roofline.engine.sql.match_sql`) comes from the fine
-rows as the time per phase does, on every engine; the groups sum over it.
+rows as the time per phase does, on every engine; the groups sum over it. Grouped by kernel name, such
+tables also give, per group, production against Nsight Compute's replay time over the launches that have
+both (``replay``: the per-launch ``replay_time_s`` metric): :data:`REPLAY_SUMS`, the table's metrics.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ FLAGS = ("flops_partial", "ops_partial", "estimated")
 LISTED = ("phase", "op", "module", "source")
 #: Views the engines compute (``"launch"`` keeps every launch: not an aggregation).
 VIEWS = ("name", "phase", "op", "module")
+#: Per group of a kernel-name aggregation of joined timelines: the launches with both a production and a replay
+#: time, and the two times summed over them (the grouped table's metrics; :func:`roofline.api.replay_times`).
+REPLAY_SUMS = ("replay_launches", "replay_production_s", "replay_time_s")
 
 
 def sum_name(column: str) -> str:
@@ -69,20 +74,26 @@ class Plan:
     #: The files' column of the per-launch ``match`` metric (how a timeline's launch found its counts),
     #: when every file holds it; None otherwise.
     match: str | None = None
+    #: The files' column of the per-launch ``replay_time_s`` metric, when every file holds it and the launches
+    #: are grouped by kernel name; None otherwise.
+    replay: str | None = None
 
     @classmethod
-    def of(cls, by: GroupBy | str, present: frozenset[str], match: str | None = None) -> Plan:
+    def of(cls, by: GroupBy | str, present: frozenset[str], match: str | None = None,
+           replay: str | None = None) -> Plan:
         if by not in VIEWS:
             raise ValueError(f"the out-of-core engines aggregate by {', '.join(VIEWS)}, not {by!r}")
         keys = tuple(group_keys(by, runs=True))
         fine = tuple(dict.fromkeys([*keys, *LISTED, *([match] if match else [])]))
-        return cls(str(by), keys, fine, present, match)
+        return cls(str(by), keys, fine, present, match, replay if by == "name" and "time_s" in present else None)
 
     @property
     def read(self) -> tuple[str, ...]:
-        """The columns read from the files (the only ones an engine reads): declared ones, and ``match``."""
-        wanted = [*self.fine_keys, *SUMMED, "sm_clock_hz", *FLAGS, *COMMON]
-        return tuple(c for c in dict.fromkeys(wanted) if (c in self.present or c == self.match) and c != "source")
+        """The columns read from the files (the only ones an engine reads): declared ones, ``match`` and
+        ``replay``."""
+        wanted = [*self.fine_keys, *SUMMED, "sm_clock_hz", *FLAGS, *COMMON, *([self.replay] if self.replay else [])]
+        return tuple(c for c in dict.fromkeys(wanted)
+                     if (c in self.present or c in (self.match, self.replay)) and c != "source")
 
     @property
     def summed(self) -> tuple[str, ...]:
@@ -118,8 +129,7 @@ def groups_frame(rows: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     declared column in its declared dtype, labels in ``kernel_name`` where it is not a key, rows by
     time, longest first."""
     n = len(rows)
-    order = longest_first(rows["time_s"].to_numpy(dtype=np.float64, na_value=np.nan)) if n else np.zeros(0, int)
-    rows = rows.iloc[order].reset_index(drop=True)
+    rows = _ordered(rows)
     out: dict[str, Any] = {}
     for column in COLUMNS:
         name = column.name
@@ -134,6 +144,21 @@ def groups_frame(rows: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     if "kernel_name" not in plan.keys:
         out["kernel_name"] = row_labels([k for k in plan.keys], out)
     return frame_of(out)
+
+
+def _ordered(rows: pd.DataFrame) -> pd.DataFrame:
+    """The group rows by time, longest first (the grouped table's order)."""
+    order = longest_first(rows["time_s"].to_numpy(dtype=np.float64, na_value=np.nan)) if len(rows) else np.zeros(0, int)
+    return rows.iloc[order].reset_index(drop=True)
+
+
+def groups_metrics(rows: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """The grouped table's metrics, in :func:`groups_frame`'s row order: :data:`REPLAY_SUMS` when the plan
+    sums replay times, else none."""
+    rows = _ordered(rows)
+    if plan.replay is None:
+        return pd.DataFrame(index=rows.index)
+    return pd.DataFrame({c: rows[c].to_numpy(dtype=np.float64, na_value=0.0) for c in REPLAY_SUMS}, index=rows.index)
 
 
 def phase_time(rows: pd.DataFrame) -> Mapping[str | None, float]:

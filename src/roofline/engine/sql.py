@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roofline.engine.plan import Plan, count_name, sum_name
+from roofline.engine.plan import REPLAY_SUMS, Plan, count_name, sum_name
 
 #: The relation the group and phase queries read: the fine groups.
 FINE = "fine"
@@ -58,6 +58,12 @@ def fine_sql(plan: Plan, launches: str) -> str:
     for c in plan.common:
         parts += [f"min({quoted(c)}) AS {quoted('lo__' + c)}", f"max({quoted(c)}) AS {quoted('hi__' + c)}",
                   f"count({quoted(c)}) AS {quoted(count_name(c))}"]
+    if plan.replay is not None:  # over the launches with both times
+        both = f"{quoted('time_s')} IS NOT NULL AND {quoted(plan.replay)} IS NOT NULL"
+        launches_, production, replay = (quoted("rp__" + c) for c in REPLAY_SUMS)
+        parts += [f"count(CASE WHEN {both} THEN 1 END) AS {launches_}",
+                  f"sum(CASE WHEN {both} THEN {quoted('time_s')} END) AS {production}",
+                  f"sum(CASE WHEN {both} THEN {quoted(plan.replay)} END) AS {replay}"]
     keys = ", ".join(quoted(k) for k in plan.fine_keys)
     return f"SELECT {', '.join(parts)} FROM ({launches}) GROUP BY {keys}"
 
@@ -79,6 +85,8 @@ def group_sql(plan: Plan, fine: str = FINE) -> str:
                      f"AS {quoted(c)}")
     for c in plan.listed:
         parts.append(f"string_agg(DISTINCT {quoted(c)}, ',' ORDER BY {quoted(c)}) AS {quoted(c)}")
+    if plan.replay is not None:
+        parts += [f"coalesce(sum({quoted('rp__' + c)}), 0) AS {quoted(c)}" for c in REPLAY_SUMS]
     keys = ", ".join(quoted(k) for k in plan.keys)
     return f"SELECT {', '.join(parts)} FROM {fine} GROUP BY {keys}"
 
