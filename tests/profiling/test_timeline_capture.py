@@ -76,3 +76,4 @@ def test_an_earlier_capture_is_not_overwritten_without_force(tmp_path, target_on
 def test_an_importer_without_timeline_is_refused():
     with pytest.raises(InputError, match="add --timeline"):
         api.ProfileSettings(command=("x",), importer="QdstrmImporter")
+

@@ -155,3 +155,21 @@ def test_the_real_nsys_on_a_program_without_kernels_says_why(tmp_path, fake_ncu,
         assert shutil.which("QdstrmImporter") is None, err  # with one on PATH the capture must have been imported
         assert f"{tmp_path / 'run.qdstrm'}: a capture that nsys did not import, and no QdstrmImporter" in err, err
         assert made == {"run.qdstrm"}  # kept, to import by hand
+
+
+def test_under_a_launcher_each_rank_writes_its_own_files(tmp_path, tools, monkeypatch, capsys):
+    """As for ncu profiles: rank 3 of a job (SLURM_PROCID) writes run.rank3.* and its JSON report.rank3.json,
+    and its joined table is the same run's; a second rank beside it overwrites nothing of the first's."""
+    out = tmp_path / "job"
+    out.mkdir()
+    for rank in ("3", "4"):
+        monkeypatch.setenv("SLURM_PROCID", rank)
+        rc = main(["profile", "--timeline", "--arch", "9.0", "-o", str(out / "run"), "--json", str(out / "report.json"),
+                   "-q", "--", sys.executable, "-c", "pass"])
+        assert rc == 0, capsys.readouterr().err
+    for rank in ("3", "4"):
+        names = {f"run.rank{rank}.{s}" for s in ("nsys-rep", "sqlite", "ncu-rep", "ncu.csv", "kernels.json")}
+        assert names <= {p.name for p in out.iterdir()} and (out / f"report.rank{rank}.json").is_file()
+        back = api.read(out / f"run.rank{rank}.kernels.json")
+        assert np.round(back.frame["time_s"].to_numpy() * 1e9).tolist() == DURATIONS
+    assert not (out / "run.nsys-rep").exists() and not (out / "report.json").exists()
