@@ -103,9 +103,9 @@ def part_tools(out: Path, ncu: str, env: dict[str, str]) -> dict[str, Any]:
     made = sorted(p.name for p in out.glob("smoke.*") if p.suffix != ".log")
     result["smoke"] = {**smoke, "files": made}
     if (out / "smoke.qdstrm").exists() and not (out / "smoke.nsys-rep").exists():
-        for imp in result["importers"]:
+        for i, imp in enumerate(result["importers"]):
             tried = run([imp["path"], "--input-file", str(out / "smoke.qdstrm"), "--output-file",
-                         str(out / "smoke.nsys-rep")], timeout=120, log=out / f"import-{len(made)}.log")
+                         str(out / "smoke.nsys-rep")], timeout=120, log=out / f"import-{i}.log")
             result.setdefault("imports", []).append({**tried, "importer": imp["path"]})
             if (out / "smoke.nsys-rep").exists():
                 break
