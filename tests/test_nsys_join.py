@@ -1,12 +1,12 @@
 """A timeline's launches joined with the counts of a profile of the same program (roofline.readers.nsys.join).
 
 The timeline is the real public export tests/data/nsys/nsysai_mfu_before (nsys 2026.2, two H100s, 4010
-launches; PROVENANCE.md there). No public pair of a timeline and an Nsight Compute profile of the same run
-with a license was found (searched 2026-11-29): the counting profiles here are kernel tables built from the
-timeline's own launches (their names, grids, blocks, devices, NVTX ranges), each launch given counts that
-say which launch they belong to (``dram_bytes`` = 1000 x (its place in start order + 1)), so that every
+launches; PROVENANCE.md there). Its counting profiles are kernel tables built from the timeline's own
+launches (their names, grids, blocks, devices, NVTX ranges), each launch given counts that say which launch
+they belong to (``dram_bytes`` = 1000 x (its place in start order + 1)), so that every
 pairing can be checked; what a launch should receive is worked out in the tests by the written rule, with
-pandas, and totals with SQL on the file.
+pandas, and totals with SQL on the file. A real public pair, a timeline and an Nsight Compute profile of
+the same program, is joined in tests/test_nsys_pair_real.py.
 """
 
 from __future__ import annotations
