@@ -112,6 +112,26 @@ def test_the_join_gives_each_launch_its_own_image_s_counts():
     assert f.loc[0, "dram_bytes"] == 7_524_864 + 2_077_664
 
 
+def test_the_counting_run_s_clock_is_not_the_program_s():
+    """ncu ran the profile at its default clock control, the SM locked to the T4's base clock
+    (``sm__cycles_elapsed.avg.per_second`` 584,091,738.81 Hz on the first launch), the program under
+    nsys at whatever the GPU boosted to (up to 1.59 GHz). The joined launches keep that clock as
+    ``replay_sm_clock_hz``, not as their own, so the ceilings stay the T4's at 1.59 GHz: 40 SMs x 64 FP32
+    lanes x 2 x 1.59 GHz = 8.1408 TFLOP/s, not the 2.99 TFLOP/s the profile alone is scaled to."""
+    profile = read_profile(PROFILE)
+    joined = join_counts(read_timeline(TIMELINE), profile)
+    assert joined.frame["sm_clock_hz"].isna().all()
+    assert joined.metrics["replay_sm_clock_hz"].iloc[0] == pytest.approx(584_091_738.81, rel=1e-10)
+    np.testing.assert_array_equal(joined.metrics["replay_sm_clock_hz"], widened(profile.frame)["sm_clock_hz"])
+    production, replay = api.analyze(joined), api.analyze(profile)
+    assert production.machine.sm_clock_hz == 1.59e9
+    assert production.machine.compute["fp32"] == pytest.approx(40 * 64 * 2 * 1.59e9, rel=1e-12)
+    assert replay.machine.compute["fp32"] == pytest.approx(40 * 64 * 2 * replay.machine.sm_clock_hz, rel=1e-12)
+    assert 0.58e9 < replay.machine.sm_clock_hz < 0.59e9
+    assert any("are the counting run's, not the program's" in n for n in production.notes)
+    assert any(n.startswith("kernel clocks unknown") for n in production.notes)
+
+
 def test_analyze_the_pair(tmp_path):
     """``roofline analyze TIMELINE PROFILE``: the match rate, production against replay per kernel, and
     where the run's time went, each against SQL and the profile's cells."""

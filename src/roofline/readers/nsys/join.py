@@ -4,7 +4,10 @@ Nsight Compute replays each kernel alone, serialized, caches flushed: its counts
 instructions) are the kernel's, its times are not the program's. A timeline has the times, no
 counts. The join gives each launch of the timeline the counts of the same launch in the counting
 profile; its time stays the timeline's (the profile's time is kept as ``replay_time_s`` in the
-metrics).
+metrics). So does its clock: the counting run's SM clock is kept as ``replay_sm_clock_hz``, and the
+launch's ``sm_clock_hz`` stays the timeline's, unknown. Nsight Compute locks the SM clock to base by
+default (585 MHz on a T4 that runs the program at up to 1.59 GHz): ceilings scaled to it would sit
+below what the program reached, so the analysis takes the machine's clock instead.
 
 Which launch is which, in this order:
 
@@ -41,9 +44,10 @@ from roofline.kernels.match_rate import CONFIGURATION, EXACT, UNMATCHED, MatchRa
 from roofline.kernels.schema import ABSENT_ALLOWED
 from roofline.readers.ncu.names import kernel_key
 from roofline.readers.ncu.peak_columns import kept
+from roofline.units import format_si
 
 #: Columns a launch takes from its counts (the timeline has none of them).
-TAKEN = ("sm_clock_hz", *(c for c in COUNT_COLUMNS if c != "launches"))
+TAKEN = tuple(c for c in COUNT_COLUMNS if c != "launches")
 _FLAGS = ("flops_partial", "ops_partial", "estimated")
 
 
@@ -54,7 +58,7 @@ def join_counts(timeline: KernelTable, counts: KernelTable, *, rate_note: bool =
     joined timelines says it once for all: :func:`match_rate`)."""
     t, c = timeline.frame, counts.frame
     where = ", ".join(counts.sources) or "the counting profile"
-    have = [col for col in TAKEN if col in c.columns and col != "sm_clock_hz" and c[col].notna().any()]
+    have = [col for col in TAKEN if col in c.columns and c[col].notna().any()]
     if not have:
         raise InputError("the counting profile has no FLOP, byte or instruction counts to give the timeline",
                          path=where, hint="profile the program with Nsight Compute (roofline profile -- CMD)")
@@ -87,7 +91,7 @@ def join_counts(timeline: KernelTable, counts: KernelTable, *, rate_note: bool =
     unmatched = donor < 0
     frame = t.copy(deep=False)
     for col in TAKEN:
-        if col in have or col == "sm_clock_hz":
+        if col in have:
             values = taken[col].to_numpy(dtype=np.float64, copy=True)
             values[unmatched] = np.nan
             frame[col] = values
@@ -107,6 +111,13 @@ def join_counts(timeline: KernelTable, counts: KernelTable, *, rate_note: bool =
                      {w: float(np.nansum(time[match == i])) for i, w in enumerate((EXACT, CONFIGURATION, UNMATCHED))})
     metrics = _metrics(timeline, counts, taken, match, unmatched)
     notes = [rate.summary()] if rate_note else []
+    clocks = c["sm_clock_hz"].to_numpy(dtype=np.float64)  # the profile's, whichever launches matched: one note for all ranks
+    if np.isfinite(clocks).any():
+        low, high = float(np.nanmin(clocks)), float(np.nanmax(clocks))
+        span = format_si(low, "Hz") + (f" to {format_si(high, 'Hz')}" if high > low else "")
+        notes.append(f"{where}: its SM clocks, {span}, are the counting run's, not the program's (Nsight Compute "
+                     "locks the clock to base by default): the ceilings are not scaled to them; kept as the metric "
+                     "replay_sm_clock_hz")
     if loose:
         notes.append(f"{where} names kernels by function only (ncu --print-kernel-base function): launches of "
                      "template variants of one function with the same grid and block share their counts")
@@ -200,8 +211,9 @@ def _pairs(code_t: np.ndarray, code_c: np.ndarray, order_c: np.ndarray) -> tuple
 def _per_launch(c: pd.DataFrame, have: Sequence[str], metrics: pd.DataFrame) -> pd.DataFrame:
     """What a launch may take from each profile row: its counts, clock, flags, texts, time, and the
     metrics the analysis reads."""
-    out: dict[str, np.ndarray] = {col: c[col].to_numpy(dtype=np.float64) for col in (*have, "sm_clock_hz")}
+    out: dict[str, np.ndarray] = {col: c[col].to_numpy(dtype=np.float64) for col in have}
     out["replay_time_s"] = c["time_s"].to_numpy(dtype=np.float64)
+    out["replay_sm_clock_hz"] = c["sm_clock_hz"].to_numpy(dtype=np.float64)
     for col in _FLAGS:
         out[col] = c[col].fillna(False).to_numpy(dtype=bool)
     for col in ("tensor_precision", "compute_capability"):
@@ -256,14 +268,15 @@ def _text(values: pd.Series, unmatched: np.ndarray, fill: str | None = None) -> 
 
 def _metrics(timeline: KernelTable, counts: KernelTable, taken: pd.DataFrame, match: np.ndarray,
              unmatched: np.ndarray) -> pd.DataFrame:
-    """The timeline's own metrics, each launch's match, its replay time and the counting profile's
+    """The timeline's own metrics, each launch's match, its replay time and clock and the counting profile's
     metrics the analysis reads (unknown for an unmatched launch)."""
     words = np.array([EXACT, CONFIGURATION, UNMATCHED], dtype=object)
     columns: dict[str, object] = {}
     columns["match"] = encoded_text(list(words), match.astype(np.int64))
-    replay = taken["replay_time_s"].to_numpy(dtype=np.float64, copy=True)
-    replay[unmatched] = np.nan
-    columns["replay_time_s"] = replay
+    for name in ("replay_time_s", "replay_sm_clock_hz"):
+        replay = taken[name].to_numpy(dtype=np.float64, copy=True)
+        replay[unmatched] = np.nan
+        columns[name] = replay
     for name in _read_metrics(counts.metrics) if len(counts.metrics) == len(counts.frame) else []:
         values = taken[name].to_numpy(copy=True)
         if values.dtype.kind == "f":
