@@ -74,6 +74,8 @@ class Step:
     #: The call's last step may run on for what the steps before it left (``timeout_s`` is its least), and is told
     #: its deadline (``--deadline-s``, so that it starts nothing it cannot finish).
     takes_rest: bool = False
+    #: Told its own limit as a deadline (``--deadline-s``), so that it starts nothing it cannot finish.
+    takes_deadline: bool = False
 
 
 #: The calls. PLANNED is the session's plan: each call's step limits sum to at most CALL_LIMIT_S - CALL_MARGIN_S
@@ -82,6 +84,20 @@ class Step:
 #: profiles), for a session with more time: a next call made at once finds the machine warm and saves a start.
 #: What each step is expected to take on an H100 is in benchmarks/README-gpu.md (estimates until a GPU runs them).
 CALLS: dict[str, tuple[Step, ...]] = {
+    # Issue 33 (every fix on the GPU again, and every GPU path that never ran), in the issue's order: the whole default
+    # `roofline machine` twice (CLI and in-process: run-to-run spread); the GPU tests and the instruction roofline's
+    # walls; `--torch` of the DeepCAM-like step (also the projection pair's H200/H100 side and the counter-free
+    # estimate's measured side) and of a small transformer, then the pair's saxpy sizes and the counter-free estimate,
+    # each started only if the step's deadline allows; the FP16 pipes' SASS and rates.
+    "issue33": (
+        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 90),
+        Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
+             40, dry_args=None),
+        Step("instr", ("benchmarks/validate_instruction_gpu.py", "{dir}", "--parts", "walls"), 65, takes_ncu=True),
+        Step("profile", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,torch,pair,cf"), 325,
+             takes_ncu=True, takes_deadline=True),
+        Step("fp16", ("benchmarks/probe_fp16_pipes.py", "{dir}"), 35, dry_args=None, takes_rest=True),
+    ),
     # The 15-minute session: one call, the issue's items in the order of their worth. The DeepCAM step's one ncu
     # run is also the deepcam fixture; the paper's per-metric runs come last and stop at the call's deadline.
     "session": (
@@ -119,7 +135,7 @@ CALLS: dict[str, tuple[Step, ...]] = {
     ),
 }
 #: The calls the session's device time is planned for.
-PLANNED = ("session",)
+PLANNED = ("issue33",)
 
 
 def find_ncu() -> str | None:
@@ -263,7 +279,7 @@ def run_call(call: str, out: Path, *, dry_run: bool = False, steps: tuple[Step, 
             elif step.takes_ncu and ncu:
                 argv += ["--ncu", ncu]
             limit = remaining if step.takes_rest else min(step.timeout_s, remaining)
-            if step.takes_rest and not dry_run:
+            if (step.takes_rest or step.takes_deadline) and not dry_run:
                 argv += ["--deadline-s", f"{max(limit - 30, 0):.0f}"]  # 30 s for its summary and the packing
             entry["command"] = shlex.join(argv)
             rc, seconds, text = run_step(argv, limit, env)

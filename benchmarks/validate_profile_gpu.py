@@ -73,6 +73,29 @@ DRY_RUN = False
 PAPER_RUNS = len(PAPER_METRICS)
 #: Set by main (--deadline-s): time.monotonic() after which the paper part starts no further run; None: no limit.
 DEADLINE: float | None = None
+#: Set by main (--parts): the parts asked for, in order. With a deadline, a part's runs leave what the parts after it
+#: reserve (RESERVE_S) and are stopped past it; a run that would start with less than MIN_RUN_S left is not started.
+PARTS_ASKED: list[str] = []
+RESERVE_S = {"pair": 50.0, "cf": 30.0}
+MIN_RUN_S = 15.0
+
+
+def slot(part: str) -> float:
+    """Seconds a run of ``part`` may take: to the deadline, less what the parts asked after it reserve (580 s, a
+    device command's limit, when there is no deadline)."""
+    if DEADLINE is None:
+        return 580.0
+    after = PARTS_ASKED[PARTS_ASKED.index(part) + 1:] if part in PARTS_ASKED else []
+    return DEADLINE - time.monotonic() - sum(RESERVE_S.get(p, 0.0) for p in after)
+
+
+def not_started(part: str, summary: dict, name: str) -> bool:
+    """True (and the run recorded as not started) when ``part`` has under MIN_RUN_S for ``name``."""
+    left = slot(part)
+    if left >= MIN_RUN_S:
+        return False
+    summary.setdefault("not_started", []).append(f"{part}: {name} ({left:.0f} s left before the deadline)")
+    return True
 
 
 def deepcam_program() -> list[str]:
@@ -84,18 +107,44 @@ def saxpy_program(n: int) -> list[str]:
             "--n", str(n), "--repeat", "3"]
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (from /proc; none where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
 def sh(cmd: list[str], log: Path, summary: dict, timeout: int = 580,
        env_extra: dict[str, str] | None = None) -> tuple[int, float, str]:
-    """Run a command (argument list), log its output, record it; (returncode, seconds, output)."""
+    """Run a command (argument list), log its output, record it; (returncode, seconds, output). Past ``timeout`` the
+    command and everything it started (ncu's profiled program) are killed: the next run finds the GPU free."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
                **(env_extra or {}))
     t0 = time.perf_counter()
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
-        rc, text = out.returncode, out.stdout + out.stderr
-    except subprocess.TimeoutExpired as exc:
-        partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        rc, text = 124, f"TIMEOUT after {timeout} s\n{partial}"
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                                env=env)
+        try:
+            text, _ = proc.communicate(timeout=timeout)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            for pid in [*descendants(proc.pid), proc.pid]:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            partial, _ = proc.communicate()
+            rc, text = 124, f"TIMEOUT after {timeout} s (killed with its children)\n{partial}"
     except FileNotFoundError as exc:
         rc, text = 127, str(exc)
     seconds = time.perf_counter() - t0
@@ -128,7 +177,7 @@ def part_env(out: Path, summary: dict) -> None:
 
 
 def _profile(out: Path, name: str, program: list[str], summary: dict, extra: tuple[str, ...] | list[str] = (),
-             ideal: list[dict[str, Any]] | None = None) -> tuple[int, float, str]:
+             ideal: list[dict[str, Any]] | None = None, timeout: float = 580) -> tuple[int, float, str]:
     """One `roofline profile` run writing OUT/NAME.{ncu-rep,ncu.csv,kernels.json,json,log}. Dry run: the
     fake ncu hands back ``ideal`` (launches, :func:`profile_dry_run.ideal_report`), on sm_90."""
     env_extra = None
@@ -139,7 +188,7 @@ def _profile(out: Path, name: str, program: list[str], summary: dict, extra: tup
         extra = [*extra, "--arch", dry.CC]
     cmd = [PY, "-m", "roofline", "profile", "-o", str(out / name), "--json", str(out / f"{name}.json"),
            "--force", "--ncu", NCU, *extra, "--", *program]
-    return sh(cmd, out / f"{name}.log", summary, env_extra=env_extra)
+    return sh(cmd, out / f"{name}.log", summary, timeout=max(1, int(timeout)), env_extra=env_extra)
 
 
 def _table(out: Path, name: str):  # type: ignore[no-untyped-def]
@@ -438,7 +487,10 @@ def compare_phases(measured: dict[str, dict[str, Any]], estimated: dict[str, dic
 
 
 def part_cf(out: Path, summary: dict) -> None:
-    rc, seconds, _ = _profile(out, "deepcam_cf", deepcam_program(), summary, ["--no-counters"])
+    if not_started("cf", summary, "deepcam_cf"):
+        summary["cf_per_phase"] = "not run (deadline)"
+        return
+    rc, seconds, _ = _profile(out, "deepcam_cf", deepcam_program(), summary, ["--no-counters"], timeout=slot("cf"))
     entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
     if (out / "deepcam_cf.kernels.json").exists():
         f = _table(out, "deepcam_cf").frame
@@ -449,11 +501,13 @@ def part_cf(out: Path, summary: dict) -> None:
                      devices=sorted({int(d) for d in f["device"].dropna()}),
                      positive_times=int((f["time_s"] > 0).sum()),
                      host_rows=int(host.sum()), host_time_s=_num(f.loc[host, "time_s"].sum()))
-        if (out / "deepcam.kernels.json").exists():
+        measured = next((m for m in ("deepcam", "deepcam_torch") if (out / f"{m}.kernels.json").exists()), None)
+        if measured:  # the deepcam part's run, else the torch part's of the same program
             compared = f[~host] if (~host).any() else f  # a CPU run (the dry run): every row
-            summary["cf_per_phase"] = compare_phases(per_phase(_table(out, "deepcam").frame), per_phase(compared))
+            summary["cf_per_phase"] = compare_phases(per_phase(_table(out, measured).frame), per_phase(compared))
+            entry["measured_side"] = f"{measured}.kernels.json"
         else:
-            summary["cf_per_phase"] = "not compared: run the deepcam part first (the measured side)"
+            summary["cf_per_phase"] = "not compared: run the deepcam or torch part first (the measured side)"
     summary.setdefault("checks", {})["deepcam_counter_free"] = entry
 
 
@@ -502,10 +556,15 @@ def part_pair(out: Path, summary: dict) -> None:
     gpu = smi[1].split(",")[0].strip() if len(smi) > 1 else "gpu"  # run the env part first
     side = out / "pair" / re.sub(r"[^a-z0-9]+", "_", str(gpu).lower()).strip("_")
     side.mkdir(parents=True, exist_ok=True)
-    for n in (1 << 24, 1 << 26, 1 << 28):  # saxpy at three sizes: over and within a 50 MB L2
+    for n in (1 << 26, 1 << 28, 1 << 24):  # saxpy at three sizes: over and within a 50 MB L2 (2^26: the H100's example)
         n = n >> 14 if DRY_RUN else n
-        _profile(side, f"saxpy_{n}", saxpy_program(n), summary, ideal=ideal_saxpy(n))
-    _profile(side, "deepcam", deepcam_program(), summary)
+        if not not_started("pair", summary, f"saxpy_{n}"):
+            _profile(side, f"saxpy_{n}", saxpy_program(n), summary, ideal=ideal_saxpy(n), timeout=slot("pair"))
+    if (out / "deepcam_torch.kernels.json").exists():  # the torch part's run of the same program: no second ncu run
+        (side / "deepcam.FROM").write_text("deepcam: the torch part's run, ../../deepcam_torch.* (same program and "
+                                           "arguments, under --torch)\n")
+    elif not not_started("pair", summary, "deepcam"):
+        _profile(side, "deepcam", deepcam_program(), summary, timeout=slot("pair"))
     summary.setdefault("checks", {})["pair_side"] = {"gpu": gpu, "folder": str(side)}
 
 
@@ -547,19 +606,25 @@ def _attribution(out: Path, name: str) -> dict[str, Any]:
 
 
 def part_torch(out: Path, summary: dict) -> None:
-    """`roofline profile --torch` of the transformer block (eager and compiled) and of deepcam_mini."""
+    """`roofline profile --torch` of deepcam_mini (first: the pair and cf parts reuse it), then of the transformer
+    block eager and torch.compile'd, each in what the deadline leaves."""
     runs = {
+        "deepcam_torch": deepcam_program(),
         "tblock_torch": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args()],
         "tblock_torch_compiled": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args(), "--compile"],
-        "deepcam_torch": deepcam_program(),
     }
     for name, program in runs.items():
+        if not_started("torch", summary, name):
+            summary.setdefault("checks", {})[name] = {"verdict": "NOT RUN (deadline)"}
+            continue
         extra = ["--torch", "--by", "module", "--depth", "2", "--png", str(out / f"{name}_modules.png"),
                  *(["--html", str(out / f"{name}.html")] if _plotly() else [])]  # the device lacks plotly
-        rc, seconds, _ = _profile(out, name, program, summary, extra)
+        rc, seconds, _ = _profile(out, name, program, summary, extra, timeout=slot("torch"))
         entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
         if (out / f"{name}.kernels.json").exists():
             entry.update(_attribution(out, name))
+            if name == "deepcam_torch":
+                entry["per_phase"] = per_phase(_table(out, name).frame)
         summary.setdefault("checks", {})[name] = entry
 
 
@@ -626,13 +691,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--paper-metrics", type=int, default=len(PAPER_METRICS),
                    help="run only the first N of the paper's per-metric runs (the dry run's test)")
     p.add_argument("--deadline-s", type=float, default=None,
-                   help="the paper part starts no run that would end past this many seconds from now (its mean)")
+                   help="no run starts past this many seconds from now: the paper part stops at its mean, the torch, pair "
+                        "and cf parts leave what the parts after them reserve")
     a = p.parse_args(argv)
     PAPER_RUNS = a.paper_metrics
     DEADLINE = None if a.deadline_s is None else time.monotonic() + a.deadline_s
     parts = [x.strip() for x in a.parts.split(",") if x.strip()]
     if parts == ["all"]:
         parts = list(PARTS)
+    PARTS_ASKED[:] = parts
     unknown = [x for x in parts if x not in PARTS]
     if unknown:
         p.error(f"unknown parts: {', '.join(unknown)}")

@@ -1,0 +1,170 @@
+"""Is Hopper's non-tensor FP16 / BF16 ceiling the FP32 rate or twice it? (issue 33, item 5)
+
+    python3 benchmarks/probe_fp16_pipes.py OUTDIR [--deadline-s 30]
+
+The first H100 session timed roofline's paired-FMA kernel (``__hfma2``, 8 independent chains per
+thread) at 256 FLOP/clk/SM: the FP32 rate, half the whitepaper's non-tensor FP16 figure. The SASS of
+an nvcc build of that source held HFMA2 only, while a one-chain kernel built by CuPy sent half of its
+HFMA2s to the tensor pipe under ncu, which is what ptxas's ``HFMA2.MMA`` does. Here, in one run, each
+kernel is built exactly as ``roofline machine`` builds it (CuPy's NVRTC, default options), its cubin
+taken from CuPy's kernel cache and disassembled (``cuobjdump -sass``), its HFMA2 and HFMA2.MMA
+instructions counted, and its rate timed (CUDA events, median of 7) in FLOP per clock per SM at the
+SM clock NVML reads right after:
+
+- roofline's FP16 and BF16 kernels as timed (8 chains), and with 1, 2 and 4 chains (fewer independent
+  chains: ptxas pairs some on the tensor pipe);
+- the one-chain ``hfma2_chain`` of benchmarks/gpu_targets.py, whose ncu pipe counts showed HFMA2.MMA.
+
+A kernel whose SASS mixes HFMA2.MMA in and whose rate exceeds the FP32 kernel's settles the question
+for the ceiling (twice); none above it, with HFMA2.MMA present, settles it the other way.
+
+Writes OUTDIR/fp16_pipes.json (after every kernel: a run cut short keeps what it measured) and
+OUTDIR/sass_fp16_pipes.txt. Never changes clocks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+#: One chain per thread: 4 FLOPs per iteration (benchmarks/gpu_targets.py's hfma2_chain, as ncu counted it).
+TARGET_THREADS, TARGET_ITERS = 1 << 20, 1 << 14
+
+
+def sass_counts(sass: str) -> dict[str, int]:
+    """Opcode counts of a cuobjdump -sass listing: the half-precision FMAs by form, and FFMA."""
+    ops: Counter[str] = Counter()
+    for line in sass.splitlines():
+        if "/*" not in line or ";" not in line:
+            continue
+        text = line.split("*/", 1)[-1].strip()
+        if text.startswith("@"):  # a predicate guard
+            text = text.split(None, 1)[-1] if " " in text else text
+        op = text.split(None, 1)[0] if text else ""
+        if op[:1].isalpha():
+            ops[op] += 1
+    out = {"HFMA2 (all forms)": sum(v for k, v in ops.items() if k.startswith("HFMA2")),
+           "HFMA2.MMA": sum(v for k, v in ops.items() if k.startswith("HFMA2.MMA")),
+           "FFMA": ops.get("FFMA", 0),
+           # ptxas also writes a register's zero as HFMA2.MMA R, -RZ, RZ, 0, 0: a move, no arithmetic
+           "HFMA2.MMA as a move (-RZ, RZ)": sum(1 for line in sass.splitlines()
+                                               if "HFMA2.MMA" in line and "-RZ, RZ" in line)}
+    out.update({k: v for k, v in ops.items() if k.startswith("HFMA2")})
+    return out
+
+
+def cached_cubin(cache: Path, seen: set[Path], kernel: str) -> bytes | None:
+    """The cubin of ``kernel`` that CuPy wrote to its kernel cache since ``seen`` (a hash, then the ELF), or None."""
+    found = None
+    for path in sorted(cache.rglob("*")):
+        if not path.is_file() or path in seen:
+            continue
+        seen.add(path)
+        data = path.read_bytes()
+        at = data.find(b"\x7fELF", 0, 256)
+        if at >= 0 and kernel.encode() in data:
+            found = data[at:]
+    return found
+
+
+def _nvrtc_version(cp: Any) -> str:
+    try:
+        return ".".join(map(str, cp.cuda.nvrtc.getVersion()))
+    except Exception as exc:  # recorded, not fatal
+        return f"unknown ({type(exc).__name__})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir", type=Path)
+    ap.add_argument("--deadline-s", type=float, default=30.0)
+    a = ap.parse_args(argv)
+    a.outdir.mkdir(parents=True, exist_ok=True)
+    cache = Path(tempfile.mkdtemp(prefix="cupy-cache-"))
+    os.environ["CUPY_CACHE_DIR"] = str(cache)  # before CuPy compiles anything: each build lands here alone
+    from probe_gpu_ceilings import Probe
+
+    import roofline.bench.gpu.kernels as gk
+    from gpu_targets import HFMA_SOURCE
+    from probe_gpu_ceilings import _fma_args
+
+    probe = Probe(a.outdir, time.monotonic() + a.deadline_s)
+    cp = probe.cp
+    res: dict[str, Any] = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "sms": probe.sms,
+                           "cupy": cp.__version__, "nvrtc": _nvrtc_version(cp),
+                           "clock_before_hz": probe.clock(), "kernels": {}}
+    path, sass_path = a.outdir / "fp16_pipes.json", a.outdir / "sass_fp16_pipes.txt"
+    sass_path.write_text("")
+    seen: set[Path] = set()
+    blocks, threads = gk.compute_blocks(probe.sms), gk.COMPUTE_THREADS
+    out = cp.zeros(max(blocks * threads, TARGET_THREADS) * 2, dtype=cp.float64)
+
+    def measure(label: str, src: str, kernel: str, launch: Any, flops: float) -> None:
+        if probe.left() < 3:
+            res["kernels"][label] = {"not_run": "deadline"}
+            return
+        entry: dict[str, Any] = {}
+        try:
+            fn = cp.RawModule(code=src).get_function(kernel)
+            cubin = cached_cubin(cache, seen, kernel)
+            if cubin is None:
+                entry["sass"] = "no cubin in CuPy's cache (it may have built PTX)"
+            else:
+                cubin_path = a.outdir / "build" / f"{kernel}_{len(res['kernels'])}.cubin"
+                cubin_path.parent.mkdir(exist_ok=True)
+                cubin_path.write_bytes(cubin)
+                sass = subprocess.run(["cuobjdump", "-sass", str(cubin_path)], capture_output=True, text=True,
+                                      timeout=30).stdout
+                with sass_path.open("a") as fh:
+                    fh.write(f"==== {label} (CuPy {cp.__version__} NVRTC cubin)\n{sass}\n")
+                entry["sass_counts"] = sass_counts(sass)
+            t, clk = probe.time(lambda: launch(fn))
+            entry.update(flops=flops, seconds=t, flops_per_s=flops / t, clock_hz=clk,
+                         flops_per_clk_per_sm=flops / t / (probe.sms * clk) if clk else None)
+        except Exception as exc:  # the next kernel still runs
+            entry["error"] = f"{type(exc).__name__}: {exc}"
+        res["kernels"][label] = entry
+        path.write_text(json.dumps(res, indent=1) + "\n")
+        print(label, json.dumps(entry), flush=True)
+
+    iters = 2000
+    for prec, chains_list in (("fp32", (gk.CHAINS,)), ("fp16", (8, 4, 2, 1)), ("bf16", (8, 1))):
+        for chains in chains_list:
+            old = gk.CHAINS
+            gk.CHAINS = chains
+            try:
+                src = gk._fma_source(*_fma_args(prec))
+            finally:
+                gk.CHAINS = old
+            n = iters * gk.CHAINS // chains  # the same FLOPs per launch whatever the chains
+            flops = blocks * threads * n * gk.UNROLL * chains * 2 * gk.LANES[prec]
+            label = f"{prec} roofline kernel, {chains} chains" + (" (as timed by roofline machine)"
+                                                                   if chains == gk.CHAINS else "")
+            measure(label, src, gk.COMPUTE_KERNEL[prec], lambda fn, n=n: fn(
+                (blocks,), (threads,), (out, cp.float32(1.0001), cp.float32(1e-4), cp.int64(n))), flops)
+    import numpy as np
+
+    one, small = (np.array([x, x], dtype=np.float16).view(np.uint32)[0] for x in (1.0, 1e-3))
+    measure("fp16 hfma2_chain of gpu_targets.py (1 chain, loop not unrolled by hand)", HFMA_SOURCE, "hfma2_chain",
+            lambda fn: fn((TARGET_THREADS // 256,), (256,), (out, cp.uint32(one), cp.uint32(small),
+                                                           cp.int32(TARGET_ITERS))),
+            TARGET_THREADS * TARGET_ITERS * 4)
+    res["clock_after_hz"] = probe.clock()
+    path.write_text(json.dumps(res, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
