@@ -107,6 +107,17 @@ CALLS: dict[str, tuple[Step, ...]] = {
         Step("profile", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,deepcam,examples,cf,paper"),
              225, takes_ncu=True, takes_rest=True),
     ),
+    # Issue 33's second call, after the first showed the 4-wave read kernel re-reading 1/4 of its set (fixed) and an
+    # empty disassembly: the GPU tests and the whole machine run again, the FP16 pipes with their SASS, and the GEMM
+    # kernels cuBLASLt runs for INT8 and FP8 with the partitioned-kernel variants.
+    "issue33b": (
+        Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
+             40, dry_args=None),
+        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 90),
+        Step("fp16", ("benchmarks/probe_fp16_pipes.py", "{dir}"), 45, dry_args=None, takes_deadline=True),
+        Step("gemms", ("benchmarks/probe_gpu_ceilings.py", "{dir}", "--parts", "gemms,part"), 80, dry_args=None,
+             takes_deadline=True),
+    ),
     # The same work in parts, for a session with more device time or to run one part again.
     "machine": (
         Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 180),

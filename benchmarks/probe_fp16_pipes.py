@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+#: hfma2_chain with 2 and 4 accumulators (a rolled loop, as there: ptxas alternates HFMA2 and HFMA2.MMA in it).
+CHAINS_SOURCE = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void hfma2_chains2(__half2* out, __half2 a, __half2 b, int iters) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __half2 x0 = out[i], x1 = __hadd2(out[i], b);
+    for (int k = 0; k < iters; ++k) { x0 = __hfma2(a, x0, b); x1 = __hfma2(a, x1, b); }
+    out[i] = __hadd2(x0, x1);
+}
+extern "C" __global__ void hfma2_chains4(__half2* out, __half2 a, __half2 b, int iters) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    __half2 x0 = out[i], x1 = __hadd2(x0, b), x2 = __hadd2(x1, b), x3 = __hadd2(x2, b);
+    for (int k = 0; k < iters; ++k) {
+        x0 = __hfma2(a, x0, b); x1 = __hfma2(a, x1, b); x2 = __hfma2(a, x2, b); x3 = __hfma2(a, x3, b);
+    }
+    out[i] = __hadd2(__hadd2(x0, x1), __hadd2(x2, x3));
+}
+"""
 #: One chain per thread: 4 FLOPs per iteration (benchmarks/gpu_targets.py's hfma2_chain, as ncu counted it).
 TARGET_THREADS, TARGET_ITERS = 1 << 20, 1 << 14
 
@@ -57,7 +76,7 @@ def sass_counts(sass: str) -> dict[str, int]:
             ops[op] += 1
     out = {"HFMA2 (all forms)": sum(v for k, v in ops.items() if k.startswith("HFMA2")),
            "HFMA2.MMA": sum(v for k, v in ops.items() if k.startswith("HFMA2.MMA")),
-           "FFMA": ops.get("FFMA", 0),
+           "FFMA (all forms)": sum(v for k, v in ops.items() if k.startswith("FFMA")),
            # ptxas also writes a register's zero as HFMA2.MMA R, -RZ, RZ, 0, 0: a move, no arithmetic
            "HFMA2.MMA as a move (-RZ, RZ)": sum(1 for line in sass.splitlines()
                                                if "HFMA2.MMA" in line and "-RZ, RZ" in line)}
@@ -66,7 +85,9 @@ def sass_counts(sass: str) -> dict[str, int]:
 
 
 def cached_cubin(cache: Path, seen: set[Path], kernel: str) -> bytes | None:
-    """The cubin of ``kernel`` that CuPy wrote to its kernel cache since ``seen`` (a hash, then the ELF), or None."""
+    """The cubin of ``kernel`` that CuPy wrote to its kernel cache since ``seen`` (a hash, then the ELF), or None.
+    CuPy 14.2's cache files end one byte short of the ELF's own size (its last program header's last byte, a zero:
+    cuobjdump then says the file "does not contain device code"); the ELF is padded to its size with zeros."""
     found = None
     for path in sorted(cache.rglob("*")):
         if not path.is_file() or path in seen:
@@ -76,6 +97,11 @@ def cached_cubin(cache: Path, seen: set[Path], kernel: str) -> bytes | None:
         at = data.find(b"\x7fELF", 0, 256)
         if at >= 0 and kernel.encode() in data:
             found = data[at:]
+    if found is not None and len(found) >= 64:
+        ph_off, sh_off = struct.unpack_from("<QQ", found, 0x20)
+        ph_num, sh_num = struct.unpack_from("<H", found, 0x38)[0], struct.unpack_from("<H", found, 0x3C)[0]
+        size = max(ph_off + 56 * ph_num, sh_off + 64 * sh_num)
+        found += b"\0" * max(0, size - len(found))
     return found
 
 
@@ -125,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                 cubin_path = a.outdir / "build" / f"{kernel}_{len(res['kernels'])}.cubin"
                 cubin_path.parent.mkdir(exist_ok=True)
                 cubin_path.write_bytes(cubin)
-                sass = subprocess.run(["cuobjdump", "-sass", str(cubin_path)], capture_output=True, text=True,
-                                      timeout=30).stdout
+                proc = subprocess.run(["cuobjdump", "-sass", str(cubin_path)], capture_output=True, text=True,
+                                      timeout=30)
+                sass = proc.stdout + (f"\n(cuobjdump stderr: {proc.stderr.strip()})" if proc.stderr.strip() else "")
                 with sass_path.open("a") as fh:
                     fh.write(f"==== {label} (CuPy {cp.__version__} NVRTC cubin)\n{sass}\n")
                 entry["sass_counts"] = sass_counts(sass)
@@ -161,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
             lambda fn: fn((TARGET_THREADS // 256,), (256,), (out, cp.uint32(one), cp.uint32(small),
                                                            cp.int32(TARGET_ITERS))),
             TARGET_THREADS * TARGET_ITERS * 4)
+    for chains in (2, 4):
+        measure(f"fp16 hfma2_chain with {chains} accumulators (rolled loop)", CHAINS_SOURCE, f"hfma2_chains{chains}",
+                lambda fn, c=chains: fn((TARGET_THREADS // 256,), (256,), (out, cp.uint32(one), cp.uint32(small),
+                                                                          cp.int32(TARGET_ITERS // c))),
+                TARGET_THREADS * (TARGET_ITERS // chains) * 4 * chains)
     res["clock_after_hz"] = probe.clock()
     path.write_text(json.dumps(res, indent=1) + "\n")
     return 0

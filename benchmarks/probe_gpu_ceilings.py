@@ -14,6 +14,7 @@ kernel as it is beside variants that differ in one thing, so that the cause show
 - fp16: the FMA kernels (fp32, fp16, bf16) as roofline builds them (NVRTC), with 16 chains, and built
         by nvcc for sm_90 with their SASS instruction counts (HFMA2 against HFMA2.MMA);
 - int8: ``torch._int_mm`` with B row-major (as roofline calls it) and column-major;
+- gemms: INT8, FP8 and BF16 GEMMs as roofline calls them at 4096, 8192 and 16384, with the kernels cuBLASLt ran;
 - ncu:  the broadcast kernel on 1 MiB under ncu: L1 hit rate and L2 bytes against the bytes read;
 - paper: the paper's per-metric runs the first session had no time for (dram, lts, l1tex).
 
@@ -279,6 +280,48 @@ class Probe:
         same = bool(torch.equal(torch._int_mm(a[:256], b_row[:, :256]), torch._int_mm(a[:256], b_col[:, :256])))
         self.record("int8", "same result", equal=same)
 
+    def gemms(self) -> None:
+        """Issue 33: why INT8 (0.40-0.46 of the datasheet) and FP8 (0.67-0.71) stay low: the cuBLASLt kernel each
+        runs (its name says which instruction family: sm90_xmma_*gmma* is Hopper's wgmma, sm80_* Ampere's mma), and
+        the rate at three sizes, as roofline.bench.gpu.gemm calls them (B column-major, FP8 with fast accumulation)."""
+        import torch
+
+        dev = torch.device("cuda", 0)
+        one = torch.ones((), device=dev)
+        for n in (4096, 8192, 16384):
+            if self.left() < 10:
+                self.record("gemms", f"n={n}", not_run="deadline")
+                continue
+            a8 = torch.randint(-64, 64, (n, n), device=dev, dtype=torch.int8)
+            b8 = torch.randint(-64, 64, (n, n), device=dev, dtype=torch.int8).t().contiguous().t()
+            af = torch.randn(n, n, device=dev).to(torch.float8_e4m3fn)
+            bf = torch.randn(n, n, device=dev).to(torch.float8_e4m3fn).t().contiguous().t()
+            ab = torch.randn(n, n, device=dev, dtype=torch.bfloat16)
+            runs = {"int8 torch._int_mm": lambda: torch._int_mm(a8, b8),
+                    "fp8 torch._scaled_mm fast accum": lambda: torch._scaled_mm(
+                        af, bf, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True),
+                    "bf16 torch.matmul": lambda: ab @ ab}
+            for name, fn in runs.items():
+                try:
+                    t, clk = self._torch_time(fn)
+                    kernels = self._kernel_names(fn) if n == 8192 else None
+                    self.record("gemms", f"{name} n={n}", ops_per_s=2 * n**3 / t, clock_hz=clk, kernels=kernels)
+                except Exception as exc:  # the next one still runs
+                    self.record("gemms", f"{name} n={n}", error=f"{type(exc).__name__}: {exc}")
+            del a8, b8, af, bf, ab
+            torch.cuda.empty_cache()
+
+    @staticmethod
+    def _kernel_names(fn: Callable[[], Any]) -> list[str]:
+        """The GPU kernels one call of ``fn`` launches (torch.profiler)."""
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
+
     def _torch_time(self, fn: Callable[[], Any], repeats: int = 5) -> tuple[float, float | None]:
         import torch
 
@@ -369,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                            "clock_before_hz": probe.clock(),
                            "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     parts: dict[str, Callable[[], None]] = {
-        "int8": probe.int8, "fp16": probe.fp16, "l1": probe.l1, "part": probe.part,
+        "int8": probe.int8, "gemms": probe.gemms, "fp16": probe.fp16, "l1": probe.l1, "part": probe.part,
         "ncu": lambda: run_ncu(probe, a.ncu), "paper": lambda: run_paper(probe, a.ncu)}
     for part in a.parts.split(","):
         probe.guarded(part, parts[part])

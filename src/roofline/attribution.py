@@ -59,7 +59,7 @@ TORCH_RANGE_PREFIXES = (
     "## Call CompiledFxGraph", "## ", "CompiledFunction", "Torch-Compiled Region", "ProfilerStep#",
     "enumerate(DataLoader)#", "DataParallel.forward", "DistributedDataParallel.forward", "nccl:", "c10d::",
     "record_param_comms", "cudaStreamSynchronize", "cudaDeviceSynchronize", "Lazy Compilation",
-    "TorchDynamo Cache Lookup", "Optimizer.",
+    "TorchDynamo Cache Lookup", "Optimizer.", "PythonDispatchMode",
 )
 
 

@@ -94,7 +94,11 @@ extern "C" __global__ void bw_read_part(const int4* __restrict__ a, long long n,
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int4 acc = make_int4(0, 0, 0, 0);
     for (int r = 0; r < reps; ++r) {
-        long long i = tid;
+        // Each pass starts a quarter of the threads further on: with 2 or 4 waves of blocks, the blocks of one
+        // wave run all their passes before the next wave starts, and without the turn they would re-read their
+        // own 1/waves of the set (on an H200, 4 waves read 268 MB at 9.1 TB/s, from a 60 MB L2).
+        long long i = tid + (long long)(r & 3) * (stride >> 2);
+        if (i >= stride) i -= stride;
         for (; i + 3 * stride < n; i += 4 * stride) {
             int4 v0 = __ldcg(a + i);
             int4 v1 = __ldcg(a + i + stride);
