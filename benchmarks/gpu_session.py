@@ -118,6 +118,14 @@ CALLS: dict[str, tuple[Step, ...]] = {
         Step("gemms", ("benchmarks/probe_gpu_ceilings.py", "{dir}", "--parts", "gemms,part"), 80, dry_args=None,
              takes_deadline=True),
     ),
+    # Issue 33's third call: the paired-FMA kernels now take their constants as __half2 / __nv_bfloat162 (ptxas then
+    # issues half of their HFMA2s on the tensor pipe): the forms of the kernel side by side, and the whole machine run.
+    "issue33c": (
+        Step("fp16", ("benchmarks/probe_fp16_pipes.py", "{dir}", "--variants"), 45, dry_args=None, takes_deadline=True),
+        Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 90),
+        Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
+             40, dry_args=None),
+    ),
     # The same work in parts, for a session with more device time or to run one part again.
     "machine": (
         Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 180),

@@ -58,6 +58,48 @@ extern "C" __global__ void hfma2_chains4(__half2* out, __half2 a, __half2 b, int
     out[i] = __hadd2(__hadd2(x0, x1), __hadd2(x2, x3));
 }
 """
+#: Forms of roofline's paired-FMA kernel (--variants): (chains, unroll, constants passed as float and converted in the
+#: kernel, as roofline machine did until 2026-11-29, or as the paired type itself, as it does since). Converted, every
+#: HFMA2 went to the FMA pipe; passed as __half2 / __nv_bfloat162, ptxas issued about half as HFMA2.MMA (local nvcc 13.0).
+VARIANTS = ((8, 16, "float"), (8, 16, "paired"), (4, 16, "paired"), (16, 8, "paired"), (8, 4, "paired"),
+            (4, 1, "paired"))
+
+
+def variant_source(prec: str, chains: int, unroll: int, params: str) -> tuple[str, str]:
+    """(source, kernel name) of roofline's paired-FMA kernel with ``chains`` independent chains, ``unroll`` steps per
+    loop trip, its constants passed as ``params`` ('float': converted in the kernel; 'paired': the paired type)."""
+    ctype, conv, init, header = {
+        "fp16": ("__half2", "__float2half2_rn", "__floats2half2_rn((float)k, (float)(tid & 7))", "cuda_fp16.h"),
+        "bf16": ("__nv_bfloat162", "__float2bfloat162_rn", "__floats2bfloat162_rn((float)k, (float)(tid & 7))",
+                 "cuda_bf16.h")}[prec]
+    name = f"fma_{prec}_c{chains}_u{unroll}_{params}"
+    ptype, conv = ("float", conv) if params == "float" else (ctype, "")
+    return f"""
+#include <{header}>
+extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long long iters)
+{{
+    const {ctype} b = {conv}(b_in);
+    const {ctype} c = {conv}(c_in);
+    {ctype} x[{chains}];
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    #pragma unroll
+    for (int k = 0; k < {chains}; ++k) x[k] = {init};
+    #pragma unroll 1
+    for (long long it = 0; it < iters; ++it) {{
+        #pragma unroll
+        for (int u = 0; u < {unroll}; ++u) {{
+            #pragma unroll
+            for (int k = 0; k < {chains}; ++k) x[k] = __hfma2(x[k], b, c);
+        }}
+    }}
+    {ctype} s = x[0];
+    #pragma unroll
+    for (int k = 1; k < {chains}; ++k) s = __hfma2(s, x[k], c);
+    out[tid] = s;
+}}
+""", name
+
+
 #: One chain per thread: 4 FLOPs per iteration (benchmarks/gpu_targets.py's hfma2_chain, as ncu counted it).
 TARGET_THREADS, TARGET_ITERS = 1 << 20, 1 << 14
 
@@ -75,7 +117,7 @@ def sass_counts(sass: str) -> dict[str, int]:
         if op[:1].isalpha():
             ops[op] += 1
     out = {"HFMA2 (all forms)": sum(v for k, v in ops.items() if k.startswith("HFMA2")),
-           "HFMA2.MMA": sum(v for k, v in ops.items() if k.startswith("HFMA2.MMA")),
+           "HFMA2.MMA (all forms)": sum(v for k, v in ops.items() if k.startswith("HFMA2.MMA")),
            "FFMA (all forms)": sum(v for k, v in ops.items() if k.startswith("FFMA")),
            # ptxas also writes a register's zero as HFMA2.MMA R, -RZ, RZ, 0, 0: a move, no arithmetic
            "HFMA2.MMA as a move (-RZ, RZ)": sum(1 for line in sass.splitlines()
@@ -116,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--deadline-s", type=float, default=30.0)
+    ap.add_argument("--variants", action="store_true", help="time the forms of roofline's kernel (VARIANTS) alone")
     a = ap.parse_args(argv)
     a.outdir.mkdir(parents=True, exist_ok=True)
     cache = Path(tempfile.mkdtemp(prefix="cupy-cache-"))
@@ -167,6 +210,21 @@ def main(argv: list[str] | None = None) -> int:
         print(label, json.dumps(entry), flush=True)
 
     iters = 2000
+    if a.variants:  # the forms of roofline's kernel, the same FLOPs per launch (2000 x 128 FMAs per thread)
+        from roofline.bench.gpu.kernels import paired_bits
+
+        for prec in ("fp16", "bf16"):
+            for chains, unroll, params in VARIANTS:
+                src, name = variant_source(prec, chains, unroll, params)
+                n = iters * 128 // (chains * unroll)
+                flops = blocks * threads * n * unroll * chains * 2 * 2
+                consts = ((cp.float32(0.9995), cp.float32(0.001)) if params == "float" else
+                          tuple(cp.uint32(paired_bits(v, prec)) for v in (0.9995, 0.001)))
+                measure(f"{prec} form {name}", src, name, lambda fn, n=n, consts=consts: fn(
+                    (blocks,), (threads,), (out, *consts, cp.int64(n))), flops)
+        res["clock_after_hz"] = probe.clock()
+        path.write_text(json.dumps(res, indent=1) + "\n")
+        return 0
     for prec, chains_list in (("fp32", (gk.CHAINS,)), ("fp16", (8, 4, 2, 1)), ("bf16", (8, 1))):
         for chains in chains_list:
             old = gk.CHAINS

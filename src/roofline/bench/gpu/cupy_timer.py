@@ -31,6 +31,7 @@ from roofline.bench.gpu.kernels import (
     ComputeConfig,
     IntConfig,
     SharedConfig,
+    paired_bits,
 )
 
 log = logging.getLogger(__name__)
@@ -137,8 +138,12 @@ class CupyBackend:
         fn = self._function(cfg.precision)
         nthreads = cfg.blocks * cfg.threads
         out = self.cp.empty(nthreads * (8 if cfg.precision == "fp64" else 4), dtype=self.cp.uint8)
-        scalar = np.float64 if cfg.precision == "fp64" else np.float32
-        args = (out, scalar(0.9995), scalar(0.001), np.int64(cfg.iters))
+        if cfg.precision in ("fp16", "bf16"):  # the paired kernels take their own type: 32-bit patterns
+            b, c = (np.uint32(paired_bits(v, cfg.precision)) for v in (0.9995, 0.001))
+            args = (out, b, c, np.int64(cfg.iters))
+        else:
+            scalar = np.float64 if cfg.precision == "fp64" else np.float32
+            args = (out, scalar(0.9995), scalar(0.001), np.int64(cfg.iters))
         return self._timed(lambda: fn((cfg.blocks,), (cfg.threads,), args))
 
     def _gemms(self) -> GemmRunner:

@@ -45,6 +45,7 @@ so the measured rate is low by at most 1 %.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import Literal
 
@@ -145,7 +146,10 @@ extern "C" __global__ void bw_rmw_part(int4* __restrict__ a, long long n, int re
 
 
 def _fma_source(name: str, ctype: str, ptype: str, conv: str, init: str, fma: str, header: str = "") -> str:
-    # b and c arrive as plain float / double (what a launcher can pass) and are converted once.
+    # b and c arrive as plain float / double, converted once, or (the paired half types) as the kernel's own type: a
+    # __half2 / __nv_bfloat162 parameter lets ptxas issue about half of the HFMA2s as HFMA2.MMA on the tensor pipe,
+    # beside the FMA pipe; converted from float in the kernel, every one went to the FMA pipe (nvcc and NVRTC 13.0,
+    # sm_90), at the FP32 FLOP rate on an H100 and an H200 (benchmarks/results/h200-2026-11-29).
     return f"""
 {header}
 extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long long iters)
@@ -177,14 +181,27 @@ COMPUTE_SOURCES: dict[str, str] = {
     "fp64": _fma_source("fma_fp64", "double", "double", "", "(double)(tid + k)", "fma({a}, {b}, {c})"),
     "fp32": _fma_source("fma_fp32", "float", "float", "", "(float)(tid + k)", "fmaf({a}, {b}, {c})"),
     "fp16": _fma_source(
-        "fma_fp16", "__half2", "float", "__float2half2_rn", "__floats2half2_rn((float)k, (float)(tid & 7))", "__hfma2({a}, {b}, {c})",
+        "fma_fp16", "__half2", "__half2", "", "__floats2half2_rn((float)k, (float)(tid & 7))", "__hfma2({a}, {b}, {c})",
         header="#include <cuda_fp16.h>",
     ),
     "bf16": _fma_source(
-        "fma_bf16", "__nv_bfloat162", "float", "__float2bfloat162_rn", "__floats2bfloat162_rn((float)k, (float)(tid & 7))",
+        "fma_bf16", "__nv_bfloat162", "__nv_bfloat162", "", "__floats2bfloat162_rn((float)k, (float)(tid & 7))",
         "__hfma2({a}, {b}, {c})", header="#include <cuda_bf16.h>",
     ),
 }
+
+
+def paired_bits(value: float, precision: str) -> int:
+    """The 32-bit pattern of a ``__half2`` (``fp16``) or ``__nv_bfloat162`` (``bf16``) holding ``value`` twice, as
+    the paired-FMA kernels take their constants (rounded to nearest, ties to even)."""
+    if precision == "fp16":
+        half = struct.unpack("<H", struct.pack("<e", value))[0]
+    elif precision == "bf16":
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+        half = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+    else:
+        raise ValueError(f"no paired type for {precision!r}")
+    return half | (half << 16)
 
 
 def _shared_source(width: int) -> str:
