@@ -125,6 +125,8 @@ CALLS: dict[str, tuple[Step, ...]] = {
         Step("machine", ("benchmarks/validate_gpu_machine.py", "{dir}"), 90),
         Step("gpu-tests", ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests/test_gpu_real.py"),
              40, dry_args=None),
+        Step("compiled", ("benchmarks/validate_profile_gpu.py", "{dir}", "--parts", "env,torch_compiled"), 130,
+             takes_ncu=True, takes_deadline=True),
     ),
     # The same work in parts, for a session with more device time or to run one part again.
     "machine": (

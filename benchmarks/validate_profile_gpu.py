@@ -25,8 +25,8 @@ session allows 10 minutes per command):
            example the .ncu-rep, the raw-page CSV and the details-page CSV
 - pair:    one side of a projection pair (saxpy at three sizes, deepcam_mini), under pair/<gpu>/:
            run on an H100 and on an H200, then `benchmarks/validate_projection.py` on the pair
-- torch:   `roofline profile --torch` of examples/transformer_block.py (eager and torch.compile'd)
-           and deepcam_mini: per-module charts and reports, the share of kernel time attributed
+- torch:   `roofline profile --torch` of deepcam_mini and examples/transformer_block.py (eager and
+           torch.compile'd; part torch_compiled: that run alone): per-module charts and reports, the share of kernel time attributed
            to an operator and a module, backward launches with their module, measured vs
            estimated FLOPs per operator
 
@@ -605,21 +605,23 @@ def _attribution(out: Path, name: str) -> dict[str, Any]:
     return entry
 
 
-def part_torch(out: Path, summary: dict) -> None:
+def part_torch(out: Path, summary: dict, only: tuple[str, ...] = (), part: str = "torch") -> None:
     """`roofline profile --torch` of deepcam_mini (first: the pair and cf parts reuse it), then of the transformer
-    block eager and torch.compile'd, each in what the deadline leaves."""
+    block eager and torch.compile'd, each in what the deadline leaves (``only``: those runs alone)."""
     runs = {
         "deepcam_torch": deepcam_program(),
         "tblock_torch": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args()],
         "tblock_torch_compiled": [PY, str(ROOT / "examples" / "transformer_block.py"), *tblock_args(), "--compile"],
     }
     for name, program in runs.items():
-        if not_started("torch", summary, name):
+        if only and name not in only:
+            continue
+        if not_started(part, summary, name):
             summary.setdefault("checks", {})[name] = {"verdict": "NOT RUN (deadline)"}
             continue
         extra = ["--torch", "--by", "module", "--depth", "2", "--png", str(out / f"{name}_modules.png"),
                  *(["--html", str(out / f"{name}.html")] if _plotly() else [])]  # the device lacks plotly
-        rc, seconds, _ = _profile(out, name, program, summary, extra, timeout=slot("torch"))
+        rc, seconds, _ = _profile(out, name, program, summary, extra, timeout=slot(part))
         entry: dict[str, Any] = {"rc": rc, "seconds": round(seconds, 2)}
         if (out / f"{name}.kernels.json").exists():
             entry.update(_attribution(out, name))
@@ -629,7 +631,8 @@ def part_torch(out: Path, summary: dict) -> None:
 
 
 PARTS = {"env": part_env, "targets": part_targets, "deepcam": part_deepcam, "paper": part_paper, "cf": part_cf,
-         "examples": part_examples, "pair": part_pair, "torch": part_torch}
+         "examples": part_examples, "pair": part_pair, "torch": part_torch,
+         "torch_compiled": lambda out, summary: part_torch(out, summary, ("tblock_torch_compiled",), "torch_compiled")}
 
 
 def _fmt(v: Any) -> str:
