@@ -36,8 +36,12 @@ WHOLE_PROGRAM_TARGET = 0.15
 INSIDE_RANGE_TARGET = 0.90
 
 
-def _mean_clock(frame: pd.DataFrame) -> float | None:
+def _mean_clock(frame: pd.DataFrame, highest: float | None = None) -> float | None:
+    """The time-weighted mean SM clock, each launch's taken as at most ``highest`` (the device's maximum: ncu's
+    clock reads high on short launches), as the analysis takes it."""
     t, c = frame["time_s"].to_numpy(float), frame["sm_clock_hz"].to_numpy(float)
+    if highest:
+        c = np.fmin(c, highest)
     ok = np.isfinite(t) & np.isfinite(c) & (t > 0)
     return float(np.sum(t[ok] * c[ok]) / np.sum(t[ok])) if ok.any() else None
 
@@ -74,7 +78,7 @@ def validate_pair(folder: Path) -> dict:
     target = api.load_machine(spec["target_machine"]) if spec.get("target_machine") else api.machine_for(tgt_table)
     if source is None or target is None:
         raise SystemExit(f"{folder.name}: no ceilings for the {'source' if source is None else 'target'}")
-    clock = _mean_clock(tgt_table.frame)
+    clock = _mean_clock(tgt_table.frame, target.max_sm_clock_hz)
     proj = project(src_table, target, source, by="name", target_clock_hz=clock,
                    source_l2_bytes=profile_l2_bytes(src_table))
     measured = _measured_on_target(src_table.frame, tgt_table.frame, spec.get("match", "name"))

@@ -77,6 +77,20 @@ def test_flops_counted_exactly_per_precision():
     assert "__hfma2" in COMPUTE_SOURCES["bf16"] and "__nv_bfloat162" in COMPUTE_SOURCES["bf16"]
 
 
+def test_paired_constants_are_the_bits_of_two_rounded_halves():
+    """The paired-FMA kernels take b and c as __half2 / __nv_bfloat162: IEEE half by numpy; bfloat16 by hand (the
+    upper 16 bits of the float32, rounded to nearest even: 0.001 = 0x3A83126F -> 0x3A83, 0.9995 = 0x3F7FDF3B -> 0x3F80)."""
+    from roofline.bench.gpu.kernels import paired_bits
+
+    for v in (0.9995, 0.001, 1.0, -2.5, 65504.0):
+        half = int(np.array([v], dtype=np.float16).view(np.uint16)[0])
+        assert paired_bits(v, "fp16") == half | half << 16
+    assert [paired_bits(v, "bf16") for v in (0.001, 0.9995, 1.0, -2.5)] == [0x3A833A83, 0x3F803F80, 0x3F803F80,
+                                                                             0xC020C020]
+    with pytest.raises(ValueError):
+        paired_bits(1.0, "fp32")
+
+
 def test_shared_bytes_are_wavefronts_times_128_by_hand():
     # 1056 blocks x 256 threads = 8448 warps; 100 trips x 16 four-byte loads = 1600 warp loads each,
     # one 128-byte wavefront per conflict-free load: 8448 x 1600 x 128 B = 1,730,150,400 B,
@@ -335,7 +349,7 @@ def test_paired_half_fmas_at_the_fp32_rate_are_explained(plateau_finder):
     # 0.97 x 256 FLOP/clk/SM over the theoretical 512 at the observed clock: 0.485
     assert m.checks["fp16_vs_theoretical_at_observed_clock"] == pytest.approx(0.485, rel=0.03)
     notes = [n for n in m.notes if "paired-FMA kernel ran at" in n]
-    assert [n.split(":")[0] for n in notes] == ["fp16", "bf16"] and "0.4" in notes[0] and "HFMA2 alone" in notes[0]
+    assert [n.split(":")[0] for n in notes] == ["fp16", "bf16"] and "0.4" in notes[0] and "HFMA2.MMA" in notes[0]
     gpu = FakeGpu()  # 100 TFLOP/s: 0.84 of the theoretical, nothing to explain
     with simulated_clock(gpu):
         assert not [n for n in measure_gpu(mode="quick", backend=gpu).notes if "paired-FMA" in n]

@@ -146,3 +146,16 @@ def test_int32_kernel_holds_exactly_the_counted_imad_and_iadd(nvrtc, sm):
     # After the loop: the CHAINS - 1 multiply-adds that keep every chain live (IntConfig.ops_per_thread).
     tail = ptx[ptx.index("bra", ptx.index('.pragma "nounroll"')):]
     assert len(re.findall(r"\bmad\.lo\.[su]32", tail)) == CHAINS - 1
+
+
+@pytest.mark.parametrize(("precision", "arch"), [("fp16", "compute_75"), ("bf16", "compute_80")])
+def test_paired_kernels_take_their_constants_as_the_paired_type(nvrtc, precision, arch):
+    """b and c arrive as one 4-byte __half2 / __nv_bfloat162 each, not as float converted in the kernel: only then did
+    ptxas issue half of the HFMA2s on the tensor pipe (HFMA2.MMA), 1.86x the rate on an H200
+    (benchmarks/results/h200-2026-11-29/call3/fp16)."""
+    ptx = nvrtc(COMPUTE_SOURCES[precision], arch)
+    entry = ptx[ptx.index(f".entry fma_{precision}("):]
+    params = re.findall(r"\.param ([^,)]*)", entry[: entry.index(")")])
+    assert len(params) == 4
+    assert all(re.fullmatch(rf"\.align 4 \.b8 fma_{precision}_param_{i}\[4\]", params[i].strip()) for i in (1, 2))
+    assert not re.search(r"\.param \.f32", entry[: entry.index(")")])

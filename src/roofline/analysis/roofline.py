@@ -230,10 +230,11 @@ def _capped_clock(frame: pd.DataFrame, mean_clock: float | None, machine: Machin
     share = f" ({np.nansum(np.where(above, t, 0.0)) / total:.0%} of the time)" if total > 0 else ""
     capped = _mean_clock(frame.assign(sm_clock_hz=np.fmin(clk, highest)))
     why = "the counters' elapsed cycles" if words.is_amd else "ncu's elapsed cycles"
+    now, was = format_si(capped, "Hz"), format_si(mean_clock, "Hz")
+    mean = f"mean clock is {now}, not {was}" if now != was else f"mean clock is {now} (lower by less than shown)"
     notes.append(f"{counted(int(above.sum()), 'launch', 'launches')}{share} read an {words.clock} above the device's "
                  f"maximum {format_si(highest, 'Hz')} (up to {format_si(float(np.nanmax(clk[above])), 'Hz')}; "
-                 f"{why} over a short duration overstate it): taken as the maximum, so the kernels' "
-                 f"mean clock is {format_si(capped, 'Hz')}, not {format_si(mean_clock, 'Hz')}")
+                 f"{why} over a short duration overstate it): taken as the maximum, so the kernels' {mean}")
     return capped
 
 

@@ -122,9 +122,9 @@ def _half_rate_note(run: Run, checks: dict[str, float], compute: dict[str, float
             continue
         run.notes.append(
             f"{key}: the paired-FMA kernel ran at {ratio:.2f} of the theoretical rate, the FP32 FLOP rate: the "
-            "vendor's non-tensor half-precision figure is twice FP32, which paired FMAs did not reach (on an H100 "
-            "16 independent chains ran as fast as 8: a throughput, not a latency; the source built by nvcc for "
-            "sm_90 holds HFMA2 alone; benchmarks/results/h100-80gb-hbm3-2026-11-27/probe)")
+            "vendor's non-tensor half-precision figure is twice FP32, which needs about half of the HFMA2s issued on "
+            "the tensor pipe (HFMA2.MMA); the compiler here issued them on the FMA pipe alone (on an H200, ptxas "
+            "13.0 split them and the kernel ran 0.92 of the vendor's rate; benchmarks/results/h200-2026-11-29)")
 
 
 def measure_with(backend: Backend, settings: BenchSettings, progress: Progress | None = None) -> Measurement:
