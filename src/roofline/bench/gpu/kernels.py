@@ -95,9 +95,7 @@ extern "C" __global__ void bw_read_part(const int4* __restrict__ a, long long n,
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int4 acc = make_int4(0, 0, 0, 0);
     for (int r = 0; r < reps; ++r) {
-        // Each pass starts a quarter of the threads further on: with 2 or 4 waves of blocks, the blocks of one
-        // wave run all their passes before the next wave starts, and without the turn they would re-read their
-        // own 1/waves of the set (on an H200, 4 waves read 268 MB at 9.1 TB/s, from a 60 MB L2).
+        // Each pass a quarter of the threads on, or a wave of blocks re-reads its own part (docs/machine.md).
         long long i = tid + (long long)(r & 3) * (stride >> 2);
         if (i >= stride) i -= stride;
         for (; i + 3 * stride < n; i += 4 * stride) {
@@ -146,10 +144,8 @@ extern "C" __global__ void bw_rmw_part(int4* __restrict__ a, long long n, int re
 
 
 def _fma_source(name: str, ctype: str, ptype: str, conv: str, init: str, fma: str, header: str = "") -> str:
-    # b and c arrive as plain float / double, converted once, or (the paired half types) as the kernel's own type: a
-    # __half2 / __nv_bfloat162 parameter lets ptxas issue about half of the HFMA2s as HFMA2.MMA on the tensor pipe,
-    # beside the FMA pipe; converted from float in the kernel, every one went to the FMA pipe (nvcc and NVRTC 13.0,
-    # sm_90), at the FP32 FLOP rate on an H100 and an H200 (benchmarks/results/h200-2026-11-29).
+    # b and c: float / double, or the paired type itself, whose parameters let ptxas issue half of the HFMA2s as
+    # HFMA2.MMA on the tensor pipe (converted from float, all went to the FMA pipe: benchmarks/results/h200-2026-11-29).
     return f"""
 {header}
 extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long long iters)
@@ -194,13 +190,11 @@ COMPUTE_SOURCES: dict[str, str] = {
 def paired_bits(value: float, precision: str) -> int:
     """The 32-bit pattern of a ``__half2`` (``fp16``) or ``__nv_bfloat162`` (``bf16``) holding ``value`` twice, as
     the paired-FMA kernels take their constants (rounded to nearest, ties to even)."""
-    if precision == "fp16":
-        half = struct.unpack("<H", struct.pack("<e", value))[0]
-    elif precision == "bf16":
-        bits = struct.unpack("<I", struct.pack("<f", value))[0]
-        half = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-    else:
+    if precision not in ("fp16", "bf16"):
         raise ValueError(f"no paired type for {precision!r}")
+    f32 = struct.unpack("<I", struct.pack("<f", value))[0]
+    half = (struct.unpack("<H", struct.pack("<e", value))[0] if precision == "fp16"
+            else ((f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16) & 0xFFFF)
     return half | (half << 16)
 
 
