@@ -37,18 +37,23 @@ def test_shipped_h200_file_is_the_whole_run_less_what_a_kernel_beat():
     assert SHIPPED.read_text() == COMMITTED.read_text()
     m, raw = Machine.load(SHIPPED), json.loads(RAW.read_text())
     assert m.source == "measured" and m.name == "NVIDIA H200"
+    probe = json.loads((RESULTS / "call2" / "gemms" / "probe.json").read_text())["part"]
+    one_wave = probe["l2 16 MiB: roofline bw_read_part (__ldcg, unroll 4, 8 blocks/SM)"]
     for kind in ("memory", "compute"):
         for key, value in raw[kind].items():
             if key in m.metadata["removed"]:
                 assert key not in getattr(m, kind) and "removed 2026-11-29" in m.metadata["removed"][key]
+            elif key == "l2":  # the probe's one-wave run of the same fixed kernel, at its clock, above the 4-wave one
+                assert m.memory["l2"] == one_wave["bandwidth"] > value and m.clock_of("l2") == one_wave["clock_hz"]
+                assert "probe" in m.metadata["ceiling_sources"]["l2"]
             else:
                 assert getattr(m, kind)[key] == value  # as measured, to the bit
     assert sorted(m.metadata["removed"]) == ["tensor_bf16", "tensor_fp16", "tensor_tf32"]
     # the paired-FMA kernel with __half2 constants: 0.92 of 512 FLOP/clk/SM, 1.94x the FP32 kernel
     assert m.compute["fp16"] / (SMS * CLOCK) == pytest.approx(469.2, abs=0.5)
     assert m.compute["fp16"] / m.compute["fp32"] == pytest.approx(1.938, abs=2e-3)
-    # L2 of the fixed 4-wave kernel: 4362 B/clk, above the 4049 the TF32 GEMM moved on the H100
-    assert m.memory["l2"] / CLOCK == pytest.approx(4361.6, abs=1)
+    # L2: 4664 B/clk at 1965 MHz, above the 4049 the TF32 GEMM moved on the H100
+    assert m.memory["l2"] / m.clock_of("l2") == pytest.approx(4664.2, abs=1)
 
 
 @pytest.mark.parametrize("name", ["deepcam_torch.ncu.csv.gz", "tblock_torch.ncu.csv.gz", "saxpy_67108864.ncu.csv"])
