@@ -1,22 +1,21 @@
-"""Is Hopper's non-tensor FP16 / BF16 ceiling the FP32 rate or twice it? (issue 33, item 5)
+"""Is Hopper's non-tensor FP16 / BF16 ceiling the FP32 rate or twice it? (issue 33, item 5: twice)
 
-    python3 benchmarks/probe_fp16_pipes.py OUTDIR [--deadline-s 30]
+    python3 benchmarks/probe_fp16_pipes.py OUTDIR [--deadline-s 30] [--variants]
 
-The first H100 session timed roofline's paired-FMA kernel (``__hfma2``, 8 independent chains per
-thread) at 256 FLOP/clk/SM: the FP32 rate, half the whitepaper's non-tensor FP16 figure. The SASS of
-an nvcc build of that source held HFMA2 only, while a one-chain kernel built by CuPy sent half of its
-HFMA2s to the tensor pipe under ncu, which is what ptxas's ``HFMA2.MMA`` does. Here, in one run, each
-kernel is built exactly as ``roofline machine`` builds it (CuPy's NVRTC, default options), its cubin
-taken from CuPy's kernel cache and disassembled (``cuobjdump -sass``), its HFMA2 and HFMA2.MMA
-instructions counted, and its rate timed (CUDA events, median of 7) in FLOP per clock per SM at the
-SM clock NVML reads right after:
+The first H100 session timed roofline's paired-FMA kernel at 256 FLOP/clk/SM, the FP32 rate, half the
+whitepaper's non-tensor FP16 figure. Each kernel here is built as ``roofline machine`` builds it (CuPy's
+NVRTC, default options), its cubin taken from CuPy's kernel cache and disassembled (``cuobjdump -sass``),
+its HFMA2 and HFMA2.MMA (the tensor pipe) instructions counted, and its rate timed (CUDA events, median of
+7) in FLOP per clock per SM at the SM clock NVML reads right after:
 
-- roofline's FP16 and BF16 kernels as timed (8 chains), and with 1, 2 and 4 chains (fewer independent
-  chains: ptxas pairs some on the tensor pipe);
-- the one-chain ``hfma2_chain`` of benchmarks/gpu_targets.py, whose ncu pipe counts showed HFMA2.MMA.
+- the FP32 kernel; the FP16 and BF16 kernel with its constants passed as float and converted inside (as
+  roofline built it until 2026-11-29: every HFMA2 on the FMA pipe) with 8, 4, 2 and 1 chains; and as
+  roofline builds it now, its constants of the paired type (ptxas issues half on the tensor pipe);
+- the one-chain ``hfma2_chain`` of benchmarks/gpu_targets.py and the same with 2 and 4 accumulators;
+- ``--variants``: the forms of VARIANTS alone (chains, unroll, constants), FP16 and BF16.
 
-A kernel whose SASS mixes HFMA2.MMA in and whose rate exceeds the FP32 kernel's settles the question
-for the ceiling (twice); none above it, with HFMA2.MMA present, settles it the other way.
+On an H200 (benchmarks/results/h200-2026-11-29): 252 FLOP/clk/SM with float constants, 469 with paired
+ones (0.92 of 512).
 
 Writes OUTDIR/fp16_pipes.json (after every kernel: a run cut short keeps what it measured) and
 OUTDIR/sass_fp16_pipes.txt. Never changes clocks.
@@ -68,36 +67,16 @@ VARIANTS = ((8, 16, "float"), (8, 16, "paired"), (4, 16, "paired"), (16, 8, "pai
 def variant_source(prec: str, chains: int, unroll: int, params: str) -> tuple[str, str]:
     """(source, kernel name) of roofline's paired-FMA kernel with ``chains`` independent chains, ``unroll`` steps per
     loop trip, its constants passed as ``params`` ('float': converted in the kernel; 'paired': the paired type)."""
+    import roofline.bench.gpu.kernels as gk
+
     ctype, conv, init, header = {
         "fp16": ("__half2", "__float2half2_rn", "__floats2half2_rn((float)k, (float)(tid & 7))", "cuda_fp16.h"),
         "bf16": ("__nv_bfloat162", "__float2bfloat162_rn", "__floats2bfloat162_rn((float)k, (float)(tid & 7))",
                  "cuda_bf16.h")}[prec]
     name = f"fma_{prec}_c{chains}_u{unroll}_{params}"
     ptype, conv = ("float", conv) if params == "float" else (ctype, "")
-    return f"""
-#include <{header}>
-extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long long iters)
-{{
-    const {ctype} b = {conv}(b_in);
-    const {ctype} c = {conv}(c_in);
-    {ctype} x[{chains}];
-    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    #pragma unroll
-    for (int k = 0; k < {chains}; ++k) x[k] = {init};
-    #pragma unroll 1
-    for (long long it = 0; it < iters; ++it) {{
-        #pragma unroll
-        for (int u = 0; u < {unroll}; ++u) {{
-            #pragma unroll
-            for (int k = 0; k < {chains}; ++k) x[k] = __hfma2(x[k], b, c);
-        }}
-    }}
-    {ctype} s = x[0];
-    #pragma unroll
-    for (int k = 1; k < {chains}; ++k) s = __hfma2(s, x[k], c);
-    out[tid] = s;
-}}
-""", name
+    return gk._fma_source(name, ctype, ptype, conv, init, "__hfma2({a}, {b}, {c})", f"#include <{header}>",
+                          chains=chains, unroll=unroll), name
 
 
 #: One chain per thread: 4 FLOPs per iteration (benchmarks/gpu_targets.py's hfma2_chain, as ncu counted it).
@@ -167,7 +146,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import roofline.bench.gpu.kernels as gk
     from gpu_targets import HFMA_SOURCE
-    from probe_gpu_ceilings import _fma_args
 
     probe = Probe(a.outdir, time.monotonic() + a.deadline_s)
     cp = probe.cp
@@ -210,35 +188,36 @@ def main(argv: list[str] | None = None) -> int:
         print(label, json.dumps(entry), flush=True)
 
     iters = 2000
-    if a.variants:  # the forms of roofline's kernel, the same FLOPs per launch (2000 x 128 FMAs per thread)
+
+    def form(prec: str, chains: int, unroll: int, params: str, label: str) -> None:
+        """One form of the paired-FMA kernel, the same FLOPs per launch (2000 x 128 FMAs per thread)."""
         from roofline.bench.gpu.kernels import paired_bits
 
+        src, name = variant_source(prec, chains, unroll, params)
+        n = iters * 128 // (chains * unroll)
+        flops = blocks * threads * n * unroll * chains * 2 * 2
+        consts = ((cp.float32(0.9995), cp.float32(0.001)) if params == "float" else
+                  tuple(cp.uint32(paired_bits(v, prec)) for v in (0.9995, 0.001)))
+        measure(label or f"{prec} form {name}", src, name, lambda fn, n=n, consts=consts: fn(
+            (blocks,), (threads,), (out, *consts, cp.int64(n))), flops)
+
+    if a.variants:
         for prec in ("fp16", "bf16"):
             for chains, unroll, params in VARIANTS:
-                src, name = variant_source(prec, chains, unroll, params)
-                n = iters * 128 // (chains * unroll)
-                flops = blocks * threads * n * unroll * chains * 2 * 2
-                consts = ((cp.float32(0.9995), cp.float32(0.001)) if params == "float" else
-                          tuple(cp.uint32(paired_bits(v, prec)) for v in (0.9995, 0.001)))
-                measure(f"{prec} form {name}", src, name, lambda fn, n=n, consts=consts: fn(
-                    (blocks,), (threads,), (out, *consts, cp.int64(n))), flops)
+                form(prec, chains, unroll, params, "")
         res["clock_after_hz"] = probe.clock()
         path.write_text(json.dumps(res, indent=1) + "\n")
         return 0
-    for prec, chains_list in (("fp32", (gk.CHAINS,)), ("fp16", (8, 4, 2, 1)), ("bf16", (8, 1))):
-        for chains in chains_list:
-            old = gk.CHAINS
-            gk.CHAINS = chains
-            try:
-                src = gk._fma_source(*_fma_args(prec))
-            finally:
-                gk.CHAINS = old
-            n = iters * gk.CHAINS // chains  # the same FLOPs per launch whatever the chains
-            flops = blocks * threads * n * gk.UNROLL * chains * 2 * gk.LANES[prec]
-            label = f"{prec} roofline kernel, {chains} chains" + (" (as timed by roofline machine)"
-                                                                   if chains == gk.CHAINS else "")
-            measure(label, src, gk.COMPUTE_KERNEL[prec], lambda fn, n=n: fn(
-                (blocks,), (threads,), (out, cp.float32(1.0001), cp.float32(1e-4), cp.int64(n))), flops)
+    n32 = iters
+    measure("fp32 roofline kernel, 8 chains (as timed by roofline machine)", gk.COMPUTE_SOURCES["fp32"],
+            gk.COMPUTE_KERNEL["fp32"], lambda fn: fn((blocks,), (threads,), (out, cp.float32(1.0001), cp.float32(1e-4),
+                                                                          cp.int64(n32))),
+            blocks * threads * n32 * gk.UNROLL * gk.CHAINS * 2)
+    for prec, chains_list in (("fp16", (8, 4, 2, 1)), ("bf16", (8, 1))):
+        for chains in chains_list:  # the form roofline machine timed until 2026-11-29: float constants
+            form(prec, chains, gk.UNROLL, "float", f"{prec} kernel with float constants, {chains} chains")
+        form(prec, gk.CHAINS, gk.UNROLL, "paired", f"{prec} roofline kernel (paired constants, as timed by roofline "
+                                                    "machine)")
     import numpy as np
 
     one, small = (np.array([x, x], dtype=np.float16).view(np.uint32)[0] for x in (1.0, 1e-3))

@@ -230,12 +230,7 @@ class Probe:
         iters = 2000
         for prec in ("fp32", "fp16", "bf16"):
             for chains in (gk.CHAINS, 16):
-                old = gk.CHAINS
-                gk.CHAINS = chains
-                try:
-                    src = gk._fma_source(*_fma_args(prec))
-                finally:
-                    gk.CHAINS = old
+                src = gk._fma_source(*_fma_args(prec), chains=chains)
                 fn = cp.RawModule(code=src).get_function(gk.COMPUTE_KERNEL[prec])
                 flops = blocks * threads * iters * gk.UNROLL * chains * 2 * gk.LANES[prec]
                 t, clk = self.time(lambda fn=fn: fn((blocks,), (threads,), (out, cp.float32(1.0001), cp.float32(1e-4),
@@ -339,7 +334,8 @@ class Probe:
 
 
 def _fma_args(prec: str) -> tuple[str, ...]:
-    """_fma_source's arguments for ``prec``, as roofline.bench.gpu.kernels.COMPUTE_SOURCES builds them."""
+    """_fma_source's arguments for ``prec`` as COMPUTE_SOURCES built them until 2026-11-29 (the paired types' constants
+    passed as float and converted in the kernel: every HFMA2 on the FMA pipe; benchmarks/probe_fp16_pipes.py)."""
     return {
         "fp32": ("fma_fp32", "float", "float", "", "(float)(tid + k)", "fmaf({a}, {b}, {c})"),
         "fp16": ("fma_fp16", "__half2", "float", "__float2half2_rn", "__floats2half2_rn((float)k, (float)(tid & 7))",

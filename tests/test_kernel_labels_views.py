@@ -79,9 +79,10 @@ def test_a_chart_of_several_runs_names_each_kernels_run() -> None:
     assert list(analysis.frame["run"].astype(str)) == ["target_saxpy", "example_saxpy", "example_saxpy"]
     rows = select_rows(analysis)
     saxpy = "vectorized_elementwise_kernel<CUDAFunctor_add>"
-    assert key_names(rows.shown, analysis.by, rows.labels, runs=True) == [f"target_saxpy: {saxpy}",
-                                                                           f"example_saxpy: {saxpy}"]
-    assert list(advise(analysis)["label"][:2]) == [f"target_saxpy: {saxpy}", f"example_saxpy: {saxpy}"]
+    # (their order is the analysis's, by what each could save: it moves with the ceilings)
+    both = sorted([f"target_saxpy: {saxpy}", f"example_saxpy: {saxpy}"])
+    assert sorted(key_names(rows.shown, analysis.by, rows.labels, runs=True)) == both
+    assert sorted(advise(analysis)["label"][:2]) == both
     from roofline.views.chart.static import roofline_figure
 
     key = [t.get_text() for t in roofline_figure(analysis).texts if t.get_text()[:1].isdigit()]

@@ -143,30 +143,30 @@ extern "C" __global__ void bw_rmw_part(int4* __restrict__ a, long long n, int re
 """
 
 
-def _fma_source(name: str, ctype: str, ptype: str, conv: str, init: str, fma: str, header: str = "") -> str:
-    # b and c: float / double, or the paired type itself, whose parameters let ptxas issue half of the HFMA2s as
-    # HFMA2.MMA on the tensor pipe (converted from float, all went to the FMA pipe: benchmarks/results/h200-2026-11-29).
+def _fma_source(name: str, ctype: str, ptype: str, conv: str, init: str, fma: str, header: str = "", *,
+                chains: int = CHAINS, unroll: int = UNROLL) -> str:
+    # b, c: float / double, or the paired type (ptxas then issues half the HFMA2s on the tensor pipe: docs/machine.md)
     return f"""
 {header}
 extern "C" __global__ void {name}({ctype}* out, {ptype} b_in, {ptype} c_in, long long iters)
 {{
     const {ctype} b = {conv}(b_in);
     const {ctype} c = {conv}(c_in);
-    {ctype} x[{CHAINS}];
+    {ctype} x[{chains}];
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     #pragma unroll
-    for (int k = 0; k < {CHAINS}; ++k) x[k] = {init};
+    for (int k = 0; k < {chains}; ++k) x[k] = {init};
     #pragma unroll 1
     for (long long it = 0; it < iters; ++it) {{
         #pragma unroll
-        for (int u = 0; u < {UNROLL}; ++u) {{
+        for (int u = 0; u < {unroll}; ++u) {{
             #pragma unroll
-            for (int k = 0; k < {CHAINS}; ++k) x[k] = {fma.format(a="x[k]", b="b", c="c")};
+            for (int k = 0; k < {chains}; ++k) x[k] = {fma.format(a="x[k]", b="b", c="c")};
         }}
     }}
     {ctype} s = x[0];
     #pragma unroll
-    for (int k = 1; k < {CHAINS}; ++k) s = {fma.format(a="s", b="x[k]", c="c")};
+    for (int k = 1; k < {chains}; ++k) s = {fma.format(a="s", b="x[k]", c="c")};
     out[tid] = s;
 }}
 """
