@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             if cubin is None:
                 entry["sass"] = "no cubin in CuPy's cache (it may have built PTX)"
             else:
-                cubin_path = a.outdir / "build" / f"{kernel}_{len(res['kernels'])}.cubin"
+                cubin_path = a.outdir / "cubins" / f"{kernel}_{len(res['kernels'])}.cubin"
                 cubin_path.parent.mkdir(exist_ok=True)
                 cubin_path.write_bytes(cubin)
                 proc = subprocess.run(["cuobjdump", "-sass", str(cubin_path)], capture_output=True, text=True,

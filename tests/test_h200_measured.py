@@ -149,7 +149,7 @@ def test_fp16_pipes_sass_of_the_recorded_cubins():
     ratio = (rates["fp16 form fma_fp16_c8_u16_paired"]["flops_per_clk_per_sm"]
              / rates["fp16 form fma_fp16_c8_u16_float"]["flops_per_clk_per_sm"])
     assert ratio == pytest.approx(1.862, abs=1e-3)
-    cubin = (RESULTS / "call3" / "fp16" / "build" / "fma_fp16_c8_u16_paired_1.cubin").read_bytes()
+    cubin = (RESULTS / "call3" / "fp16" / "cubins" / "fma_fp16_c8_u16_paired_1.cubin").read_bytes()
     import struct
 
     ph_off, sh_off = struct.unpack_from("<QQ", cubin, 0x20)
