@@ -226,3 +226,43 @@ def test_counter_free_part_compares_the_gpu_rows_and_counts_the_host_rows_apart(
     outside, optimizer = summary["cf_per_phase"]["(none)"], summary["cf_per_phase"]["optimizer"]
     assert outside["estimated_launches"] == 54 and outside["estimated_time_s"] == pytest.approx(56.771e-6, rel=1e-6)
     assert optimizer["estimated_launches"] == optimizer["measured_launches"] == 65
+
+
+def test_each_part_leaves_what_the_parts_after_it_reserve(script, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33's call: torch, pair, cf under one deadline; a torch run may take the time to the deadline less
+    pair's 50 s and cf's 30 s, and a run with under 15 s is not started, and said so."""
+    now = [1000.0]
+    monkeypatch.setattr(script.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(script, "DEADLINE", 1300.0)
+    monkeypatch.setattr(script, "PARTS_ASKED", ["env", "torch", "pair", "cf"])
+    assert script.slot("torch") == 300 - 50 - 30 and script.slot("pair") == 300 - 30 and script.slot("cf") == 300
+    summary: dict = {}
+    now[0] = 1300 - 80 - 14
+    assert script.not_started("torch", summary, "tblock_torch")
+    assert not script.not_started("pair", summary, "saxpy")
+    assert summary["not_started"] == ["torch: tblock_torch (14 s left before the deadline)"]
+    monkeypatch.setattr(script, "DEADLINE", None)
+    assert script.slot("torch") == 580.0
+
+
+def test_a_run_past_its_time_is_killed_with_what_it_started(script, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """As ncu's profiled program: a grandchild still running at the time-out goes too, so the next run finds the
+    GPU free."""
+    import os
+    import time
+
+    pidfile = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time\n"
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(pidfile)!r}, 'w').write(str(p.pid))\nprint('started', flush=True)\ntime.sleep(60)\n")
+    rc, seconds, text = script.sh([sys.executable, "-c", code], tmp_path / "log", {}, timeout=6)
+    assert rc == 124 and seconds < 30 and "killed with its children" in text and "started" in text
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"process {child} outlived its run")
